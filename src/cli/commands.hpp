@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand of `altgrad` registers itself on the application; main() only dispatches.
+#include <CLI/CLI.hpp>
+
+namespace altgrad::cli {
+
+// Exit status for bad input (unknown format, unparsable number, bad option value).
+inline constexpr int kExitBadInput = 2;
+
+// Thrown by a command that has already reported its error and wants `status` as the exit code.
+struct CommandFailed {
+  int status;
+};
+
+void add_formats_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace altgrad::cli

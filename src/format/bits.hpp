@@ -1,0 +1,43 @@
+#pragma once
+// Bit views of float32. Rounding is done on integer bit patterns (exact at every edge) rather than
+// with floating-point tricks that depend on the FPU's mode.
+#include <cstdint>
+#include <cstring>
+
+#include "format/host_device.hpp"
+
+namespace altgrad::format {
+
+inline constexpr std::uint32_t kSignBit = 0x8000'0000u;
+inline constexpr std::uint32_t kFloatInfBits = 0x7F80'0000u;
+inline constexpr std::uint32_t kFloatQuietNanBits = 0x7FC0'0000u;
+inline constexpr int kFloatMantissaBits = 23;
+inline constexpr int kFloatBias = 127;
+
+ALTGRAD_HD inline std::uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+ALTGRAD_HD inline float bits_float(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+// 2^k as a float for k in [-149, 127] (subnormal powers included).
+ALTGRAD_HD inline float exp2_exact(int k) {
+  return k >= -126 ? bits_float(static_cast<std::uint32_t>(k + kFloatBias) << kFloatMantissaBits)
+                   : bits_float(1u << (k + 149));
+}
+
+}  // namespace altgrad::format

@@ -1,0 +1,207 @@
+#pragma once
+// Rounding float32 values onto a format's grid, and converting between values and codes.
+//
+// round_bits() is the single definition of quantization: it returns the float32 bits of the
+// format value that x rounds to. It is branch-free on the finite path so the compiler vectorizes
+// the quantizer loops that inline it. encode() and decode() convert between such values and codes.
+#include <cstdint>
+
+#include "format/bits.hpp"
+#include "format/host_device.hpp"
+#include "format/rounding.hpp"
+#include "format/spec.hpp"
+
+namespace altgrad::format {
+
+// What rounding one value did, beyond producing it.
+struct RoundFlags {
+  bool overflow = false;   // the rounded magnitude exceeded max finite (before saturation)
+  bool underflow = false;  // a nonzero input rounded below the smallest positive value
+};
+
+namespace detail {
+
+// floor(log2(a)) for the magnitude bits of a finite float; very negative for zero.
+ALTGRAD_HD inline int floor_log2_bits(std::uint32_t a) {
+  const int e = static_cast<int>(a >> kFloatMantissaBits);
+  // A subnormal's leading bit: converting its integer significand to float is exact and reads it off.
+  const int sub = static_cast<int>(float_bits(static_cast<float>(a)) >> kFloatMantissaBits) - 2 * kFloatBias - 22;
+  return e > 0 ? e - kFloatBias : sub;
+}
+
+// Result of a finite value that rounded beyond max finite.
+ALTGRAD_HD inline std::uint32_t overflow_bits(const Format& f, Rounding r, bool negative) {
+  const bool to_max = f.spec.overflow == Overflow::saturate || !f.has_nan ||
+                      r == Rounding::toward_zero || r == Rounding::odd ||
+                      (r == Rounding::toward_positive && negative) ||
+                      (r == Rounding::toward_negative && !negative);
+  if (to_max) return f.max_finite_bits;
+  return f.has_inf ? kFloatInfBits : kFloatQuietNanBits;
+}
+
+}  // namespace detail
+
+// Rounds the float with bits `x` onto the grid of `f`. `random` is a uniform 32-bit word, used by
+// the stochastic modes only. Returns float32 bits of the result (NaN results are the positive quiet
+// NaN). Inf inputs stay Inf where the format has Inf and become NaN otherwise (saturation applies to
+// finite values only); formats without NaN map NaN to +max finite and Inf to ±max finite, as
+// NVIDIA's FP6/FP4 conversions do.
+template <Rounding R>
+ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std::uint32_t random,
+                                           RoundFlags& flags) {
+  const int M = f.spec.mantissa_bits;
+  const std::uint32_t sign = x & kSignBit;
+  const std::uint32_t a = x ^ sign;
+  const bool negative = sign != 0;
+
+  // Position of a on the grid: the step is 2^q, a = m * 2^(ef - 150).
+  const int e = static_cast<int>(a >> kFloatMantissaBits);
+  const int ef = e > 0 ? e : 1;
+  const std::uint32_t m = (a & 0x7F'FFFFu) | (e > 0 ? 0x80'0000u : 0u);
+  const int lead = detail::floor_log2_bits(a);
+  const bool normal = lead >= f.min_normal_exp;
+  const int step_bits = (normal || f.spec.subnormals) ? M : 0;
+  const int q = (normal ? lead : f.min_normal_exp) - step_bits;
+  const int d = q - (ef - 150);  // bits of m below the step; >= 8 for every valid format
+  const int dc = d < 31 ? d : 31;
+  const std::uint32_t n = m >> dc;
+  const std::uint32_t rem = m & ((1u << dc) - 1u);
+  const std::uint32_t half = 1u << (dc - 1);
+  // Parity of the truncated code: n's for M >= 1, the exponent field's when there is no mantissa.
+  const std::uint32_t lsb = (M == 0 && normal) ? static_cast<std::uint32_t>(lead + f.spec.bias) & 1u : n & 1u;
+
+  bool up = false;
+  if constexpr (R == Rounding::nearest_even) up = rem > half || (rem == half && lsb);
+  if constexpr (R == Rounding::nearest_away) up = rem >= half;
+  if constexpr (R == Rounding::toward_positive) up = rem != 0 && !negative;
+  if constexpr (R == Rounding::toward_negative) up = rem != 0 && negative;
+  if constexpr (R == Rounding::odd) up = rem != 0 && !lsb;
+  if constexpr (R == Rounding::stochastic) {
+    const int right = d - 32 < 31 ? d - 32 : 31;
+    const std::uint32_t frac32 = d <= 32 ? rem << (32 - d) : rem >> right;
+    up = random < frac32;
+  }
+  if constexpr (R == Rounding::stochastic_equal) up = rem != 0 && (random >> 31) != 0;
+
+  const std::uint32_t n_rounded = n + (up ? 1u : 0u);
+  // Exact: n_rounded * 2^q lies on the format grid, which validate() keeps inside float32; beyond
+  // the top it may round to Inf, which is an overflow anyway.
+  std::uint32_t r = float_bits(static_cast<float>(n_rounded) * exp2_exact(q));
+
+  flags.overflow = r > f.max_finite_bits;
+  flags.underflow = a != 0 && r < f.min_positive_bits;
+  if (flags.overflow) r = detail::overflow_bits(f, R, negative);
+  if (!f.has_zero && r < f.min_positive_bits) r = f.min_positive_bits;
+
+  const bool keep_sign = negative && r != kFloatQuietNanBits && (r != 0 || f.has_negative_zero);
+  r |= keep_sign ? kSignBit : 0u;
+
+  // Specials last, as selects, so the finite path above stays branch-free.
+  const bool unsigned_negative = !f.has_sign && negative && a != 0;
+  if (unsigned_negative) {
+    r = kFloatQuietNanBits;
+    flags.underflow = flags.overflow = false;
+  }
+  if (a >= kFloatInfBits) {
+    const bool is_inf = a == kFloatInfBits;
+    r = is_inf && f.has_inf  ? (sign | kFloatInfBits)
+        : f.has_nan          ? kFloatQuietNanBits
+        : is_inf             ? (f.max_finite_bits | (f.has_sign ? sign : 0u))
+                             : f.max_finite_bits;
+    flags.overflow = flags.underflow = false;
+  }
+  return r;
+}
+
+// Runtime-dispatched form, for code that is not in a hot loop.
+ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, Rounding mode, std::uint32_t x,
+                                           std::uint32_t random, RoundFlags& flags) {
+  switch (mode) {
+    case Rounding::nearest_even: return round_bits<Rounding::nearest_even>(f, x, random, flags);
+    case Rounding::nearest_away: return round_bits<Rounding::nearest_away>(f, x, random, flags);
+    case Rounding::toward_zero: return round_bits<Rounding::toward_zero>(f, x, random, flags);
+    case Rounding::toward_positive: return round_bits<Rounding::toward_positive>(f, x, random, flags);
+    case Rounding::toward_negative: return round_bits<Rounding::toward_negative>(f, x, random, flags);
+    case Rounding::odd: return round_bits<Rounding::odd>(f, x, random, flags);
+    case Rounding::stochastic: return round_bits<Rounding::stochastic>(f, x, random, flags);
+    case Rounding::stochastic_equal: return round_bits<Rounding::stochastic_equal>(f, x, random, flags);
+  }
+  return kFloatQuietNanBits;
+}
+
+ALTGRAD_HD inline float round_value(const Format& f, Rounding mode, float x, std::uint32_t random = 0) {
+  RoundFlags flags;
+  return bits_float(round_bits(f, mode, float_bits(x), random, flags));
+}
+
+// Code classification.
+ALTGRAD_HD inline std::uint32_t inf_magnitude(const Format& f) {
+  return ((1u << f.spec.exponent_bits) - 1u) << f.spec.mantissa_bits;
+}
+
+ALTGRAD_HD inline bool is_nan_code(const Format& f, std::uint32_t code) {
+  const std::uint32_t mag = code & f.magnitude_mask();
+  switch (f.spec.policy) {
+    case SpecialPolicy::ieee: return mag > inf_magnitude(f);
+    case SpecialPolicy::fn:
+    case SpecialPolicy::fnu: return mag == f.magnitude_mask();
+    case SpecialPolicy::fnuz: return code == f.sign_code;
+    case SpecialPolicy::finite: return false;
+  }
+  return false;
+}
+
+ALTGRAD_HD inline bool is_inf_code(const Format& f, std::uint32_t code) {
+  return f.has_inf && (code & f.magnitude_mask()) == inf_magnitude(f);
+}
+
+// A code whose exponent field is zero but whose mantissa is not, in a format run without subnormals.
+ALTGRAD_HD inline bool is_disabled_subnormal(const Format& f, std::uint32_t code) {
+  const std::uint32_t mag = code & f.magnitude_mask();
+  return !f.spec.subnormals && f.min_normal_field == 1 && mag != 0 &&
+         (mag >> f.spec.mantissa_bits) == 0;
+}
+
+// Code -> float32. Subnormal codes of a format run without subnormals read as ±0.
+ALTGRAD_HD inline float decode(const Format& f, std::uint32_t code) {
+  if (is_nan_code(f, code)) return bits_float(kFloatQuietNanBits);
+  const std::uint32_t sign = (code & f.sign_code) ? kSignBit : 0u;
+  if (is_inf_code(f, code)) return bits_float(sign | kFloatInfBits);
+  const std::uint32_t mag = code & f.magnitude_mask();
+  const std::uint32_t bits =
+      is_disabled_subnormal(f, code) ? 0u : magnitude_value_bits(f.spec, f.min_normal_field, mag);
+  return bits_float(sign | bits);
+}
+
+// The code of a value on the grid (a result of round_bits).
+ALTGRAD_HD inline std::uint32_t code_of_grid_value(const Format& f, std::uint32_t bits) {
+  const std::uint32_t sign_code = (bits & kSignBit) && f.has_sign ? f.sign_code : 0u;
+  const std::uint32_t a = bits & ~kSignBit;
+  if (a > kFloatInfBits) return f.nan_code;
+  if (a == kFloatInfBits) return sign_code | inf_magnitude(f);
+  if (a == 0) return f.has_negative_zero ? sign_code : 0u;
+  const int M = f.spec.mantissa_bits;
+  const int e = static_cast<int>(a >> kFloatMantissaBits);
+  const int ef = e > 0 ? e : 1;
+  const std::uint32_t m = (a & 0x7F'FFFFu) | (e > 0 ? 0x80'0000u : 0u);
+  const int lead = detail::floor_log2_bits(a);
+  if (lead >= f.min_normal_exp) {
+    const std::uint32_t field = static_cast<std::uint32_t>(lead + f.spec.bias);
+    const std::uint32_t fraction = (m >> (lead - M + 150 - ef)) - (1u << M);
+    return sign_code | (field << M) | fraction;
+  }
+  return sign_code | (m >> (f.min_normal_exp - M + 150 - ef));  // subnormal: field 0
+}
+
+template <Rounding R>
+ALTGRAD_HD inline std::uint32_t encode(const Format& f, float x, std::uint32_t random = 0) {
+  RoundFlags flags;
+  return code_of_grid_value(f, round_bits<R>(f, float_bits(x), random, flags));
+}
+
+ALTGRAD_HD inline std::uint32_t encode(const Format& f, Rounding mode, float x, std::uint32_t random = 0) {
+  RoundFlags flags;
+  return code_of_grid_value(f, round_bits(f, mode, float_bits(x), random, flags));
+}
+
+}  // namespace altgrad::format

@@ -1,0 +1,90 @@
+#include "quant/mx.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "format/bits.hpp"
+#include "quant/quantize.hpp"
+#include "quant/scaling.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+constexpr int kE8m0Bias = 127;
+constexpr std::size_t kMaxBlock = 1024;
+constexpr std::size_t kMinRowsPerTask = 16;
+constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
+
+void check_shapes(std::span<const float> in, std::span<float> out, std::size_t row_length,
+                  const MxOptions& options, std::span<std::uint8_t> scale_codes) {
+  const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx: " + why); };
+  if (in.size() != out.size()) fail("input and output sizes differ");
+  if (options.block_size == 0 || options.block_size > kMaxBlock) {
+    fail("block size must be 1.." + std::to_string(kMaxBlock) + ", got " + std::to_string(options.block_size));
+  }
+  if (row_length == 0 || in.size() % row_length != 0) {
+    fail("row length " + std::to_string(row_length) + " does not divide " + std::to_string(in.size()) + " elements");
+  }
+  const std::size_t blocks = in.size() / row_length * ((row_length + options.block_size - 1) / options.block_size);
+  if (!scale_codes.empty() && scale_codes.size() != blocks) {
+    fail("scale_codes has " + std::to_string(scale_codes.size()) + " entries for " + std::to_string(blocks) + " blocks");
+  }
+}
+
+}  // namespace
+
+int mx_shared_exponent(const format::Format& element, float block_amax, MxScaleRule rule) {
+  if (!(block_amax > 0.0f) || !std::isfinite(block_amax)) return 0;
+  const int emax = std::ilogb(element.max_finite());
+  int k = std::ilogb(block_amax) - emax;
+  if (rule == MxScaleRule::round_up && std::ldexp(static_cast<double>(block_amax), -k) > element.max_finite()) ++k;
+  return std::clamp(k, -kE8m0Bias, kE8m0Bias);
+}
+
+MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
+                    std::size_t row_length, const MxOptions& options,
+                    std::span<std::uint8_t> scale_codes) {
+  check_shapes(in, out, row_length, options, scale_codes);
+  const std::size_t rows = in.size() / row_length;
+  const std::size_t block = options.block_size;
+  const std::size_t blocks_per_row = (row_length + block - 1) / block;
+  // Depends only on the shape, never on the thread count.
+  const std::size_t rows_per_task = std::max(kMinRowsPerTask, (rows + kMaxTasks - 1) / kMaxTasks);
+  const std::size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  const bool stochastic = format::is_stochastic(options.rounding);
+
+  // Per-task partials merged in task order: identical statistics for any thread count.
+  MxStats partial[kMaxTasks];
+#pragma omp parallel for schedule(static) if (tasks > 1)
+  for (std::size_t t = 0; t < tasks; ++t) {
+    std::uint32_t words[kMaxBlock];
+    const std::size_t row_end = std::min(rows, (t + 1) * rows_per_task);
+    for (std::size_t row = t * rows_per_task; row < row_end; ++row) {
+      for (std::size_t b = 0; b < blocks_per_row; ++b) {
+        const std::size_t begin = row * row_length + b * block;
+        const std::size_t len = std::min(block, row_length - b * block);
+        const int k = mx_shared_exponent(element, amax_of(in.subspan(begin, len)), options.rule);
+        if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
+        QuantStats s;
+        quantize_block(element, options.rounding, in.data() + begin, out.data() + begin, len,
+                       format::exp2_exact(-k), words, nullptr, s);
+        partial[t].clipped_blocks += s.overflow > 0;
+        partial[t].elements.merge(s);
+        if (!scale_codes.empty()) scale_codes[row * blocks_per_row + b] = static_cast<std::uint8_t>(k + kE8m0Bias);
+      }
+    }
+    partial[t].blocks = (row_end - t * rows_per_task) * blocks_per_row;
+  }
+  MxStats total;
+  for (std::size_t t = 0; t < tasks; ++t) {
+    const MxStats& p = partial[t];
+    total.elements.merge(p.elements);
+    total.blocks += p.blocks;
+    total.clipped_blocks += p.clipped_blocks;
+  }
+  return total;
+}
+
+}  // namespace altgrad::quant

@@ -1,0 +1,44 @@
+#pragma once
+// MX block scaling (OCP Microscaling Formats v1.0): each block of 32 consecutive elements along the
+// contiguous (reduction) dimension shares one power-of-two scale stored as an E8M0 code.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "format/rounding.hpp"
+#include "format/spec.hpp"
+#include "quant/stats.hpp"
+
+namespace altgrad::quant {
+
+enum class MxScaleRule : std::uint8_t {
+  floor,     // OCP: shared exponent = floor(log2 amax) − emax(element); the block max may clip
+  round_up,  // the smallest power of two that keeps amax · 2^−k ≤ max finite; never clips
+};
+
+struct MxOptions {
+  std::size_t block_size = 32;
+  MxScaleRule rule = MxScaleRule::floor;
+  format::Rounding rounding = format::Rounding::nearest_even;
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  std::uint64_t first_index = 0;
+};
+
+struct MxStats {
+  QuantStats elements;
+  std::uint64_t blocks = 0;
+  std::uint64_t clipped_blocks = 0;  // blocks in which some element overflowed the element format
+};
+
+// Shared exponent k (block scale 2^k, elements stored as x · 2^−k) for a block maximum, clamped to
+// E8M0's range [−127, 127]. A zero or non-finite block maximum gives k = 0.
+int mx_shared_exponent(const format::Format& element, float block_amax, MxScaleRule rule);
+
+// Quantizes rows of `row_length` elements, block by block within each row (the last block of a row
+// may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major.
+MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
+                    std::size_t row_length, const MxOptions& options,
+                    std::span<std::uint8_t> scale_codes = {});
+
+}  // namespace altgrad::quant

@@ -1,0 +1,46 @@
+#pragma once
+// Fake quantization of float arrays: out = Q(fl(x · scale)) / scale, with statistics from the same
+// pass. Multithreaded (OpenMP) over fixed-size chunks whose partial statistics are merged in chunk
+// order, so results — stochastic bits and statistic sums alike — are identical for any thread count.
+#include <cstdint>
+#include <span>
+
+#include "format/rounding.hpp"
+#include "format/spec.hpp"
+#include "quant/stats.hpp"
+
+namespace altgrad::quant {
+
+struct QuantizeOptions {
+  format::Rounding rounding = format::Rounding::nearest_even;
+  float scale = 1.0f;
+  // Stochastic rounding draws Philox4x32-10 keyed by (seed, stream) at counter first_index + i.
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  std::uint64_t first_index = 0;
+  // Optional per-code counts (size = the format's code count, 8-bit formats only); added to.
+  std::span<std::uint64_t> code_histogram = {};
+};
+
+// out may alias in (in-place). Throws std::invalid_argument on mismatched sizes or a histogram the
+// format does not allow.
+QuantStats quantize(const format::Format& f, std::span<const float> in, std::span<float> out,
+                    const QuantizeOptions& options);
+
+inline QuantStats quantize_in_place(const format::Format& f, std::span<float> data,
+                                    const QuantizeOptions& options) {
+  return quantize(f, data, data, options);
+}
+
+// Quantizes n contiguous elements on the calling thread; the building block of the quantizers.
+// `random` holds one word per element (ignored unless the rounding is stochastic); `histogram`
+// may be null.
+void quantize_block(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                    std::size_t n, float scale, const std::uint32_t* random,
+                    std::uint64_t* histogram, QuantStats& stats);
+
+// Fills words[i] with the Philox word of element first_index + i.
+void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
+                 std::span<std::uint32_t> words);
+
+}  // namespace altgrad::quant

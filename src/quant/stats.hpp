@@ -1,0 +1,37 @@
+#pragma once
+// Statistics of one quantization call, gathered in the same pass that quantizes.
+#include <cmath>
+#include <cstdint>
+
+namespace altgrad::quant {
+
+struct QuantStats {
+  std::uint64_t count = 0;       // elements seen
+  std::uint64_t overflow = 0;    // finite x whose |x·scale| rounded beyond max finite (before saturation)
+  std::uint64_t underflow = 0;   // nonzero finite x that rounded below the smallest positive value
+  std::uint64_t nan_inputs = 0;
+  std::uint64_t inf_inputs = 0;
+  float amax = 0.0f;             // max |x| over non-NaN inputs, before scaling (Inf included)
+  double sum_sq_error = 0.0;     // Σ (x − dequantized)² over finite inputs
+  double sum_sq_input = 0.0;     // Σ x² over finite inputs
+
+  // ‖x − x̂‖ / ‖x‖ over finite inputs; 0 for an all-zero tensor.
+  double relative_error() const {
+    return sum_sq_input > 0.0 ? std::sqrt(sum_sq_error / sum_sq_input) : 0.0;
+  }
+  double overflow_fraction() const { return count ? static_cast<double>(overflow) / count : 0.0; }
+  double underflow_fraction() const { return count ? static_cast<double>(underflow) / count : 0.0; }
+
+  void merge(const QuantStats& o) {
+    count += o.count;
+    overflow += o.overflow;
+    underflow += o.underflow;
+    nan_inputs += o.nan_inputs;
+    inf_inputs += o.inf_inputs;
+    amax = o.amax > amax ? o.amax : amax;
+    sum_sq_error += o.sum_sq_error;
+    sum_sq_input += o.sum_sq_input;
+  }
+};
+
+}  // namespace altgrad::quant
