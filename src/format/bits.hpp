@@ -2,7 +2,7 @@
 // Bit views of float32. Rounding is done on integer bit patterns (exact at every edge) rather than
 // with floating-point tricks that depend on the FPU's mode.
 #include <cstdint>
-#include <cstring>
+#include <bit>
 
 #include "format/host_device.hpp"
 
@@ -14,23 +14,19 @@ inline constexpr std::uint32_t kFloatQuietNanBits = 0x7FC0'0000u;
 inline constexpr int kFloatMantissaBits = 23;
 inline constexpr int kFloatBias = 127;
 
-ALTGRAD_HD inline std::uint32_t float_bits(float x) {
+ALTGRAD_HD constexpr std::uint32_t float_bits(float x) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(x);
 #else
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
+  return std::bit_cast<std::uint32_t>(x);
 #endif
 }
 
-ALTGRAD_HD inline float bits_float(std::uint32_t u) {
+ALTGRAD_HD constexpr float bits_float(std::uint32_t u) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(u);
 #else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
+  return std::bit_cast<float>(u);
 #endif
 }
 

@@ -13,6 +13,14 @@
 
 namespace altgrad::format {
 
+// One rounded value: float32 bits of the result, and whether it overflowed or underflowed (0/1,
+// integers so that loops accumulating them vectorize).
+struct Rounded {
+  std::uint32_t bits;
+  std::uint32_t overflow;   // the rounded magnitude exceeded max finite (before saturation)
+  std::uint32_t underflow;  // a nonzero input rounded below the smallest positive value
+};
+
 // What rounding one value did, beyond producing it.
 struct RoundFlags {
   bool overflow = false;   // the rounded magnitude exceeded max finite (before saturation)
@@ -25,18 +33,16 @@ namespace detail {
 ALTGRAD_HD inline int floor_log2_bits(std::uint32_t a) {
   const int e = static_cast<int>(a >> kFloatMantissaBits);
   // A subnormal's leading bit: converting its integer significand to float is exact and reads it off.
-  const int sub = static_cast<int>(float_bits(static_cast<float>(a)) >> kFloatMantissaBits) - 2 * kFloatBias - 22;
+  const float as_integer = static_cast<float>(static_cast<std::int32_t>(a));
+  const int sub = static_cast<int>(float_bits(as_integer) >> kFloatMantissaBits) - 2 * kFloatBias - 22;
   return e > 0 ? e - kFloatBias : sub;
 }
 
-// Result of a finite value that rounded beyond max finite.
-ALTGRAD_HD inline std::uint32_t overflow_bits(const Format& f, Rounding r, bool negative) {
-  const bool to_max = f.spec.overflow == Overflow::saturate || !f.has_nan ||
-                      r == Rounding::toward_zero || r == Rounding::odd ||
-                      (r == Rounding::toward_positive && negative) ||
-                      (r == Rounding::toward_negative && !negative);
-  if (to_max) return f.max_finite_bits;
-  return f.has_inf ? kFloatInfBits : kFloatQuietNanBits;
+// c ? x : y with masks: GCC's if-conversion gives up on chains of ternaries, and a loop it cannot
+// if-convert does not vectorize.
+ALTGRAD_HD inline std::uint32_t select(bool c, std::uint32_t x, std::uint32_t y) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(c);
+  return (x & mask) | (y & ~mask);
 }
 
 }  // namespace detail
@@ -47,8 +53,8 @@ ALTGRAD_HD inline std::uint32_t overflow_bits(const Format& f, Rounding r, bool 
 // finite values only); formats without NaN map NaN to +max finite and Inf to ±max finite, as
 // NVIDIA's FP6/FP4 conversions do.
 template <Rounding R>
-ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std::uint32_t random,
-                                           RoundFlags& flags) {
+ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::uint32_t random) {
+  using detail::select;
   const int M = f.spec.mantissa_bits;
   const std::uint32_t sign = x & kSignBit;
   const std::uint32_t a = x ^ sign;
@@ -57,10 +63,10 @@ ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std
   // Position of a on the grid: the step is 2^q, a = m * 2^(ef - 150).
   const int e = static_cast<int>(a >> kFloatMantissaBits);
   const int ef = e > 0 ? e : 1;
-  const std::uint32_t m = (a & 0x7F'FFFFu) | (e > 0 ? 0x80'0000u : 0u);
+  const std::uint32_t m = (a & 0x7F'FFFFu) | select(e > 0, 0x80'0000u, 0u);
   const int lead = detail::floor_log2_bits(a);
   const bool normal = lead >= f.min_normal_exp;
-  const int step_bits = (normal || f.spec.subnormals) ? M : 0;
+  const int step_bits = (normal | f.spec.subnormals) ? M : 0;
   const int q = (normal ? lead : f.min_normal_exp) - step_bits;
   const int d = q - (ef - 150);  // bits of m below the step; >= 8 for every valid format
   const int dc = d < 31 ? d : 31;
@@ -68,49 +74,65 @@ ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std
   const std::uint32_t rem = m & ((1u << dc) - 1u);
   const std::uint32_t half = 1u << (dc - 1);
   // Parity of the truncated code: n's for M >= 1, the exponent field's when there is no mantissa.
-  const std::uint32_t lsb = (M == 0 && normal) ? static_cast<std::uint32_t>(lead + f.spec.bias) & 1u : n & 1u;
+  const std::uint32_t field_parity = static_cast<std::uint32_t>(lead + f.spec.bias) & 1u;
+  const std::uint32_t lsb = select((M == 0) & normal, field_parity, n & 1u);
+  // 0/1 integers rather than bools: GCC does not vectorize bool arithmetic in these loops.
+  const std::uint32_t inexact = rem != 0 ? 1u : 0u;
+  const std::uint32_t neg = sign >> 31;
 
-  bool up = false;
-  if constexpr (R == Rounding::nearest_even) up = rem > half || (rem == half && lsb);
-  if constexpr (R == Rounding::nearest_away) up = rem >= half;
-  if constexpr (R == Rounding::toward_positive) up = rem != 0 && !negative;
-  if constexpr (R == Rounding::toward_negative) up = rem != 0 && negative;
-  if constexpr (R == Rounding::odd) up = rem != 0 && !lsb;
+  std::uint32_t up = 0;
+  if constexpr (R == Rounding::nearest_even) up = (rem > half ? 1u : 0u) | ((rem == half ? 1u : 0u) & lsb);
+  if constexpr (R == Rounding::nearest_away) up = rem >= half ? 1u : 0u;
+  if constexpr (R == Rounding::toward_positive) up = inexact & (neg ^ 1u);
+  if constexpr (R == Rounding::toward_negative) up = inexact & neg;
+  if constexpr (R == Rounding::odd) up = inexact & (lsb ^ 1u);
   if constexpr (R == Rounding::stochastic) {
     const int right = d - 32 < 31 ? d - 32 : 31;
     const std::uint32_t frac32 = d <= 32 ? rem << (32 - d) : rem >> right;
-    up = random < frac32;
+    up = random < frac32 ? 1u : 0u;
   }
-  if constexpr (R == Rounding::stochastic_equal) up = rem != 0 && (random >> 31) != 0;
+  if constexpr (R == Rounding::stochastic_equal) up = inexact & (random >> 31);
 
-  const std::uint32_t n_rounded = n + (up ? 1u : 0u);
+  const std::uint32_t n_rounded = n + up;
   // Exact: n_rounded * 2^q lies on the format grid, which validate() keeps inside float32; beyond
   // the top it may round to Inf, which is an overflow anyway.
-  std::uint32_t r = float_bits(static_cast<float>(n_rounded) * exp2_exact(q));
+  const std::uint32_t on_grid =
+      float_bits(static_cast<float>(static_cast<std::int32_t>(n_rounded)) * exp2_exact(q));
 
-  flags.overflow = r > f.max_finite_bits;
-  flags.underflow = a != 0 && r < f.min_positive_bits;
-  if (flags.overflow) r = detail::overflow_bits(f, R, negative);
-  if (!f.has_zero && r < f.min_positive_bits) r = f.min_positive_bits;
+  // Overflow: IEEE 754 §7.4 sends the modes that point back toward zero to max finite.
+  constexpr bool kToMax = R == Rounding::toward_zero || R == Rounding::odd;
+  constexpr bool kToMaxIfNegative = R == Rounding::toward_positive;
+  constexpr bool kToMaxIfPositive = R == Rounding::toward_negative;
+  const bool to_max = (f.spec.overflow == Overflow::saturate) | !f.has_nan | kToMax |
+                      (kToMaxIfNegative & negative) | (kToMaxIfPositive & !negative);
+  const std::uint32_t beyond = select(f.has_inf, kFloatInfBits, kFloatQuietNanBits);
+  const bool overflow = on_grid > f.max_finite_bits;
+  const bool underflow = (a != 0) & (on_grid < f.min_positive_bits);
+  std::uint32_t r = select(overflow, select(to_max, f.max_finite_bits, beyond), on_grid);
+  r = select(!f.has_zero & (r < f.min_positive_bits), f.min_positive_bits, r);
+  const bool keep_sign = negative & f.has_sign & (r != kFloatQuietNanBits) & ((r != 0) | f.has_negative_zero);
+  r |= select(keep_sign, kSignBit, 0u);
 
-  const bool keep_sign = negative && r != kFloatQuietNanBits && (r != 0 || f.has_negative_zero);
-  r |= keep_sign ? kSignBit : 0u;
+  // Non-finite inputs, and negative inputs to an unsigned format.
+  const bool is_inf = a == kFloatInfBits;
+  const bool finite_input = a < kFloatInfBits;
+  const bool unsigned_negative = !f.has_sign & negative & (a != 0);
+  const std::uint32_t nan_result = select(f.has_nan, kFloatQuietNanBits, f.max_finite_bits);
+  std::uint32_t inf_result = select(f.has_nan, kFloatQuietNanBits, f.max_finite_bits | select(f.has_sign, sign, 0u));
+  inf_result = select(f.has_inf, sign | kFloatInfBits, inf_result);
+  r = select(unsigned_negative, kFloatQuietNanBits, r);
+  r = select(finite_input, r, select(is_inf, inf_result, nan_result));
+  const bool counted = finite_input & !unsigned_negative;
+  return {r, static_cast<std::uint32_t>(overflow & counted), static_cast<std::uint32_t>(underflow & counted)};
+}
 
-  // Specials last, as selects, so the finite path above stays branch-free.
-  const bool unsigned_negative = !f.has_sign && negative && a != 0;
-  if (unsigned_negative) {
-    r = kFloatQuietNanBits;
-    flags.underflow = flags.overflow = false;
-  }
-  if (a >= kFloatInfBits) {
-    const bool is_inf = a == kFloatInfBits;
-    r = is_inf && f.has_inf  ? (sign | kFloatInfBits)
-        : f.has_nan          ? kFloatQuietNanBits
-        : is_inf             ? (f.max_finite_bits | (f.has_sign ? sign : 0u))
-                             : f.max_finite_bits;
-    flags.overflow = flags.underflow = false;
-  }
-  return r;
+template <Rounding R>
+ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std::uint32_t random,
+                                           RoundFlags& flags) {
+  const Rounded rounded = round_to_grid<R>(f, x, random);
+  flags.overflow = rounded.overflow != 0;
+  flags.underflow = rounded.underflow != 0;
+  return rounded.bits;
 }
 
 // Runtime-dispatched form, for code that is not in a hot loop.

@@ -26,41 +26,79 @@ std::size_t chunk_size(std::size_t n) {
   return (c + kTile - 1) / kTile * kTile;
 }
 
-template <Rounding R>
-void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n, float scale,
-                     const std::uint32_t* random, QuantStats& s) {
-  std::uint64_t overflow = 0, underflow = 0, nans = 0, infs = 0;
-  float amax = 0.0f;
-  double sse = 0.0, ssi = 0.0;
-#pragma omp simd reduction(+ : overflow, underflow, nans, infs, sse, ssi) reduction(max : amax)
+constexpr std::size_t kStep = 256;  // elements per rounding step: its side arrays live on the stack
+
+// Rounds n <= kStep elements into `out`, recording per element whether it overflowed (bit 0) or
+// underflowed (bit 1). No reductions here: that keeps the loop simple enough for GCC to vectorize.
+// `Unscale` turns a rounded value back: exact division by the scale in general, multiplication by
+// its exact reciprocal when the scale is a power of two (the same correctly rounded result, cheaper).
+template <Rounding R, typename Unscale>
+void round_step(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
   for (std::size_t i = 0; i < n; ++i) {
-    const float x = in[i];
     std::uint32_t word = 0;
     if constexpr (format::is_stochastic(R)) word = random[i];
-    format::RoundFlags flags;
-    const float q = format::bits_float(format::round_bits<R>(f, format::float_bits(x * scale), word, flags));
-    const float y = q / scale;
-    out[i] = y;
-    const float ax = std::fabs(x);
-    const bool finite = ax <= std::numeric_limits<float>::max();
-    overflow += flags.overflow;
-    underflow += flags.underflow;
-    nans += x != x;
-    infs += ax == std::numeric_limits<float>::infinity();
-    amax = ax > amax ? ax : amax;
-    const double err = static_cast<double>(x) - static_cast<double>(y);
-    const bool y_finite = std::fabs(y) <= std::numeric_limits<float>::max();
-    sse += finite ? (y_finite ? err * err : std::numeric_limits<double>::infinity()) : 0.0;
-    ssi += finite ? static_cast<double>(x) * static_cast<double>(x) : 0.0;
+    const format::Rounded rounded = format::round_to_grid<R>(f, format::float_bits(in[i] * scale), word);
+    out[i] = unscale(format::bits_float(rounded.bits));
+    events[i] = static_cast<std::uint8_t>(rounded.overflow | (rounded.underflow << 1));
+  }
+}
+
+bool is_power_of_two(float s) {
+  return (format::float_bits(s) & 0x7F'FFFFu) == 0 && s >= format::exp2_exact(-126) &&
+         s <= format::exp2_exact(126);
+}
+
+// Statistics of a step from its inputs, outputs and events (all in L1 by now). The simd reduction
+// fixes the summation order for a given build, independent of the thread count.
+void count_step(const float* in, const float* out, const std::uint8_t* events, std::size_t n, QuantStats& s) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::uint32_t overflow = 0, underflow = 0, nans = 0, infs = 0, amax_bits = 0;
+  double sse = 0.0, ssi = 0.0;
+#pragma omp simd reduction(+ : overflow, underflow, nans, infs, sse, ssi) reduction(max : amax_bits)
+  for (std::size_t i = 0; i < n; ++i) {
+    // Magnitude bits order like the floats they encode, for non-NaN values.
+    const std::uint32_t a = format::float_bits(in[i]) & ~format::kSignBit;
+    const std::uint32_t a_out = format::float_bits(out[i]) & ~format::kSignBit;
+    const bool finite = a < format::kFloatInfBits;
+    overflow += events[i] & 1u;
+    underflow += events[i] >> 1;
+    nans += a > format::kFloatInfBits ? 1u : 0u;
+    infs += a == format::kFloatInfBits ? 1u : 0u;
+    amax_bits = std::max(amax_bits, a > format::kFloatInfBits ? 0u : a);
+    const double x = in[i];
+    const double err = x - static_cast<double>(out[i]);
+    sse += finite ? (a_out < format::kFloatInfBits ? err * err : kInf) : 0.0;
+    ssi += finite ? x * x : 0.0;
   }
   s.count += n;
   s.overflow += overflow;
   s.underflow += underflow;
   s.nan_inputs += nans;
   s.inf_inputs += infs;
-  s.amax = std::max(s.amax, amax);
+  s.amax = std::max(s.amax, format::bits_float(amax_bits));
   s.sum_sq_error += sse;
   s.sum_sq_input += ssi;
+}
+
+template <Rounding R>
+void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                     const std::uint32_t* random, QuantStats& s) {
+  float rounded[kStep];
+  std::uint8_t events[kStep];
+  for (std::size_t begin = 0; begin < n; begin += kStep) {
+    const std::size_t len = std::min(kStep, n - begin);
+    // Round into a buffer so in-place calls still see their inputs when counting.
+    const std::uint32_t* words = random ? random + begin : nullptr;
+    if (is_power_of_two(scale)) {
+      const float inverse = 1.0f / scale;
+      round_step<R>(f, in + begin, rounded, len, scale, [inverse](float q) { return q * inverse; }, words, events);
+    } else {
+      round_step<R>(f, in + begin, rounded, len, scale, [scale](float q) { return q / scale; }, words, events);
+    }
+    count_step(in + begin, rounded, events, len, s);
+    std::copy_n(rounded, len, out + begin);
+  }
 }
 
 // Codes are counted in a separate loop over the block just written (still in L1): re-rounding
@@ -80,15 +118,25 @@ void count_codes(const Format& f, Rounding rounding, const float* in, std::size_
 
 void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
                  std::span<std::uint32_t> words) {
+  // Whole groups of four into a stack buffer (a loop GCC vectorizes across groups), then the
+  // requested window, which may start and end mid-group.
+  constexpr std::size_t kGroups = 64;
+  std::uint32_t block[4 * kGroups];
   const std::uint64_t first_group = first_index >> 2;
-  const std::size_t skip = first_index & 3;
-  const std::size_t groups = (words.size() + skip + 3) / 4;
-  for (std::size_t g = 0; g < groups; ++g) {
-    const auto block = format::philox_block(seed, stream, first_group + g);
-    for (std::size_t j = 0; j < 4; ++j) {
-      const std::size_t i = g * 4 + j;
-      if (i >= skip && i - skip < words.size()) words[i - skip] = block[j];
+  std::size_t skip = first_index & 3;
+  std::size_t done = 0;
+  for (std::uint64_t group = first_group; done < words.size(); group += kGroups) {
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      const auto r = format::philox_block(seed, stream, group + g);
+      block[4 * g] = r[0];
+      block[4 * g + 1] = r[1];
+      block[4 * g + 2] = r[2];
+      block[4 * g + 3] = r[3];
     }
+    const std::size_t take = std::min(4 * kGroups - skip, words.size() - done);
+    std::copy_n(block + skip, take, words.data() + done);
+    done += take;
+    skip = 0;
   }
 }
 
