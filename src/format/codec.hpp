@@ -45,26 +45,17 @@ ALTGRAD_HD inline std::uint32_t select(bool c, std::uint32_t x, std::uint32_t y)
   return (x & mask) | (y & ~mask);
 }
 
-}  // namespace detail
-
-// Rounds the float with bits `x` onto the grid of `f`. `random` is a uniform 32-bit word, used by
-// the stochastic modes only. Returns float32 bits of the result (NaN results are the positive quiet
-// NaN). Inf inputs stay Inf where the format has Inf and become NaN otherwise (saturation applies to
-// finite values only); formats without NaN map NaN to +max finite and Inf to ±max finite, as
-// NVIDIA's FP6/FP4 conversions do.
+// The magnitude bits of |x| rounded onto the format's grid extended upward (exponent unbounded),
+// for finite a = |x| bits. Beyond max finite the result is whatever lies there (Inf included).
 template <Rounding R>
-ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::uint32_t random) {
-  using detail::select;
+ALTGRAD_HD inline std::uint32_t extended_grid_magnitude(const Format& f, std::uint32_t a, std::uint32_t sign,
+                                                        std::uint32_t random) {
   const int M = f.spec.mantissa_bits;
-  const std::uint32_t sign = x & kSignBit;
-  const std::uint32_t a = x ^ sign;
-  const bool negative = sign != 0;
-
   // Position of a on the grid: the step is 2^q, a = m * 2^(ef - 150).
   const int e = static_cast<int>(a >> kFloatMantissaBits);
   const int ef = e > 0 ? e : 1;
   const std::uint32_t m = (a & 0x7F'FFFFu) | select(e > 0, 0x80'0000u, 0u);
-  const int lead = detail::floor_log2_bits(a);
+  const int lead = floor_log2_bits(a);
   const bool normal = lead >= f.min_normal_exp;
   const int step_bits = (normal | f.spec.subnormals) ? M : 0;
   const int q = (normal ? lead : f.min_normal_exp) - step_bits;
@@ -93,12 +84,18 @@ ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::u
   }
   if constexpr (R == Rounding::stochastic_equal) up = inexact & (random >> 31);
 
-  const std::uint32_t n_rounded = n + up;
   // Exact: n_rounded * 2^q lies on the format grid, which validate() keeps inside float32; beyond
   // the top it may round to Inf, which is an overflow anyway.
-  const std::uint32_t on_grid =
-      float_bits(static_cast<float>(static_cast<std::int32_t>(n_rounded)) * exp2_exact(q));
+  const std::uint32_t n_rounded = n + up;
+  return float_bits(static_cast<float>(static_cast<std::int32_t>(n_rounded)) * exp2_exact(q));
+}
 
+// Everything after rounding the magnitude: overflow, the no-zero clamp, the sign, and non-finite or
+// unrepresentable inputs. Selects, not branches, so loops that inline it vectorize.
+template <Rounding R>
+ALTGRAD_HD inline Rounded finish_rounding(const Format& f, std::uint32_t a, std::uint32_t sign,
+                                          std::uint32_t on_grid) {
+  const bool negative = sign != 0;
   // Overflow: IEEE 754 §7.4 sends the modes that point back toward zero to max finite.
   constexpr bool kToMax = R == Rounding::toward_zero || R == Rounding::odd;
   constexpr bool kToMaxIfNegative = R == Rounding::toward_positive;
@@ -113,7 +110,6 @@ ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::u
   const bool keep_sign = negative & f.has_sign & (r != kFloatQuietNanBits) & ((r != 0) | f.has_negative_zero);
   r |= select(keep_sign, kSignBit, 0u);
 
-  // Non-finite inputs, and negative inputs to an unsigned format.
   const bool is_inf = a == kFloatInfBits;
   const bool finite_input = a < kFloatInfBits;
   const bool unsigned_negative = !f.has_sign & negative & (a != 0);
@@ -124,6 +120,49 @@ ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::u
   r = select(finite_input, r, select(is_inf, inf_result, nan_result));
   const bool counted = finite_input & !unsigned_negative;
   return {r, static_cast<std::uint32_t>(overflow & counted), static_cast<std::uint32_t>(underflow & counted)};
+}
+
+}  // namespace detail
+
+// Rounds the float with bits `x` onto the grid of `f`. `random` is a uniform 32-bit word, used by
+// the stochastic modes only. Returns float32 bits of the result (NaN results are the positive quiet
+// NaN). Inf inputs stay Inf where the format has Inf and become NaN otherwise (saturation applies to
+// finite values only); formats without NaN map NaN to +max finite and Inf to ±max finite, as
+// NVIDIA's FP6/FP4 conversions do.
+template <Rounding R>
+ALTGRAD_HD inline Rounded round_to_grid(const Format& f, std::uint32_t x, std::uint32_t random) {
+  const std::uint32_t sign = x & kSignBit;
+  const std::uint32_t a = x ^ sign;
+  return detail::finish_rounding<R>(f, a, sign, detail::extended_grid_magnitude<R>(f, a, sign, random));
+}
+
+// Formats for which round_nearest_even_simple() applies: signed, with zero and subnormals, and a
+// smallest normal that float32 holds as a normal (every format but e8m0-like ones).
+ALTGRAD_HD inline bool has_simple_grid(const Format& f) {
+  return f.has_sign && f.has_zero && f.spec.subnormals && f.min_normal_exp >= 1 - kFloatBias;
+}
+
+// round_to_grid<nearest_even> for formats with has_simple_grid(), in a third of the operations:
+// above min normal the step is a fixed number of float32 mantissa bits, so rounding is an integer
+// add and mask on the bit pattern; below it, adding C = 2^(emin − M + 23) makes float32's own
+// round-to-nearest-even land on multiples of the subnormal step in one correctly rounded addition.
+// Tests check it against round_to_grid bit for bit.
+ALTGRAD_HD inline Rounded round_nearest_even_simple(const Format& f, std::uint32_t x) {
+  const int M = f.spec.mantissa_bits;
+  const std::uint32_t sign = x & kSignBit;
+  const std::uint32_t a = x ^ sign;
+  const int dropped = kFloatMantissaBits - M;
+  const std::uint32_t kept = a >> dropped;
+  // Ties go to the even code: the kept bits' parity, or for M = 0 the code's exponent field, whose
+  // parity differs from float32's by that of bias − 127.
+  const std::uint32_t parity_offset = detail::select(M == 0, static_cast<std::uint32_t>(f.spec.bias + 1), 0u);
+  const std::uint32_t lsb = (kept + parity_offset) & 1u;
+  const std::uint32_t step_mask = (1u << dropped) - 1u;
+  const std::uint32_t normal = (a + (step_mask >> 1) + lsb) & ~step_mask;
+  const float c = exp2_exact(f.min_normal_exp - M + kFloatMantissaBits);
+  const std::uint32_t subnormal = float_bits((bits_float(a) + c) - c);
+  const std::uint32_t on_grid = detail::select(a < f.min_normal_bits, subnormal, normal);
+  return detail::finish_rounding<Rounding::nearest_even>(f, a, sign, on_grid);
 }
 
 template <Rounding R>

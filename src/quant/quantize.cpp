@@ -26,15 +26,16 @@ std::size_t chunk_size(std::size_t n) {
   return (c + kTile - 1) / kTile * kTile;
 }
 
-constexpr std::size_t kStep = 256;  // elements per rounding step: its side arrays live on the stack
+constexpr std::size_t kStep = 1024;  // elements per rounding step: its side arrays live on the stack
 
 // Rounds n <= kStep elements into `out`, recording per element whether it overflowed (bit 0) or
-// underflowed (bit 1). No reductions here: that keeps the loop simple enough for GCC to vectorize.
+// underflowed (bit 1); no reductions, which keeps the loop simple enough for GCC to vectorize.
 // `Unscale` turns a rounded value back: exact division by the scale in general, multiplication by
 // its exact reciprocal when the scale is a power of two (the same correctly rounded result, cheaper).
 template <Rounding R, typename Unscale>
-void round_step(const Format& f, const float* in, float* out, std::size_t n, float scale,
+void round_step(const Format& format, const float* in, float* out, std::size_t n, float scale,
                 Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
+  const Format f = format;  // a local copy: stores through `out` cannot alias it, so it stays in registers
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t word = 0;
     if constexpr (format::is_stochastic(R)) word = random[i];
@@ -44,31 +45,59 @@ void round_step(const Format& f, const float* in, float* out, std::size_t n, flo
   }
 }
 
+// round_step for nearest-even on formats with format::has_simple_grid(): same results, faster.
+template <typename Unscale>
+void round_step_nearest_even_simple(const Format& format, const float* in, float* out, std::size_t n,
+                                    float scale, Unscale unscale, std::uint8_t* events) {
+  const Format f = format;  // see round_step
+  for (std::size_t i = 0; i < n; ++i) {
+    const format::Rounded rounded = format::round_nearest_even_simple(f, format::float_bits(in[i] * scale));
+    out[i] = unscale(format::bits_float(rounded.bits));
+    events[i] = static_cast<std::uint8_t>(rounded.overflow | (rounded.underflow << 1));
+  }
+}
+
+template <Rounding R, typename Unscale>
+void round_any_step(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                    Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
+  if (R == Rounding::nearest_even && format::has_simple_grid(f)) {
+    round_step_nearest_even_simple(f, in, out, n, scale, unscale, events);
+  } else {
+    round_step<R>(f, in, out, n, scale, unscale, random, events);
+  }
+}
+
 bool is_power_of_two(float s) {
   return (format::float_bits(s) & 0x7F'FFFFu) == 0 && s >= format::exp2_exact(-126) &&
          s <= format::exp2_exact(126);
 }
 
-// Statistics of a step from its inputs, outputs and events (all in L1 by now). The simd reduction
-// fixes the summation order for a given build, independent of the thread count.
+// Statistics of a step from its inputs, outputs and events (all in L1 by now), in two loops simple
+// enough to vectorize. The simd reduction fixes the summation order for a given build, whatever the
+// thread count.
 void count_step(const float* in, const float* out, const std::uint8_t* events, std::size_t n, QuantStats& s) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   std::uint32_t overflow = 0, underflow = 0, nans = 0, infs = 0, amax_bits = 0;
-  double sse = 0.0, ssi = 0.0;
-#pragma omp simd reduction(+ : overflow, underflow, nans, infs, sse, ssi) reduction(max : amax_bits)
+#pragma omp simd reduction(+ : overflow, underflow, nans, infs) reduction(max : amax_bits)
   for (std::size_t i = 0; i < n; ++i) {
     // Magnitude bits order like the floats they encode, for non-NaN values.
     const std::uint32_t a = format::float_bits(in[i]) & ~format::kSignBit;
-    const std::uint32_t a_out = format::float_bits(out[i]) & ~format::kSignBit;
-    const bool finite = a < format::kFloatInfBits;
-    overflow += events[i] & 1u;
-    underflow += events[i] >> 1;
-    nans += a > format::kFloatInfBits ? 1u : 0u;
-    infs += a == format::kFloatInfBits ? 1u : 0u;
+    const std::uint32_t event = events[i];
+    overflow += event & 1u;
+    underflow += event >> 1;
+    nans += static_cast<std::uint32_t>(a > format::kFloatInfBits);
+    infs += static_cast<std::uint32_t>(a == format::kFloatInfBits);
     amax_bits = std::max(amax_bits, a > format::kFloatInfBits ? 0u : a);
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr float kMaxFloat = std::numeric_limits<float>::max();
+  double sse = 0.0, ssi = 0.0;
+#pragma omp simd reduction(+ : sse, ssi)
+  for (std::size_t i = 0; i < n; ++i) {
     const double x = in[i];
     const double err = x - static_cast<double>(out[i]);
-    sse += finite ? (a_out < format::kFloatInfBits ? err * err : kInf) : 0.0;
+    const bool finite = std::fabs(in[i]) <= kMaxFloat;
+    const bool out_finite = std::fabs(out[i]) <= kMaxFloat;
+    sse += finite ? (out_finite ? err * err : kInf) : 0.0;
     ssi += finite ? x * x : 0.0;
   }
   s.count += n;
@@ -84,20 +113,22 @@ void count_step(const float* in, const float* out, const std::uint8_t* events, s
 template <Rounding R>
 void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n, float scale,
                      const std::uint32_t* random, QuantStats& s) {
-  float rounded[kStep];
+  float buffer[kStep];
   std::uint8_t events[kStep];
+  const bool in_place = in == out;
   for (std::size_t begin = 0; begin < n; begin += kStep) {
     const std::size_t len = std::min(kStep, n - begin);
-    // Round into a buffer so in-place calls still see their inputs when counting.
+    // In place, round into a buffer so that counting still sees the inputs.
+    float* rounded = in_place ? buffer : out + begin;
     const std::uint32_t* words = random ? random + begin : nullptr;
     if (is_power_of_two(scale)) {
       const float inverse = 1.0f / scale;
-      round_step<R>(f, in + begin, rounded, len, scale, [inverse](float q) { return q * inverse; }, words, events);
+      round_any_step<R>(f, in + begin, rounded, len, scale, [inverse](float q) { return q * inverse; }, words, events);
     } else {
-      round_step<R>(f, in + begin, rounded, len, scale, [scale](float q) { return q / scale; }, words, events);
+      round_any_step<R>(f, in + begin, rounded, len, scale, [scale](float q) { return q / scale; }, words, events);
     }
     count_step(in + begin, rounded, events, len, s);
-    std::copy_n(rounded, len, out + begin);
+    if (in_place) std::copy_n(buffer, len, out + begin);
   }
 }
 

@@ -1,2 +1,90 @@
 #!/usr/bin/env bash
-exit 0
+# End-to-end checks of the command line: output shapes, known values, and error handling.
+# Usage: cli_tests.sh PATH_TO_ALTGRAD
+set -uo pipefail
+altgrad=$1
+passed=0
+failed=0
+
+check() {  # check NAME EXPECTED ACTUAL
+  if [[ "$2" == "$3" ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    printf 'FAIL %s\n  expected: %s\n  actual:   %s\n' "$1" "$2" "$3"
+  fi
+}
+
+contains() {  # contains NAME NEEDLE HAYSTACK
+  if [[ "$3" == *"$2"* ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    printf 'FAIL %s\n  expected to contain: %s\n  actual: %s\n' "$1" "$2" "$3"
+  fi
+}
+
+# formats: one row per named format, with the published maxima.
+table=$("$altgrad" formats)
+check "formats row count" 15 "$(wc -l <<<"$table")"
+contains "e4m3 row" "e4m3       4  3    7 fn               448" "$table"
+contains "e5m2 row" "e5m2       5  2   15 ieee           57344" "$table"
+json=$("$altgrad" formats --json)
+check "formats --json e4m3fnuz max" 240 "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(int(d["e4m3fnuz"]["max_finite"]))' <<<"$json")"
+check "formats --json e8m0fnu has no subnormals" None "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(d["e8m0fnu"]["min_subnormal"])' <<<"$json")"
+
+# formats --codes: every code, value, spacing to the next code toward +Inf.
+codes=$("$altgrad" formats --codes e4m3)
+check "e4m3 code count" 256 "$(wc -l <<<"$codes")"
+check "e4m3 smallest subnormal" "0x01 0.001953125 0.001953125" "$(sed -n 2p <<<"$codes")"
+check "e4m3 max finite has no finite successor" "0x7e 448 nan" "$(sed -n 127p <<<"$codes")"
+check "e4m3 NaN code" "0x7f nan nan" "$(sed -n 128p <<<"$codes")"
+check "e4m3 -min subnormal steps to zero" "0x81 -0.001953125 0.001953125" "$(sed -n 130p <<<"$codes")"
+check "e5m2 max finite steps to Inf" "0x7b 57344 nan" "$("$altgrad" formats --codes e5m2 | sed -n 124p)"
+check "e2m1 codes" "0x0 0 0.5|0x1 0.5 0.5|0x2 1 0.5|0x3 1.5 0.5|0x4 2 1|0x5 3 1|0x6 4 2|0x7 6 nan" \
+  "$("$altgrad" formats --codes e2m1 | head -8 | paste -sd'|')"
+
+# quantize: one line per input, specials by name.
+out=$(echo "1 0.1 464 465 -0 nan inf -inf 0.0009765625 1e-3" | "$altgrad" quantize --format e4m3 | paste -sd'|')
+check "e4m3 nearest-even" "0x38 1|0x1d 0.1015625|0x7e 448|0x7e 448|0x80 -0|0x7f nan|0x7f nan|0x7f nan|0x00 0|0x01 0.001953125" "$out"
+out=$(echo "60000 61440 -1e9 inf" | "$altgrad" quantize --format e5m2 --no-saturate | paste -sd'|')
+check "e5m2 overflow to Inf" "0x7b 57344|0x7c inf|0xfc -inf|0x7c inf" "$out"
+out=$(echo "1.1 -1.1 1.9" | "$altgrad" quantize --format e2m1 --rounding zero | paste -sd'|')
+check "e2m1 toward zero" "0x2 1|0xa -1|0x3 1.5" "$out"
+out=$(echo "1.1 -1.1" | "$altgrad" quantize --format e2m1 --rounding up | paste -sd'|')
+check "e2m1 toward +inf" "0x3 1.5|0xa -1" "$out"
+out=$(echo "0.001" | "$altgrad" quantize --format e4m3 --no-subnormals)
+check "e4m3 without subnormals flushes" "0x00 0" "$out"
+out=$(echo "1000" | "$altgrad" quantize --format e4m3 --scale 0.25)
+check "scale multiplies before and divides after (250 rounds to 256)" "0x78 1024" "$out"
+out=$(echo "3 5 6" | "$altgrad" quantize --format e7m0 | paste -sd'|')
+check "e7m0 ties to the even code (3 -> 2, 6 -> 8)" "0x40 2|0x41 4|0x42 8" "$out"
+sr1=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum)
+sr2=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum)
+sr3=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 8 | md5sum)
+check "stochastic rounding is reproducible" "$sr1" "$sr2"
+[[ "$sr1" != "$sr3" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL seeds change stochastic rounding"; }
+
+# Errors: exit status 2 and a message that names the problem.
+err=$(echo "1 2 abc 4" | "$altgrad" quantize --format e4m3 2>&1 >/dev/null); status=$?
+check "bad token exit status" 2 "$status"
+contains "bad token names its position" "token 3 ('abc')" "$err"
+err=$(echo 1 | "$altgrad" quantize --format e9m9 2>&1); status=$?
+check "unknown format exit status" 2 "$status"
+contains "unknown format lists valid forms" "valid forms" "$err"
+err=$("$altgrad" formats --codes "e4m3,bias=x" 2>&1); status=$?
+check "bad option exit status" 2 "$status"
+contains "bad option is named" "bad value 'x' for option 'bias'" "$err"
+err=$(echo 1 | "$altgrad" quantize --format e4m3 --rounding sideways 2>&1); status=$?
+check "unknown rounding exit status" 2 "$status"
+contains "unknown rounding is named" "sideways" "$err"
+err=$(echo 1 | "$altgrad" quantize --format e4m3 --scale -1 2>&1); status=$?
+check "bad scale exit status" 2 "$status"
+
+# bench: prints a memcpy baseline and a ratio per case.
+bench=$("$altgrad" bench quantize --values 100000 --repeats 1)
+check "bench rows" 12 "$(grep -cE '^(memcpy|e[0-9]m[0-9] )' <<<"$bench")"
+contains "bench ratio column" "vs memcpy" "$bench"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,79 @@
+// round_nearest_even_simple() is a faster formulation of round_to_grid<nearest_even>() that the
+// quantizer uses where has_simple_grid() holds. The two must agree on every input, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/codec.hpp"
+#include "format/parse.hpp"
+
+namespace {
+
+using namespace altgrad::format;
+
+// Formats with a simple grid: the named ones that qualify, plus generic shapes and biases.
+std::vector<std::string> simple_grid_formats() {
+  std::vector<std::string> names = {"e3m3", "e5m3fn", "e6m1fnuz", "e4m3,bias=9", "e2m2fn",
+                                    "e4m3,overflow=inf", "e5m2,overflow=inf", "e6m0fn,bias=20"};
+  for (const auto& named : named_formats()) {
+    if (has_simple_grid(make_format(named.spec))) names.emplace_back(named.name);
+  }
+  return names;
+}
+
+// Every code's value, the midpoints around it, and their float neighbours, both signs.
+std::vector<std::uint32_t> boundary_inputs(const Format& f) {
+  std::vector<std::uint32_t> inputs;
+  const auto add_with_neighbours = [&](float v) {
+    for (float x : {v, std::nextafter(v, 0.0f), std::nextafter(v, INFINITY)}) {
+      inputs.push_back(float_bits(x));
+      inputs.push_back(float_bits(-x));
+    }
+  };
+  for (std::uint32_t c = 0; c <= f.max_magnitude; ++c) {
+    const float v = decode(f, c);
+    const float next = c < f.max_magnitude ? decode(f, c + 1) : 2 * v;
+    add_with_neighbours(v);
+    add_with_neighbours(static_cast<float>((static_cast<double>(v) + next) / 2));
+  }
+  return inputs;
+}
+
+void expect_same(const Format& f, std::uint32_t x, const std::string& name) {
+  const Rounded fast = round_nearest_even_simple(f, x);
+  const Rounded reference = round_to_grid<Rounding::nearest_even>(f, x, 0);
+  ASSERT_EQ(fast.bits, reference.bits) << name << " input bits 0x" << std::hex << x;
+  ASSERT_EQ(fast.overflow, reference.overflow) << name << " input bits 0x" << std::hex << x;
+  ASSERT_EQ(fast.underflow, reference.underflow) << name << " input bits 0x" << std::hex << x;
+}
+
+TEST(SimpleGrid, QualifiesExactlyTheSignedFormatsWithZeroSubnormalsAndFloatNormalMinimum) {
+  EXPECT_TRUE(has_simple_grid(make_format(parse_format("e4m3"))));
+  EXPECT_TRUE(has_simple_grid(make_format(parse_format("bf16"))));
+  EXPECT_TRUE(has_simple_grid(make_format(parse_format("e7m0"))));
+  EXPECT_FALSE(has_simple_grid(make_format(parse_format("e8m0fnu"))));
+  EXPECT_FALSE(has_simple_grid(make_format(parse_format("e4m3,subnormals=off"))));
+}
+
+TEST(SimpleGrid, AgreesWithTheGeneralRoundingAtEveryCodeAndMidpoint) {
+  for (const auto& name : simple_grid_formats()) {
+    const Format f = make_format(parse_format(name));
+    for (std::uint32_t x : boundary_inputs(f)) expect_same(f, x, name);
+  }
+}
+
+TEST(SimpleGrid, AgreesWithTheGeneralRoundingAcrossAllFloat32BitPatterns) {
+  // A stride coprime with every power of two visits every exponent, both signs, NaNs and Infs.
+  constexpr std::uint64_t kStride = 4099;
+  for (const auto& name : simple_grid_formats()) {
+    const Format f = make_format(parse_format(name));
+    for (std::uint64_t x = 0; x < (std::uint64_t{1} << 32); x += kStride) {
+      expect_same(f, static_cast<std::uint32_t>(x), name);
+    }
+  }
+}
+
+}  // namespace
