@@ -165,6 +165,40 @@ ALTGRAD_HD inline Rounded round_nearest_even_simple(const Format& f, std::uint32
   return detail::finish_rounding<Rounding::nearest_even>(f, a, sign, on_grid);
 }
 
+// round_to_grid<stochastic> for formats with has_simple_grid(), in fewer operations: above min
+// normal the dropped float32 bits are the remainder; below it, |x| is scaled to units of the
+// subnormal step, where the integer and fractional parts come from exact conversions. The fraction
+// is taken to 32 bits by truncation, as in round_to_grid. Tests check the two bit for bit.
+ALTGRAD_HD inline Rounded round_stochastic_simple(const Format& f, std::uint32_t x, std::uint32_t random) {
+  const int M = f.spec.mantissa_bits;
+  const std::uint32_t sign = x & kSignBit;
+  const std::uint32_t a = x ^ sign;
+  const int dropped = kFloatMantissaBits - M;
+  const std::uint32_t step_mask = (1u << dropped) - 1u;
+  const std::uint32_t normal_up = random < ((a & step_mask) << (32 - dropped)) ? 1u : 0u;
+  const std::uint32_t normal = (a & ~step_mask) + (normal_up << dropped);
+
+  // Below min normal: y = |x| / 2^(emin − M) < 2^M, scaled in two exact steps (2^(M − emin) can
+  // exceed float32's range, as for bf16).
+  const int to_steps = M - f.min_normal_exp;
+  const int first = to_steps < 100 ? to_steps : 100;
+  const float y = bits_float(a) * exp2_exact(first) * exp2_exact(to_steps - first);
+  const auto whole = static_cast<std::uint32_t>(static_cast<std::int32_t>(y));
+  const float fraction = y - static_cast<float>(static_cast<std::int32_t>(whole));  // exact
+  // floor(fraction · 2^32) in two exact 16-bit halves (one conversion would need an unsigned one).
+  const float high_part = fraction * 65536.0f;
+  const auto high = static_cast<std::uint32_t>(static_cast<std::int32_t>(high_part));
+  const auto low = static_cast<std::uint32_t>(
+      static_cast<std::int32_t>((high_part - static_cast<float>(static_cast<std::int32_t>(high))) * 65536.0f));
+  const std::uint32_t sub_up = random < ((high << 16) | low) ? 1u : 0u;
+  const std::uint32_t sub_steps = whole + sub_up;
+  const std::uint32_t subnormal =
+      float_bits(static_cast<float>(static_cast<std::int32_t>(sub_steps)) * exp2_exact(f.min_normal_exp - M));
+
+  const std::uint32_t on_grid = detail::select(a < f.min_normal_bits, subnormal, normal);
+  return detail::finish_rounding<Rounding::stochastic>(f, a, sign, on_grid);
+}
+
 template <Rounding R>
 ALTGRAD_HD inline std::uint32_t round_bits(const Format& f, std::uint32_t x, std::uint32_t random,
                                            RoundFlags& flags) {

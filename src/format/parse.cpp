@@ -168,26 +168,22 @@ std::string format_name(const FormatSpec& s) {
   for (const auto& named : kNamed) {
     if (named.spec == s) return std::string(named.name);
   }
-  // Start from the named or grammar base with the same E, M and policy, then add what differs.
-  FormatSpec base;
-  std::string name;
+  // A base name with the same E and M (an alias where one exists), then whatever differs from
+  // what that base parses to.
+  std::string name = "e" + std::to_string(s.exponent_bits) + "m" + std::to_string(s.mantissa_bits);
+  const bool has_suffix = s.policy == SpecialPolicy::fn || s.policy == SpecialPolicy::fnuz ||
+                          s.policy == SpecialPolicy::fnu;
+  if (has_suffix) name += policy_name(s.policy);
   for (const auto& named : kNamed) {
-    if (named.spec.exponent_bits == s.exponent_bits && named.spec.mantissa_bits == s.mantissa_bits &&
-        named.spec.policy == s.policy) {
-      base = named.spec;
+    const FormatSpec& n = named.spec;
+    if (n.exponent_bits == s.exponent_bits && n.mantissa_bits == s.mantissa_bits && n.policy == s.policy) {
       name = named.name;
     }
   }
-  if (name.empty()) {
-    name = "e" + std::to_string(s.exponent_bits) + "m" + std::to_string(s.mantissa_bits);
-    const bool suffixable = s.policy != SpecialPolicy::finite && s.policy != SpecialPolicy::ieee;
-    if (suffixable) name += policy_name(s.policy);
-    base = spec(s.exponent_bits, s.mantissa_bits, suffixable ? s.policy : SpecialPolicy::ieee);
-    if (s.policy == SpecialPolicy::finite) name += ",policy=finite";
-    base.policy = s.policy;
-    base.bias = default_bias(s.exponent_bits, s.policy);
-  }
-  if (s.bias != base.bias) name += ",bias=" + std::to_string(s.bias);
+  FormatSpec base;
+  parse_grammar(name, base);
+  if (base.policy != s.policy) name += ",policy=" + std::string(policy_name(s.policy));
+  if (s.bias != default_bias(s.exponent_bits, s.policy)) name += ",bias=" + std::to_string(s.bias);
   if (!s.subnormals) name += ",subnormals=off";
   if (s.overflow == Overflow::special) name += ",overflow=inf";
   return name;

@@ -45,13 +45,20 @@ void round_step(const Format& format, const float* in, float* out, std::size_t n
   }
 }
 
-// round_step for nearest-even on formats with format::has_simple_grid(): same results, faster.
-template <typename Unscale>
-void round_step_nearest_even_simple(const Format& format, const float* in, float* out, std::size_t n,
-                                    float scale, Unscale unscale, std::uint8_t* events) {
+// round_step for formats with format::has_simple_grid(), through the faster formulations of
+// nearest-even and stochastic rounding: the same results.
+template <Rounding R, typename Unscale>
+void round_step_simple(const Format& format, const float* in, float* out, std::size_t n, float scale,
+                       Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
   const Format f = format;  // see round_step
   for (std::size_t i = 0; i < n; ++i) {
-    const format::Rounded rounded = format::round_nearest_even_simple(f, format::float_bits(in[i] * scale));
+    const std::uint32_t x = format::float_bits(in[i] * scale);
+    format::Rounded rounded;
+    if constexpr (R == Rounding::stochastic) {
+      rounded = format::round_stochastic_simple(f, x, random[i]);
+    } else {
+      rounded = format::round_nearest_even_simple(f, x);
+    }
     out[i] = unscale(format::bits_float(rounded.bits));
     events[i] = static_cast<std::uint8_t>(rounded.overflow | (rounded.underflow << 1));
   }
@@ -60,11 +67,10 @@ void round_step_nearest_even_simple(const Format& format, const float* in, float
 template <Rounding R, typename Unscale>
 void round_any_step(const Format& f, const float* in, float* out, std::size_t n, float scale,
                     Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
-  if (R == Rounding::nearest_even && format::has_simple_grid(f)) {
-    round_step_nearest_even_simple(f, in, out, n, scale, unscale, events);
-  } else {
-    round_step<R>(f, in, out, n, scale, unscale, random, events);
+  if constexpr (R == Rounding::nearest_even || R == Rounding::stochastic) {
+    if (format::has_simple_grid(f)) return round_step_simple<R>(f, in, out, n, scale, unscale, random, events);
   }
+  round_step<R>(f, in, out, n, scale, unscale, random, events);
 }
 
 bool is_power_of_two(float s) {
