@@ -70,7 +70,7 @@ ALTGRAD_HD inline std::optional<std::uint32_t> next_code_down(const Format& f, s
   return *up ^ f.sign_code;
 }
 
-// A code that encode() can produce: not a disabled subnormal and not the fnuz -0 slot's twin.
+// A code of the format's width that is not a disabled subnormal.
 ALTGRAD_HD inline bool is_valid_code(const Format& f, std::uint32_t code) {
   if (code >= f.code_count()) return false;
   if (is_disabled_subnormal(f, code)) return false;

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "format/bits.hpp"
 #include "quant/quantize.hpp"
-#include "quant/scaling.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -33,13 +33,24 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   }
 }
 
+// max |x| over the finite elements of one block, on this thread (amax_of would open a parallel
+// region per block, and counts Inf).
+float finite_block_amax(const float* x, std::size_t n) {
+  float amax = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    amax = (a > amax && a <= std::numeric_limits<float>::max()) ? a : amax;
+  }
+  return amax;
+}
+
 }  // namespace
 
-int mx_shared_exponent(const format::Format& element, float block_amax, MxScaleRule rule) {
-  if (!(block_amax > 0.0f) || !std::isfinite(block_amax)) return 0;
+int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule) {
+  if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;
   const int emax = std::ilogb(element.max_finite());
-  int k = std::ilogb(block_amax) - emax;
-  if (rule == MxScaleRule::round_up && std::ldexp(static_cast<double>(block_amax), -k) > element.max_finite()) ++k;
+  int k = std::ilogb(amax) - emax;
+  if (rule == MxScaleRule::round_up && std::ldexp(static_cast<double>(amax), -k) > element.max_finite()) ++k;
   return std::clamp(k, -kE8m0Bias, kE8m0Bias);
 }
 
@@ -65,7 +76,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
       for (std::size_t b = 0; b < blocks_per_row; ++b) {
         const std::size_t begin = row * row_length + b * block;
         const std::size_t len = std::min(block, row_length - b * block);
-        const int k = mx_shared_exponent(element, amax_of(in.subspan(begin, len)), options.rule);
+        const int k = mx_shared_exponent(element, finite_block_amax(in.data() + begin, len), options.rule);
         if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
         QuantStats s;
         quantize_block(element, options.rounding, in.data() + begin, out.data() + begin, len,

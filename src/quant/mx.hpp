@@ -32,8 +32,9 @@ struct MxStats {
 };
 
 // Shared exponent k (block scale 2^k, elements stored as x · 2^−k) for a block maximum, clamped to
-// E8M0's range [−127, 127]. A zero or non-finite block maximum gives k = 0.
-int mx_shared_exponent(const format::Format& element, float block_amax, MxScaleRule rule);
+// E8M0's range [−127, 127]; `amax` is the block's largest finite |x|. A zero or non-finite amax
+// gives k = 0.
+int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule);
 
 // Quantizes rows of `row_length` elements, block by block within each row (the last block of a row
 // may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major.

@@ -1,0 +1,131 @@
+#include "train/safetensors.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+
+#include "train/atomic_file.hpp"
+
+namespace altgrad::train {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian data");
+
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit on header size
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
+  throw CheckpointError(path.string() + ": " + why);
+}
+
+std::int64_t element_count(const std::vector<std::int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+std::string header_json(std::span<const TensorRef> tensors, const std::map<std::string, std::string>& metadata,
+                        const std::filesystem::path& path) {
+  nlohmann::ordered_json header;
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::set<std::string> names;
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    if (!names.insert(t.name).second) fail(path, "duplicate tensor name '" + t.name + "'");
+    if (element_count(t.shape) != static_cast<std::int64_t>(t.data.size())) {
+      fail(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
+                     " elements but its shape holds " + std::to_string(element_count(t.shape)));
+    }
+    const std::uint64_t bytes = t.data.size() * sizeof(float);
+    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  return json;
+}
+
+Tensor parse_entry(const std::filesystem::path& path, const std::string& name, const nlohmann::json& entry,
+                   const std::vector<char>& data) {
+  const auto bad = [&](const std::string& why) { fail(path, "tensor '" + name + "': " + why); };
+  if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets")) {
+    bad("header entry needs dtype, shape and data_offsets");
+  }
+  if (entry["dtype"] != "F32") bad("dtype " + entry["dtype"].dump() + " is not supported (F32 only)");
+  Tensor t;
+  for (const auto& dim : entry["shape"]) {
+    if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0) bad("shape " + entry["shape"].dump() + " is invalid");
+    t.shape.push_back(dim.get<std::int64_t>());
+  }
+  const auto& offsets = entry["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+    bad("data_offsets " + offsets.dump() + " is not [begin, end]");
+  }
+  const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
+  if (begin > end || end > data.size()) {
+    bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] exceed the " +
+        std::to_string(data.size()) + " data bytes (truncated file?)");
+  }
+  const std::uint64_t expected = static_cast<std::uint64_t>(element_count(t.shape)) * sizeof(float);
+  if (end - begin != expected) bad(std::to_string(end - begin) + " bytes for a shape needing " + std::to_string(expected));
+  t.data.resize(expected / sizeof(float));
+  std::memcpy(t.data.data(), data.data() + begin, expected);
+  return t;
+}
+
+}  // namespace
+
+void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string json = header_json(tensors, metadata, path);
+  write_file_atomically(path, [&](std::ostream& out) {
+    const std::uint64_t length = json.size();
+    out.write(reinterpret_cast<const char*>(&length), sizeof length);
+    out.write(json.data(), static_cast<std::streamsize>(json.size()));
+    for (const auto& t : tensors) {
+      out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size_bytes()));
+    }
+  });
+}
+
+SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path, "cannot open");
+  const auto file_size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  std::uint64_t header_length = 0;
+  if (file_size < sizeof header_length || !in.read(reinterpret_cast<char*>(&header_length), sizeof header_length)) {
+    fail(path, "file is " + std::to_string(file_size) + " bytes, too short for a safetensors header");
+  }
+  if (header_length > kMaxHeaderBytes || header_length > file_size - sizeof header_length) {
+    fail(path, "header length " + std::to_string(header_length) + " exceeds the file (" + std::to_string(file_size) +
+                   " bytes): truncated or not a safetensors file");
+  }
+  std::string json(header_length, '\0');
+  in.read(json.data(), static_cast<std::streamsize>(header_length));
+  std::vector<char> data(file_size - sizeof header_length - header_length);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!in) fail(path, "read failed");
+
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) fail(path, "header is not a JSON object");
+  SafetensorsFile file;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) fail(path, "metadata '" + key + "' is not a string");
+        file.metadata[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    file.tensors[name] = parse_entry(path, name, entry, data);
+  }
+  return file;
+}
+
+}  // namespace altgrad::train
