@@ -13,7 +13,7 @@
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "format/philox.hpp"
-#include "quant/quantize.hpp"
+#include "quant/scaled_input.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -76,7 +76,7 @@ int run(const QuantizeArgs& args) {
     // The same random word quant::quantize() gives element `index` of stream 0.
     const std::uint32_t word = is_stochastic(mode) ? philox_word(args.seed, 0, index) : 0u;
     RoundFlags flags;
-    const std::uint32_t bits = round_bits(f, mode, float_bits(x * args.scale), word, flags);
+    const std::uint32_t bits = round_bits(f, mode, quant::scale_input(x, args.scale).bits, word, flags);
     const double dequantized = bits_float(bits) / args.scale;
     std::printf("0x%0*x %.17g\n", digits, code_of_grid_value(f, bits), dequantized);
     ++index;

@@ -8,6 +8,7 @@
 
 #include "format/codec.hpp"
 #include "format/philox.hpp"
+#include "quant/scaled_input.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -26,7 +27,12 @@ std::size_t chunk_size(std::size_t n) {
   return (c + kTile - 1) / kTile * kTile;
 }
 
-constexpr std::size_t kStep = 1024;  // elements per rounding step: its side arrays live on the stack
+constexpr std::size_t kStep = 1024;
+
+// Bit 0: overflow, bit 1: underflow, of the product or of the rounding.
+inline std::uint8_t event_bits(const ScaledInput& x, const format::Rounded& r) {
+  return static_cast<std::uint8_t>((x.overflow | r.overflow) | ((x.underflow | r.underflow) << 1));
+}  // elements per rounding step: its side arrays live on the stack
 
 // Rounds n <= kStep elements into `out`, recording per element whether it overflowed (bit 0) or
 // underflowed (bit 1); no reductions, which keeps the loop simple enough for GCC to vectorize.
@@ -39,9 +45,10 @@ void round_step(const Format& format, const float* in, float* out, std::size_t n
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t word = 0;
     if constexpr (format::is_stochastic(R)) word = random[i];
-    const format::Rounded rounded = format::round_to_grid<R>(f, format::float_bits(in[i] * scale), word);
+    const ScaledInput x = scale_input(in[i], scale);
+    const format::Rounded rounded = format::round_to_grid<R>(f, x.bits, word);
     out[i] = unscale(format::bits_float(rounded.bits));
-    events[i] = static_cast<std::uint8_t>(rounded.overflow | (rounded.underflow << 1));
+    events[i] = event_bits(x, rounded);
   }
 }
 
@@ -52,15 +59,15 @@ void round_step_simple(const Format& format, const float* in, float* out, std::s
                        Unscale unscale, const std::uint32_t* random, std::uint8_t* events) {
   const Format f = format;  // see round_step
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t x = format::float_bits(in[i] * scale);
+    const ScaledInput x = scale_input(in[i], scale);
     format::Rounded rounded;
     if constexpr (R == Rounding::stochastic) {
-      rounded = format::round_stochastic_simple(f, x, random[i]);
+      rounded = format::round_stochastic_simple(f, x.bits, random[i]);
     } else {
-      rounded = format::round_nearest_even_simple(f, x);
+      rounded = format::round_nearest_even_simple(f, x.bits);
     }
     out[i] = unscale(format::bits_float(rounded.bits));
-    events[i] = static_cast<std::uint8_t>(rounded.overflow | (rounded.underflow << 1));
+    events[i] = event_bits(x, rounded);
   }
 }
 
@@ -146,7 +153,7 @@ void count_codes(const Format& f, Rounding rounding, const float* in, std::size_
   for (std::size_t i = 0; i < n; ++i) {
     format::RoundFlags flags;
     const std::uint32_t word = format::is_stochastic(rounding) ? random[i] : 0u;
-    const std::uint32_t bits = format::round_bits(f, rounding, format::float_bits(in[i] * scale), word, flags);
+    const std::uint32_t bits = format::round_bits(f, rounding, scale_input(in[i], scale).bits, word, flags);
     ++histogram[format::code_of_grid_value(f, bits)];
   }
 }
