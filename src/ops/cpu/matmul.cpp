@@ -1,0 +1,89 @@
+#include "ops/cpu/matmul.hpp"
+
+#include <cblas.h>
+
+#include "ops/cpu/argument_checks.hpp"
+#include "ops/cpu/parallel.hpp"
+
+namespace altgrad::ops::cpu {
+namespace {
+
+// Row-major C = alpha · op(A) · op(B) + beta · C, one overload per scalar type.
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+struct BlasShape {
+  int n, c, oc;
+};
+
+BlasShape blas_shape(const char* kernel, std::size_t N, std::size_t C, std::size_t OC) {
+  return {require_blas_dimension(kernel, "N", N), require_blas_dimension(kernel, "C", C),
+          require_blas_dimension(kernel, "OC", OC)};
+}
+
+}  // namespace
+
+template <typename Scalar>
+void matmul_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                    std::span<const Scalar> bias, std::size_t N, std::size_t C, std::size_t OC) {
+  constexpr const char* kernel = "matmul_forward";
+  const BlasShape s = blas_shape(kernel, N, C, OC);
+  require_size(kernel, "out", out.size(), N * OC);
+  require_size(kernel, "inp", inp.size(), N * C);
+  require_size(kernel, "weight", weight.size(), OC * C);
+  require_size_or_empty(kernel, "bias", bias.size(), OC);
+
+  // beta = 0: BLAS overwrites out without reading it, so stale NaNs there cannot leak through.
+  gemm(CblasNoTrans, CblasTrans, s.n, s.oc, s.c, inp.data(), s.c, weight.data(), s.c, Scalar{0}, out.data(), s.oc);
+  if (bias.empty()) return;
+#pragma omp parallel for schedule(static) if (N * OC >= kMinParallelWork)
+  for (std::size_t row = 0; row < N; ++row) {
+    Scalar* y = out.data() + row * OC;
+    for (std::size_t o = 0; o < OC; ++o) y[o] += bias[o];
+  }
+}
+
+template <typename Scalar>
+void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                     std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                     std::size_t N, std::size_t C, std::size_t OC) {
+  constexpr const char* kernel = "matmul_backward";
+  const BlasShape s = blas_shape(kernel, N, C, OC);
+  require_size(kernel, "dinp", dinp.size(), N * C);
+  require_size(kernel, "dweight", dweight.size(), OC * C);
+  require_size_or_empty(kernel, "dbias", dbias.size(), OC);
+  require_size(kernel, "dout", dout.size(), N * OC);
+  require_size(kernel, "inp", inp.size(), N * C);
+  require_size(kernel, "weight", weight.size(), OC * C);
+
+  // beta = 1 accumulates, so residual branches and the tied wte/lm_head weight add up.
+  gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, dout.data(), s.oc, weight.data(), s.c, Scalar{1}, dinp.data(), s.c);
+  gemm(CblasTrans, CblasNoTrans, s.oc, s.c, s.n, dout.data(), s.oc, inp.data(), s.c, Scalar{1}, dweight.data(), s.c);
+  if (dbias.empty()) return;
+  for_each_column_block(OC, N * OC, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t row = 0; row < N; ++row) {
+      const Scalar* dy = dout.data() + row * OC;
+      for (std::size_t o = begin; o < end; ++o) dbias[o] += dy[o];
+    }
+  });
+}
+
+template void matmul_forward<float>(std::span<float>, std::span<const float>, std::span<const float>,
+                                    std::span<const float>, std::size_t, std::size_t, std::size_t);
+template void matmul_forward<double>(std::span<double>, std::span<const double>, std::span<const double>,
+                                     std::span<const double>, std::size_t, std::size_t, std::size_t);
+template void matmul_backward<float>(std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
+                                     std::span<const float>, std::span<const float>, std::size_t, std::size_t,
+                                     std::size_t);
+template void matmul_backward<double>(std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
+                                      std::span<const double>, std::span<const double>, std::size_t, std::size_t,
+                                      std::size_t);
+
+}  // namespace altgrad::ops::cpu

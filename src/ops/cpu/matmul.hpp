@@ -1,0 +1,29 @@
+#pragma once
+// Linear layer, as torch.nn.Linear: out = inp · weightᵀ + bias, the GEMMs done by BLAS.
+//
+//   inp    (N, C)    N = B·T rows
+//   weight (OC, C)   [out, in], as nanoGPT stores it
+//   bias   (OC)      optional: an empty span means none
+//   out    (N, OC)
+//
+// inp and weight are separate arguments, never assumed to be the stored activation or parameter:
+// a quantized run passes fake-quantized copies of both, and the backward pass reuses those same
+// copies for dinp and dweight (straight-through estimator), with a quantized dout.
+#include <cstddef>
+#include <span>
+
+namespace altgrad::ops::cpu {
+
+// Overwrites out. Throws std::invalid_argument on a size mismatch or a zero dimension.
+template <typename Scalar>
+void matmul_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                    std::span<const Scalar> bias, std::size_t N, std::size_t C, std::size_t OC);
+
+// Adds to the gradients: dinp += dout · weight, dweight += doutᵀ · inp, dbias += Σ_rows dout
+// (dbias empty: no bias). dout is (N, OC), dinp (N, C), dweight (OC, C), dbias (OC).
+template <typename Scalar>
+void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                     std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                     std::size_t N, std::size_t C, std::size_t OC);
+
+}  // namespace altgrad::ops::cpu

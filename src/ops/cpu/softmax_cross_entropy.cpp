@@ -1,0 +1,70 @@
+#include "ops/cpu/softmax_cross_entropy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/cpu/argument_checks.hpp"
+#include "ops/cpu/parallel.hpp"
+
+namespace altgrad::ops::cpu {
+
+template <typename Scalar>
+void softmax_cross_entropy_forward(std::span<Scalar> losses, std::span<Scalar> probs, std::span<const Scalar> logits,
+                                   std::span<const std::int32_t> targets, std::size_t N, std::size_t V) {
+  constexpr const char* kernel = "softmax_cross_entropy_forward";
+  require_positive(kernel, "V", V);
+  require_size(kernel, "losses", losses.size(), N);
+  require_size(kernel, "probs", probs.size(), N * V);
+  require_size(kernel, "logits", logits.size(), N * V);
+  require_size(kernel, "targets", targets.size(), N);
+  require_indices_below(kernel, "targets", targets, V);
+
+#pragma omp parallel for schedule(static) if (N * V >= kMinParallelWork)
+  for (std::size_t row = 0; row < N; ++row) {
+    const Scalar* z = logits.data() + row * V;
+    Scalar* p = probs.data() + row * V;
+    const Scalar max_logit = *std::max_element(z, z + V);
+    Scalar sum = 0;
+    for (std::size_t v = 0; v < V; ++v) {
+      p[v] = std::exp(z[v] - max_logit);
+      sum += p[v];
+    }
+    const Scalar inverse_sum = Scalar{1} / sum;
+    for (std::size_t v = 0; v < V; ++v) p[v] *= inverse_sum;
+    // logsumexp(z) − z[target], both sides shifted by the maximum.
+    losses[row] = std::log(sum) - (z[targets[row]] - max_logit);
+  }
+}
+
+template <typename Scalar>
+void softmax_cross_entropy_backward(std::span<Scalar> dlogits, std::span<const Scalar> dlosses,
+                                    std::span<const Scalar> probs, std::span<const std::int32_t> targets, std::size_t N,
+                                    std::size_t V) {
+  constexpr const char* kernel = "softmax_cross_entropy_backward";
+  require_size(kernel, "dlogits", dlogits.size(), N * V);
+  require_size(kernel, "dlosses", dlosses.size(), N);
+  require_size(kernel, "probs", probs.size(), N * V);
+  require_size(kernel, "targets", targets.size(), N);
+  require_indices_below(kernel, "targets", targets, V);
+
+#pragma omp parallel for schedule(static) if (N * V >= kMinParallelWork)
+  for (std::size_t row = 0; row < N; ++row) {
+    const Scalar* p = probs.data() + row * V;
+    Scalar* dz = dlogits.data() + row * V;
+    const Scalar dloss = dlosses[row];
+    const auto target = static_cast<std::size_t>(targets[row]);
+    for (std::size_t v = 0; v < V; ++v) dz[v] += (p[v] - (v == target ? Scalar{1} : Scalar{0})) * dloss;
+  }
+}
+
+template void softmax_cross_entropy_forward<float>(std::span<float>, std::span<float>, std::span<const float>,
+                                                   std::span<const std::int32_t>, std::size_t, std::size_t);
+template void softmax_cross_entropy_forward<double>(std::span<double>, std::span<double>, std::span<const double>,
+                                                    std::span<const std::int32_t>, std::size_t, std::size_t);
+template void softmax_cross_entropy_backward<float>(std::span<float>, std::span<const float>, std::span<const float>,
+                                                    std::span<const std::int32_t>, std::size_t, std::size_t);
+template void softmax_cross_entropy_backward<double>(std::span<double>, std::span<const double>,
+                                                     std::span<const double>, std::span<const std::int32_t>,
+                                                     std::size_t, std::size_t);
+
+}  // namespace altgrad::ops::cpu

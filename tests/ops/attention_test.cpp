@@ -1,0 +1,174 @@
+#include "ops/cpu/attention.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "ops/cpu/parallel.hpp"
+#include "ops/determinism.hpp"
+#include "ops/finite_difference.hpp"
+#include "ops/test_tensors.hpp"
+
+namespace {
+
+using namespace altgrad::ops::cpu;
+using namespace altgrad::ops::test;
+
+struct Case {
+  std::size_t B, T, C, NH;
+  std::vector<double> qkv, dout;
+};
+
+// Entries in [-2, 2] give scores of about unit spread: probabilities far from uniform.
+Case make_case(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, std::uint64_t seed) {
+  return {B, T, C, NH, random_values(B * T * 3 * C, seed, -2.0, 2.0), random_values(B * T * C, seed + 1)};
+}
+
+// nanoGPT's CausalSelfAttention.forward spelled out on full matrices, in long double:
+//   q, k, v = qkv.split(C); view as (B, NH, T, hs)
+//   att = q @ kᵀ / √hs; att[t, s > t] = −inf; att = softmax(att); y = att @ v
+//   y.transpose(1, 2).view(B, T, C)
+Tensors<double> reference_forward(const Case& k) {
+  const std::size_t B = k.B, T = k.T, C = k.C, NH = k.NH, hs = C / NH;
+  using Matrix = std::vector<std::vector<long double>>;
+  std::vector<double> out(B * T * C), probs(B * NH * T * T);
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t h = 0; h < NH; ++h) {
+      Matrix q(T, std::vector<long double>(hs)), key(T, std::vector<long double>(hs)), v = q;
+      for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t i = 0; i < hs; ++i) {
+          const std::size_t row = (b * T + t) * 3 * C + h * hs + i;
+          q[t][i] = k.qkv[row];
+          key[t][i] = k.qkv[row + C];
+          v[t][i] = k.qkv[row + 2 * C];
+        }
+      }
+      Matrix att(T, std::vector<long double>(T));
+      for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t s = 0; s < T; ++s) {
+          long double score = 0;
+          for (std::size_t i = 0; i < hs; ++i) score += q[t][i] * key[s][i];
+          att[t][s] =
+              s > t ? -std::numeric_limits<long double>::infinity() : score / std::sqrt(static_cast<long double>(hs));
+        }
+        long double sum = 0;
+        for (std::size_t s = 0; s < T; ++s) sum += std::exp(att[t][s]);
+        for (std::size_t s = 0; s < T; ++s) att[t][s] = std::exp(att[t][s]) / sum;
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t s = 0; s < T; ++s) probs[((b * NH + h) * T + t) * T + s] = static_cast<double>(att[t][s]);
+        for (std::size_t i = 0; i < hs; ++i) {
+          long double y = 0;
+          for (std::size_t s = 0; s < T; ++s) y += att[t][s] * v[s][i];
+          out[(b * T + t) * C + h * hs + i] = static_cast<double>(y);
+        }
+      }
+    }
+  }
+  return {{"out", out}, {"probs", probs}};
+}
+
+template <typename Scalar>
+Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+  const auto qkv = converted<Scalar>(k.qkv);
+  const auto dout = converted<Scalar>(k.dout);
+  std::vector<Scalar> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T), dqkv(qkv.size());
+  attention_forward<Scalar>(out, probs, qkv, k.B, k.T, k.C, k.NH);
+  for (int i = 0; i < backward_calls; ++i) attention_backward<Scalar>(dqkv, dout, qkv, probs, k.B, k.T, k.C, k.NH);
+  return {{{"out", out}, {"probs", probs}}, {{"dqkv", dqkv}}};
+}
+
+template <typename Scalar>
+class AttentionTyped : public ::testing::Test {};
+using ScalarTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(AttentionTyped, ScalarTypes);
+
+TYPED_TEST(AttentionTyped, ForwardMatchesNanoGptFormulation) {
+  const Case k = make_case(2, 7, 33, 3, 1);  // hs = 11: full SIMD lanes and a tail
+  EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
+}
+
+// An output at position t must not see positions after t: changing every q, k and v there leaves
+// out[.., ≤ t, ..] and probs[.., ≤ t, ..] bit for bit unchanged, and the masked probabilities are 0.
+TYPED_TEST(AttentionTyped, IsCausal) {
+  const Case k = make_case(2, 9, 8, 2, 2);
+  const std::size_t row = 3 * k.C;
+  for (std::size_t cut = 0; cut + 1 < k.T; ++cut) {
+    SCOPED_TRACE(cut);
+    Case changed = k;
+    for (std::size_t b = 0; b < k.B; ++b) {
+      for (std::size_t t = cut + 1; t < k.T; ++t) {
+        for (std::size_t i = 0; i < row; ++i) changed.qkv[(b * k.T + t) * row + i] += 0.75;
+      }
+    }
+    const Tensors<TypeParam> before = run<TypeParam>(k).outputs;
+    const Tensors<TypeParam> after = run<TypeParam>(changed).outputs;
+    bool later_outputs_changed = false;
+    for (std::size_t b = 0; b < k.B; ++b) {
+      for (std::size_t t = 0; t < k.T; ++t) {
+        for (std::size_t c = 0; c < k.C; ++c) {
+          const std::size_t i = (b * k.T + t) * k.C + c;
+          if (t <= cut) {
+            ASSERT_EQ(before.at("out")[i], after.at("out")[i]) << "b " << b << " t " << t << " c " << c;
+          } else {
+            later_outputs_changed |= before.at("out")[i] != after.at("out")[i];
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(later_outputs_changed) << "the change must matter where it is visible";
+    for (std::size_t bh = 0; bh < k.B * k.NH; ++bh) {
+      for (std::size_t t = 0; t <= cut; ++t) {
+        for (std::size_t s = 0; s < k.T; ++s) {
+          const std::size_t i = (bh * k.T + t) * k.T + s;
+          ASSERT_EQ(before.at("probs")[i], after.at("probs")[i]) << "bh " << bh << " t " << t << " s " << s;
+          if (s > t) {
+            ASSERT_EQ(before.at("probs")[i], TypeParam{0});
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Attention, GradientMatchesFiniteDifferences) {
+  Case k = make_case(2, 4, 18, 2, 3);  // hs = 9
+  const Pass<double> pass = run<double>(k);
+  std::vector<double> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T);
+  const auto loss = [&] {
+    attention_forward<double>(out, probs, k.qkv, k.B, k.T, k.C, k.NH);
+    return dot(k.dout, out);
+  };
+  EXPECT_TRUE(matches_finite_differences("dqkv", pass.gradients.at("dqkv"), k.qkv, loss));
+}
+
+TEST(Attention, FloatBackwardMatchesDouble) {
+  const Case k = make_case(2, 8, 40, 4, 4);  // hs = 10
+  EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-5, 1e-4}));
+}
+
+TEST(Attention, BackwardAccumulates) {
+  const Case k = make_case(1, 5, 6, 3, 5);
+  EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-14, 1e-14}));
+}
+
+TEST(Attention, BitsDoNotDependOnThreadCount) {
+  constexpr std::size_t B = 2, T = 32, C = 64, NH = 4;
+  static_assert(B * T * T * C / 2 >= kMinParallelWork, "large enough to run in parallel");
+  const Case k = make_case(B, T, C, NH, 6);
+  expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
+}
+
+TEST(Attention, RejectsBadShapes) {
+  std::vector<float> out(2 * 6), probs(2 * 4), qkv(2 * 18);
+  EXPECT_NO_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 2));
+  EXPECT_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 4), std::invalid_argument);  // 4 ∤ 6
+  EXPECT_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 3), std::invalid_argument);  // probs size
+}
+
+}  // namespace

@@ -1,0 +1,52 @@
+#pragma once
+// Determinism checks: a kernel run twice gives the same bits, and the kernels other than the BLAS
+// GEMMs give the same bits for any OpenMP thread count (see ops/cpu/parallel.hpp).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include "ops/test_tensors.hpp"
+
+namespace altgrad::ops::test {
+
+// Runs a scope with a given OpenMP thread count, restoring the previous one on exit.
+class ScopedThreadCount {
+ public:
+  explicit ScopedThreadCount(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedThreadCount() { omp_set_num_threads(previous_); }
+  ScopedThreadCount(const ScopedThreadCount&) = delete;
+  ScopedThreadCount& operator=(const ScopedThreadCount&) = delete;
+
+ private:
+  int previous_;
+};
+
+// More threads than this machine may have cores, and an odd number, so rows and column blocks
+// split unevenly between them.
+inline constexpr int kManyThreads = 3;
+
+template <typename Scalar>
+void expect_identical(const Pass<Scalar>& a, const Pass<Scalar>& b) {
+  EXPECT_TRUE(bitwise_equal(a.outputs, b.outputs));
+  EXPECT_TRUE(bitwise_equal(a.gradients, b.gradients));
+}
+
+// run() returns a Pass. Two runs with kManyThreads threads must agree bit for bit.
+template <typename Run>
+void expect_identical_bits_on_repeat(Run run) {
+  const ScopedThreadCount threads(kManyThreads);
+  expect_identical(run(), run());
+}
+
+// As above, and a run on one thread must agree with them too.
+template <typename Run>
+void expect_identical_bits_for_any_thread_count(Run run) {
+  expect_identical_bits_on_repeat(run);
+  const auto parallel = [&] {
+    const ScopedThreadCount threads(kManyThreads);
+    return run();
+  }();
+  const ScopedThreadCount threads(1);
+  expect_identical(parallel, run());
+}
+
+}  // namespace altgrad::ops::test
