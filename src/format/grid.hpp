@@ -36,9 +36,10 @@ ALTGRAD_HD inline std::uint32_t first_positive_magnitude(const Format& f) {
 }
 
 // The code of the next larger value (toward +Inf); nothing above +Inf, max finite without Inf, or NaN.
-// Zero results are +0.
+// Zero results are +0; a disabled subnormal code steps like the zero it reads as.
 ALTGRAD_HD inline std::optional<std::uint32_t> next_code_up(const Format& f, std::uint32_t code) {
   if (is_nan_code(f, code)) return std::nullopt;
+  if (is_disabled_subnormal(f, code)) code = 0;  // it reads as zero, so it steps like zero
   const std::uint32_t mag = code & f.magnitude_mask();
   if (is_negative_code(f, code) && mag != 0) {
     if (is_inf_code(f, code)) return f.sign_code | f.max_magnitude;
@@ -57,6 +58,7 @@ ALTGRAD_HD inline std::optional<std::uint32_t> next_code_up(const Format& f, std
 // The code of the next smaller value (toward -Inf); the mirror of next_code_up.
 ALTGRAD_HD inline std::optional<std::uint32_t> next_code_down(const Format& f, std::uint32_t code) {
   if (is_nan_code(f, code)) return std::nullopt;
+  if (is_disabled_subnormal(f, code)) code = 0;
   if (!f.has_sign) {
     if (code == 0) return std::nullopt;
     return code - 1;

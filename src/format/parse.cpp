@@ -1,6 +1,8 @@
 #include "format/parse.hpp"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <string>
 
@@ -105,6 +107,25 @@ void apply_option(std::string_view text, std::string_view option, FormatSpec& s,
   }
 }
 
+// The exponent of the lowest set bit over every value the format uses: each value is a float32 only
+// if this is at least -149. (A subnormals-off format still needs 2^(emin − M) for the lowest binade,
+// unless that binade holds no value with those bits, as in e1m1fn.)
+int lowest_bit_exponent(const Format& f, int bias) {
+  const int M = f.spec.mantissa_bits;
+  int lowest = 1 << 20;
+  for (std::uint32_t magnitude = f.has_zero ? 1u : 0u; magnitude <= f.max_magnitude; ++magnitude) {
+    const std::uint32_t field = magnitude >> M;
+    const bool subnormal = field < f.min_normal_field;
+    if (subnormal && !f.spec.subnormals) continue;
+    const std::uint32_t fraction = magnitude & ((1u << M) - 1u);
+    const std::uint32_t significand = subnormal ? fraction : (fraction | (1u << M));
+    if (significand == 0) continue;
+    const int exponent = static_cast<int>(subnormal ? f.min_normal_field : field) - bias - M;
+    lowest = std::min(lowest, exponent + std::countr_zero(significand));
+  }
+  return lowest;
+}
+
 }  // namespace
 
 std::string_view policy_name(SpecialPolicy policy) {
@@ -156,10 +177,10 @@ std::string validation_error(const FormatSpec& s) {
   const Format f = make_format(FormatSpec{E, M, 0, s.policy, s.subnormals, s.overflow});
   const int emin = static_cast<int>(f.min_normal_field) - s.bias;
   const int emax = static_cast<int>(f.max_magnitude >> M) - s.bias;
-  const int smallest = (s.subnormals && M > 0 && s.policy != SpecialPolicy::fnu) ? emin - M : emin;
-  if (emax > 127 || smallest < -149) {
+  const int lowest = lowest_bit_exponent(f, s.bias);
+  if (emax > 127 || lowest < -149) {
     return "bias " + std::to_string(s.bias) + " puts values outside float32 (exponents " +
-           std::to_string(smallest) + ".." + std::to_string(emax) + ", float32 holds -149..127)";
+           std::to_string(std::min(lowest, emin)) + ".." + std::to_string(emax) + ", float32 holds -149..127)";
   }
   return {};
 }
