@@ -15,16 +15,18 @@ struct ScaledInput {
   std::uint32_t underflow;  // 0/1: a nonzero x became zero in the product
 };
 
+// 0/1 integers and mask selects throughout: this sits inside the quantizer's vectorized loops.
 inline ScaledInput scale_input(float x, float scale) {
   constexpr std::uint32_t kFloatMaxBits = 0x7F7F'FFFFu;
-  const std::uint32_t x_bits = format::float_bits(x);
   const std::uint32_t product = format::float_bits(x * scale);
-  const std::uint32_t x_magnitude = x_bits & ~format::kSignBit;
+  const std::uint32_t x_magnitude = format::float_bits(x) & ~format::kSignBit;
   const std::uint32_t magnitude = product & ~format::kSignBit;
-  const std::uint32_t overflow = (x_magnitude < format::kFloatInfBits) & (magnitude == format::kFloatInfBits);
-  const std::uint32_t underflow = (x_magnitude != 0) & (magnitude == 0);
-  const std::uint32_t bits = overflow ? ((product & format::kSignBit) | kFloatMaxBits) : product;
-  return {bits, overflow, underflow};
+  const std::uint32_t overflow = (x_magnitude < format::kFloatInfBits ? 1u : 0u) &
+                                 (magnitude == format::kFloatInfBits ? 1u : 0u);
+  const std::uint32_t underflow = (x_magnitude != 0 ? 1u : 0u) & (magnitude == 0 ? 1u : 0u);
+  const std::uint32_t clamped = (product & format::kSignBit) | kFloatMaxBits;
+  const std::uint32_t mask = 0u - overflow;
+  return {(clamped & mask) | (product & ~mask), overflow, underflow};
 }
 
 }  // namespace altgrad::quant
