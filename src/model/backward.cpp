@@ -1,0 +1,119 @@
+// gpt_backward: the gradient of the mean loss of the last gpt_forward, pass by pass in reverse
+// (see gpt.hpp). The kernels add to their gradient outputs, so every activation gradient is
+// zeroed before the kernel that produces it; parameter gradients are only ever added to.
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "model/gpt.hpp"
+#include "model/linear.hpp"
+#include "model/mlp_activation.hpp"
+#include "model/norm.hpp"
+#include "ops/cpu/attention.hpp"
+#include "ops/cpu/embedding.hpp"
+#include "ops/cpu/softmax_cross_entropy.hpp"
+
+namespace altgrad::model {
+namespace {
+
+template <typename Scalar>
+void zero(std::span<Scalar> buffer) {
+  std::fill(buffer.begin(), buffer.end(), Scalar{0});
+}
+
+template <typename Scalar>
+void check_backward_arguments(const Gpt<Scalar>& model, const Activations<Scalar>& acts,
+                              const MatmulHooks<Scalar>* hooks) {
+  if (!(acts.config == model.config())) {
+    throw std::invalid_argument("gpt_backward: the Activations were made for a different GptConfig");
+  }
+  if (!acts.has_targets) {
+    throw std::invalid_argument(
+        "gpt_backward: the last gpt_forward had no targets, so there is no loss to differentiate");
+  }
+  if (hooks != nullptr && acts.copies != OperandCopies::allocated) {
+    throw std::invalid_argument(
+        "gpt_backward: matmul hooks need room for hooked operands; make the Activations with "
+        "OperandCopies::allocated");
+  }
+}
+
+// One transformer block in reverse. On entry acts.grad.residual holds d loss / d residual3 of this
+// block; on exit, d loss / d residual (the block's input). Both residual additions pass the
+// gradient on unchanged, so the buffer is updated in place: each branch reads it as its dY, then
+// the branch's norm adds its dX into it.
+template <typename Scalar>
+void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t layer, std::span<const Scalar> residual,
+                    MatmulHooks<Scalar>* hooks) {
+  const GptConfig& config = model.config();
+  const std::span<const Scalar> params = std::as_const(model).parameters();
+  const std::span<Scalar> grads = model.gradients();
+  const BlockSlots& p = model.layout().block(layer);
+  const LayerActivations<Scalar>& l = acts.layers[layer];
+  const ActivationGradients<Scalar>& g = acts.grad;
+  const std::size_t B = acts.B, T = acts.T, N = B * T, C = config.n_embd, H = hidden_size(config);
+  // dinp = dout · W, dW += doutᵀ · X, dbias += Σ dout, with X and W as the forward GEMM read them.
+  const auto linear = [&](BlockMatmul m, std::span<Scalar> dinp, std::span<const Scalar> dout, Slot weight, Slot bias) {
+    zero(dinp);
+    linear_backward<Scalar>(dinp, weight.in(grads), bias.in(grads), dout, l.used[static_cast<std::size_t>(m)],
+                            g.dout_hooked, model.matmuls().block(layer, m), hooks, N);
+  };
+
+  // x + mlp(ln_2(x)): d fc_proj = d residual3.
+  linear(BlockMatmul::mlp_c_proj, g.fc_act, g.residual, p.mlp_c_proj_weight, p.mlp_c_proj_bias);
+  zero(g.fc);
+  mlp_activation_backward<Scalar>(config.mlp, g.fc, l.fc, g.fc_act, N, H);
+  linear(BlockMatmul::mlp_c_fc, g.ln, g.fc, p.mlp_c_fc_weight, p.mlp_c_fc_bias);
+  norm_backward<Scalar>(config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln, l.residual2,
+                        p.ln_2_weight.in(params), l.ln_2_mean, l.ln_2_rstd, N, C);
+
+  // x + attn(ln_1(x)): d att_proj = d residual2.
+  linear(BlockMatmul::attn_c_proj, g.att_y, g.residual, p.attn_c_proj_weight, p.attn_c_proj_bias);
+  zero(g.qkv);
+  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_y, l.qkv, l.att_probs, B, T, C, config.n_head);
+  linear(BlockMatmul::attn_c_attn, g.ln, g.qkv, p.attn_c_attn_weight, p.attn_c_attn_bias);
+  norm_backward<Scalar>(config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
+                        p.ln_1_weight.in(params), l.ln_1_mean, l.ln_1_rstd, N, C);
+}
+
+}  // namespace
+
+template <typename Scalar>
+void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Scalar>* hooks) {
+  check_backward_arguments(model, acts, hooks);
+  const GptConfig& config = model.config();
+  const ParameterLayout& layout = model.layout();
+  const std::span<const Scalar> params = std::as_const(model).parameters();
+  const std::span<Scalar> grads = model.gradients();
+  const ActivationGradients<Scalar>& g = acts.grad;
+  const std::size_t B = acts.B, T = acts.T, N = B * T, C = config.n_embd, V = config.vocab_size;
+
+  // mean loss -> per-position losses -> logits.
+  std::fill(g.losses.begin(), g.losses.end(), Scalar{1} / static_cast<Scalar>(N));
+  zero(g.logits);
+  ops::cpu::softmax_cross_entropy_backward<Scalar>(g.logits, g.losses, acts.probs, acts.targets, N, V);
+
+  // lm_head: its weight gradient is wte's (tied), the first of wte's two contributions.
+  zero(g.ln);
+  linear_backward<Scalar>(g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, g.dout_hooked,
+                          model.matmuls().lm_head(), hooks, N);
+  const std::span<const Scalar> last_residual = acts.layers.back().residual3;
+  zero(g.residual);
+  norm_backward<Scalar>(config.norm, g.residual, layout.ln_f_weight().in(grads), layout.ln_f_bias().in(grads), g.ln,
+                        last_residual, layout.ln_f_weight().in(params), acts.ln_f_mean, acts.ln_f_rstd, N, C);
+
+  for (std::size_t layer = config.n_layer; layer-- > 0;) {
+    const std::span<const Scalar> residual =
+        layer == 0 ? std::span<const Scalar>(acts.encoded) : std::span<const Scalar>(acts.layers[layer - 1].residual3);
+    block_backward(model, acts, layer, residual, hooks);
+  }
+
+  // The embedding: wte's second contribution, and the first T rows of wpe.
+  ops::cpu::embedding_backward<Scalar>(layout.wte().in(grads), layout.wpe().in(grads).first(T * C), g.residual,
+                                       acts.tokens, B, T, C, V);
+}
+
+template void gpt_backward<float>(Gpt<float>&, Activations<float>&, MatmulHooks<float>*);
+template void gpt_backward<double>(Gpt<double>&, Activations<double>&, MatmulHooks<double>*);
+
+}  // namespace altgrad::model

@@ -1,0 +1,62 @@
+#pragma once
+// The names of the GPT's matmuls and of their quantization points (DESIGN.md, "Names are the
+// interface"). Each matmul Y = X·Wᵀ has three operands, each a point named "<matmul>:<operand>":
+//
+//   h.{i}.attn.c_attn   X = ln_1(x) (B·T, C)      W (3C, C)   dY (B·T, 3C)
+//   h.{i}.attn.c_proj   X = attention y (B·T, C)  W (C, C)    dY (B·T, C)
+//   h.{i}.mlp.c_fc      X = ln_2(x) (B·T, C)      W (I, C)    dY (B·T, I)    I = H or 2H (swiglu)
+//   h.{i}.mlp.c_proj    X = act(c_fc) (B·T, H)    W (C, H)    dY (B·T, C)
+//   lm_head             X = ln_f(x) (B·T, C)      W = wte (V, C)              dY (B·T, V)
+//
+//   :act (X) and :weight (W) are visited in the forward pass, :grad (dY) in the backward pass.
+//
+// The names are built once per config, so the passes hand out string_views and never allocate.
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/config.hpp"
+
+namespace altgrad::model {
+
+enum class Operand { act, weight, grad };
+inline constexpr std::size_t kOperandsPerMatmul = 3;
+std::string_view to_string(Operand operand);
+
+// The matmuls of one block, in the order the forward pass runs them.
+enum class BlockMatmul { attn_c_attn, attn_c_proj, mlp_c_fc, mlp_c_proj };
+inline constexpr std::size_t kMatmulsPerBlock = 4;
+
+struct MatmulPoint {
+  std::size_t index;                                          // position in MatmulPoints::all()
+  std::string name;                                           // "h.3.mlp.c_fc", "lm_head"
+  std::array<std::string, kOperandsPerMatmul> operand_names;  // by Operand: "h.3.mlp.c_fc:act", ...
+  std::size_t in_features;                                    // C of the kernel: columns of X and W
+  std::size_t out_features;                                   // OC: rows of W, columns of Y and dY
+
+  std::string_view operand_name(Operand operand) const { return operand_names[static_cast<std::size_t>(operand)]; }
+};
+
+class MatmulPoints {
+ public:
+  explicit MatmulPoints(const GptConfig& config);
+
+  // Forward order: for each block attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; then lm_head.
+  std::span<const MatmulPoint> all() const { return points_; }
+  const MatmulPoint& block(std::size_t layer, BlockMatmul matmul) const {
+    return points_.at(layer * kMatmulsPerBlock + static_cast<std::size_t>(matmul));
+  }
+  const MatmulPoint& lm_head() const { return points_.back(); }
+
+  // Operand points: 3 per matmul, numbered 3·matmul index + operand. A dense index, so a hook can
+  // keep per-point state (scales, amax histories, statistics) in a vector.
+  std::size_t operand_count() const { return points_.size() * kOperandsPerMatmul; }
+
+ private:
+  std::vector<MatmulPoint> points_;
+};
+
+}  // namespace altgrad::model
