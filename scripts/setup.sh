@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev
+  libopenblas-openmp-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   python3 python3-numpy python3-torch
 )

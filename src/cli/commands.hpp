@@ -15,5 +15,8 @@ struct CommandFailed {
 void add_formats_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
 
 }  // namespace altgrad::cli

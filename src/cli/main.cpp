@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   altgrad::cli::add_formats_command(app);
   altgrad::cli::add_quantize_command(app);
   altgrad::cli::add_bench_command(app);
+  altgrad::cli::add_train_command(app);
+  altgrad::cli::add_eval_command(app);
+  altgrad::cli::add_sample_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

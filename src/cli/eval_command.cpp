@@ -1,0 +1,64 @@
+// `altgrad eval --checkpoint DIR --text FILE [--max-windows N]`: mean cross-entropy of a text.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "model/activations.hpp"
+#include "model/gpt.hpp"
+#include "train/byte_dataset.hpp"
+#include "train/checkpoint.hpp"
+
+namespace altgrad::cli {
+namespace {
+
+struct EvalArgs {
+  std::string checkpoint;
+  std::string text;
+  std::size_t max_windows = 0;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot read text file " + path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Consecutive non-overlapping windows of block_size + 1 bytes from the start of the text: inputs are
+// the first block_size bytes, targets the same shifted by one. The loss is the mean over windows.
+void run(const EvalArgs& args) {
+  const auto dir = train::resolve_checkpoint(args.checkpoint);
+  model::Gpt<float> gpt(train::load_checkpoint_config(dir));
+  train::load_model(dir, gpt);
+  const std::string text = read_file(args.text);
+  const std::size_t T = gpt.config().block_size;
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  const train::TokenWindows windows = train::consecutive_windows(bytes, static_cast<int>(T), args.max_windows);
+  if (windows.count == 0) {
+    throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
+                                std::to_string(T + 1));
+  }
+  model::Activations<float> acts(gpt.config(), 1, T);
+  double sum = 0.0;
+  for (std::size_t w = 0; w < windows.count; ++w) {
+    const std::span<const std::int32_t> x(windows.x.data() + w * T, T), y(windows.y.data() + w * T, T);
+    sum += model::gpt_forward(gpt, acts, x, y);
+  }
+  std::printf("windows %zu\n", windows.count);
+  std::printf("loss %.9g\n", sum / static_cast<double>(windows.count));
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "Mean cross-entropy of a checkpoint on a text file");
+  auto args = std::make_shared<EvalArgs>();
+  cmd->add_option("--checkpoint", args->checkpoint, "Checkpoint directory, or a run directory (its latest)")->required();
+  cmd->add_option("--text", args->text, "Text file to evaluate")->required();
+  cmd->add_option("--max-windows", args->max_windows, "Evaluate at most N windows (0 = all)");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace altgrad::cli

@@ -1,0 +1,34 @@
+// `altgrad sample --checkpoint DIR [--prompt S] [--tokens N] [--temperature T] [--top-k K] [--seed S]`.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "model/sample.hpp"
+#include "train/checkpoint.hpp"
+
+namespace altgrad::cli {
+
+void add_sample_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sample", "Generate text from a checkpoint");
+  struct SampleArgs {
+    std::string checkpoint;
+    std::string prompt = "\n";
+    model::SampleOptions options;
+  };
+  auto args = std::make_shared<SampleArgs>();
+  cmd->add_option("--checkpoint", args->checkpoint, "Checkpoint directory, or a run directory (its latest)")->required();
+  cmd->add_option("--prompt", args->prompt, "Text to continue")->capture_default_str();
+  cmd->add_option("--tokens", args->options.tokens, "Bytes to generate")->capture_default_str();
+  cmd->add_option("--temperature", args->options.temperature, "Sampling temperature (> 0)")->capture_default_str();
+  cmd->add_option("--top-k", args->options.top_k, "Sample among the k most likely bytes (0 = all)")->capture_default_str();
+  cmd->add_option("--seed", args->options.seed, "Seed; the same seed gives the same text")->capture_default_str();
+  cmd->callback([args] {
+    const auto dir = train::resolve_checkpoint(args->checkpoint);
+    model::Gpt<float> gpt(train::load_checkpoint_config(dir));
+    train::load_model(dir, gpt);
+    std::printf("%s%s\n", args->prompt.c_str(), model::sample(gpt, args->prompt, args->options).c_str());
+  });
+}
+
+}  // namespace altgrad::cli

@@ -1,0 +1,194 @@
+#include "train/checkpoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "train/atomic_file.hpp"
+
+namespace altgrad::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kModelFile = "model.safetensors";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kConfigFile = "config.json";
+constexpr const char* kStateFile = "state.json";
+
+[[noreturn]] void fail(const fs::path& path, const std::string& why) { throw CheckpointError(path.string() + ": " + why); }
+
+std::vector<std::int64_t> shape_of(const std::vector<std::size_t>& shape) {
+  return {shape.begin(), shape.end()};
+}
+
+void write_json(const fs::path& path, const nlohmann::json& json) {
+  write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) fail(path, "cannot open (not a checkpoint directory?)");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("not valid JSON: ") + e.what());
+  }
+}
+
+nlohmann::json config_json(const model::GptConfig& c) {
+  // nanoGPT's GPTConfig fields first (dropout is always 0 here), then the variants.
+  return {{"block_size", c.block_size}, {"vocab_size", c.vocab_size}, {"n_layer", c.n_layer},
+          {"n_head", c.n_head},         {"n_embd", c.n_embd},         {"dropout", 0.0},
+          {"bias", c.bias},             {"norm", model::to_string(c.norm)},
+          {"mlp", model::to_string(c.mlp)}, {"mlp_hidden", model::hidden_size(c)}};
+}
+
+std::optional<std::int64_t> step_of(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  if (name.rfind("step_", 0) != 0) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const std::int64_t step = std::stoll(name.substr(5), &used);
+    if (used != name.size() - 5) return std::nullopt;
+    return step;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const fs::path& run_dir) {
+  std::vector<std::pair<std::int64_t, fs::path>> found;
+  const fs::path dir = run_dir / "checkpoints";
+  if (!fs::is_directory(dir)) return found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (const auto step = step_of(entry.path()); step && entry.is_directory()) found.emplace_back(*step, entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+const Tensor& expect_tensor(const SafetensorsFile& file, const fs::path& path, const std::string& name,
+                            const std::vector<std::int64_t>& shape) {
+  const auto it = file.tensors.find(name);
+  if (it == file.tensors.end()) fail(path, "missing tensor '" + name + "'");
+  if (it->second.shape != shape) {
+    fail(path, "tensor '" + name + "' has shape " + nlohmann::json(it->second.shape).dump() + ", the config needs " +
+                   nlohmann::json(shape).dump());
+  }
+  return it->second;
+}
+
+}  // namespace
+
+fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::AdamW& optimizer,
+                         const CheckpointState& state) {
+  const fs::path final_dir = run_dir / "checkpoints" / ("step_" + std::to_string(state.step));
+  const fs::path staging = run_dir / "checkpoints" / (".step_" + std::to_string(state.step) + ".partial");
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+
+  std::vector<TensorRef> tensors;
+  for (const auto& spec : model.layout().state_dict()) {
+    tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
+  }
+  write_safetensors(staging / kModelFile, tensors, {{"format", "pt"}});
+  const std::int64_t n = static_cast<std::int64_t>(model.layout().size());
+  const std::vector<TensorRef> moments = {{"exp_avg", {n}, optimizer.first_moment()},
+                                          {"exp_avg_sq", {n}, optimizer.second_moment()}};
+  write_safetensors(staging / kOptimizerFile, moments, {{"step", std::to_string(optimizer.step_count())}});
+  write_json(staging / kConfigFile, config_json(model.config()));
+  const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  write_json(staging / kStateFile, {{"step", state.step},
+                                    {"seed", state.seed},
+                                    {"val_loss", number_or_null(state.val_loss)},
+                                    {"best_val_loss", number_or_null(state.best_val_loss)},
+                                    {"best_step", state.best_step},
+                                    {"optimizer_step", optimizer.step_count()}});
+  fs::remove_all(final_dir);
+  fs::rename(staging, final_dir);
+  return final_dir;
+}
+
+model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
+  const fs::path path = checkpoint_dir / kConfigFile;
+  const nlohmann::json j = read_json(path);
+  model::GptConfig c;
+  try {
+    c.block_size = j.at("block_size").get<std::size_t>();
+    c.vocab_size = j.at("vocab_size").get<std::size_t>();
+    c.n_layer = j.at("n_layer").get<std::size_t>();
+    c.n_head = j.at("n_head").get<std::size_t>();
+    c.n_embd = j.at("n_embd").get<std::size_t>();
+    c.bias = j.at("bias").get<bool>();
+    const auto norm = model::parse_norm(j.value("norm", "layernorm"));
+    const auto mlp = model::parse_mlp(j.value("mlp", "gelu"));
+    if (!norm || !mlp) fail(path, "unknown norm or mlp variant");
+    c.norm = *norm;
+    c.mlp = *mlp;
+    c.mlp_hidden = j.value("mlp_hidden", std::size_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("bad or missing field: ") + e.what());
+  }
+  if (const auto errors = model::config_errors(c); !errors.empty()) fail(path, errors.front());
+  return c;
+}
+
+void load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
+  const fs::path path = checkpoint_dir / kModelFile;
+  const SafetensorsFile file = read_safetensors(path);
+  for (const auto& spec : model.layout().tensors()) {
+    const Tensor& t = expect_tensor(file, path, spec.name, shape_of(spec.shape));
+    std::copy(t.data.begin(), t.data.end(), model.parameter(spec.name).begin());
+  }
+}
+
+void load_optimizer(const fs::path& checkpoint_dir, optim::AdamW& optimizer) {
+  const fs::path path = checkpoint_dir / kOptimizerFile;
+  const SafetensorsFile file = read_safetensors(path);
+  const std::int64_t n = static_cast<std::int64_t>(optimizer.first_moment().size());
+  const Tensor& m = expect_tensor(file, path, "exp_avg", {n});
+  const Tensor& v = expect_tensor(file, path, "exp_avg_sq", {n});
+  std::int64_t step = 0;
+  try {
+    step = std::stoll(file.metadata.at("step"));
+  } catch (const std::exception&) {
+    fail(path, "missing or bad 'step' metadata");
+  }
+  optimizer.restore(m.data, v.data, step);
+}
+
+CheckpointState load_state(const fs::path& checkpoint_dir) {
+  const fs::path path = checkpoint_dir / kStateFile;
+  const nlohmann::json j = read_json(path);
+  const auto number = [&](const char* key) {
+    const auto& v = j.at(key);
+    return v.is_null() ? std::nan("") : v.get<double>();
+  };
+  try {
+    return {j.at("step").get<std::int64_t>(), j.at("seed").get<std::uint64_t>(), number("val_loss"),
+            number("best_val_loss"), j.at("best_step").get<std::int64_t>()};
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("bad or missing field: ") + e.what());
+  }
+}
+
+fs::path resolve_checkpoint(const fs::path& path) {
+  if (fs::exists(path / kModelFile)) return path;
+  const auto found = list_checkpoints(path);
+  if (found.empty()) fail(path, "neither a checkpoint (no " + std::string(kModelFile) + ") nor a run directory with checkpoints");
+  return found.back().second;
+}
+
+void prune_checkpoints(const fs::path& run_dir, int keep, std::int64_t best_step) {
+  if (keep <= 0) return;
+  const auto found = list_checkpoints(run_dir);
+  const std::size_t cut = found.size() > static_cast<std::size_t>(keep) ? found.size() - keep : 0;
+  for (std::size_t i = 0; i < cut; ++i) {
+    if (found[i].first != best_step) fs::remove_all(found[i].second);
+  }
+}
+
+}  // namespace altgrad::train

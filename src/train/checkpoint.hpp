@@ -1,0 +1,48 @@
+#pragma once
+// Checkpoints: a directory per step, `checkpoints/step_<N>/`, holding
+//   model.safetensors      parameters under nanoGPT's state_dict names (lm_head.weight included,
+//                          tied to transformer.wte.weight), loadable by nanoGPT's GPT unchanged
+//   config.json            nanoGPT's GPTConfig fields plus this bench's variant fields
+//   optimizer.safetensors  AdamW moments over the parameter buffer
+//   state.json             step, seed, validation losses
+// A checkpoint is written into a hidden directory and renamed into place, so a crash never leaves a
+// half-written step_<N>; loading checks every tensor's presence and shape against the config.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/gpt.hpp"
+#include "optim/adamw.hpp"
+#include "train/safetensors.hpp"
+
+namespace altgrad::train {
+
+struct CheckpointState {
+  std::int64_t step = 0;  // optimizer steps completed; training resumes at this step
+  std::uint64_t seed = 0;
+  double val_loss = 0.0;  // NaN when this step was not evaluated
+  double best_val_loss = 0.0;
+  std::int64_t best_step = -1;
+};
+
+// Writes checkpoints/step_<state.step> under run_dir and returns its path.
+std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, const model::Gpt<float>& model,
+                                      const optim::AdamW& optimizer, const CheckpointState& state);
+
+// The model config stored in a checkpoint directory's config.json.
+model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_dir);
+
+// Loads parameters into `model`, whose config must match the checkpoint's.
+void load_model(const std::filesystem::path& checkpoint_dir, model::Gpt<float>& model);
+void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::AdamW& optimizer);
+CheckpointState load_state(const std::filesystem::path& checkpoint_dir);
+
+// A directory given by the user: a checkpoint itself, or a run directory (its latest checkpoint).
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
+
+// Deletes checkpoints of run_dir except the `keep` most recent (0 keeps all) and best_step.
+void prune_checkpoints(const std::filesystem::path& run_dir, int keep, std::int64_t best_step);
+
+}  // namespace altgrad::train

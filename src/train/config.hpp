@@ -1,0 +1,111 @@
+#pragma once
+// The training configuration: nanoGPT's knob names and meanings, plus the model variants, data
+// source and run layout this bench adds, read from TOML with `--set key=value` overrides on top.
+//
+// Every problem is a ConfigError whose message starts with where the value came from
+// ("configs/x.toml:12" or "--set n_head=5"), then names the key, the bad value and what is allowed.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "train/corpus.hpp"
+#include "train/quant_table.hpp"
+
+namespace altgrad::train {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Norm { layernorm, rmsnorm };
+inline constexpr std::array<std::string_view, 2> kNormNames = {"layernorm", "rmsnorm"};
+
+enum class Mlp { gelu, swiglu };
+inline constexpr std::array<std::string_view, 2> kMlpNames = {"gelu", "swiglu"};
+
+// Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.
+//   Model: 4 layers, 4 heads, 128 channels, context 128, no biases — nanoGPT's "baby GPT" for
+//   laptops. About 0.84M parameters: 12·L·C² = 786k in the blocks, (256 + 128)·C = 49k in the
+//   token and position embeddings; with bytes as tokens the embedding stays a small share.
+//   Work: batch 16 × 128 = 2,048 tokens per step at ≈ 6 FLOP per parameter per token plus
+//   attention is ≈ 12 GFLOP per step; at the 20–40 GFLOP/s two cores sustain on GEMMs this small
+//   that is 0.3–0.6 s per step (an estimate: calibrate once the trainer runs), so 1,500 steps take
+//   roughly 8–15 minutes and see 3.1M tokens, about 0.7 epoch of the default corpus's 4.5 MB train
+//   split: no text is seen twice, so train and val loss should track each other.
+//   Optimizer: AdamW at 1e-3 (small models tolerate a high rate; nanoGPT's character-level setting),
+//   100 warmup steps, cosine decay to min_lr = lr/10 at the last step (nanoGPT, after Chinchilla),
+//   beta2 = 0.99 because each step sees few tokens, weight decay 0.1, gradient clip 1.0.
+//   Evaluation: every 250 steps, 20 batches per split (forward only, ≈ 1/3 of a step each), so
+//   the 7 evaluations cost about 6% of the run.
+struct TrainConfig {
+  // model
+  int n_layer = 4;
+  int n_head = 4;
+  int n_embd = 128;
+  int block_size = 128;  // context length in bytes
+  bool bias = false;     // biases in Linear and norm layers (nanoGPT: False is a little better and faster)
+  Norm norm = Norm::layernorm;
+  Mlp mlp = Mlp::gelu;
+  int mlp_hidden = 0;  // width of the MLP's hidden layer; 0 = the model's default for `mlp`
+
+  // data
+  std::string data;  // corpus path (file, folder or .jsonl); "" = data/legal-corpus.txt in the repository
+  CorpusFormat data_format = CorpusFormat::automatic;
+  std::string jsonl_field = "text";
+  double val_fraction = 0.1;  // the last 10% of the bytes is validation
+  int batch_size = 16;        // sequences per micro-step
+  int gradient_accumulation_steps = 1;
+
+  // optimizer and schedule
+  double learning_rate = 1e-3;  // peak, reached after warmup
+  double min_lr = 1e-4;         // reached at lr_decay_iters and kept after
+  std::int64_t warmup_iters = 100;
+  std::int64_t lr_decay_iters = 1500;  // ≈ max_iters, as nanoGPT recommends
+  std::int64_t max_iters = 1500;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  double grad_clip = 1.0;  // clip the global gradient norm at this value; 0 = no clipping
+
+  // run
+  std::int64_t eval_interval = 250;
+  int eval_iters = 20;  // batches per split per evaluation
+  std::int64_t log_interval = 10;
+  std::uint64_t seed = 1337;
+  std::string out_dir = "runs/default";
+  std::int64_t checkpoint_interval = 500;  // steps between checkpoints; 0 = only at the end of the run
+  int keep_checkpoints = 3;               // keep the K most recent; 0 = keep all
+
+  QuantTable quant;  // the [quant] table, untouched (see quant_table.hpp)
+
+  bool operator==(const TrainConfig&) const = default;
+};
+
+// Reads `file` (keys it does not set keep their defaults), applies `overrides` ("key=value", as
+// given to --set, in order; the value is read as the key's type: `--set n_layer=6`,
+// `--set learning_rate=3e-4`, `--set bias=true`, `--set norm=rmsnorm`), then validates the result.
+// Throws ConfigError on unreadable files, TOML syntax errors, unknown keys or tables (only [quant]
+// is allowed), wrong types and bad values.
+TrainConfig load_config(const std::filesystem::path& file, std::span<const std::string> overrides = {});
+
+// As load_config, from TOML text; `source_name` stands for the file in messages. An empty text
+// gives the defaults (plus overrides).
+TrainConfig parse_config(std::string_view toml_text, std::string_view source_name,
+                         std::span<const std::string> overrides = {});
+
+// Checks every rule load_config checks, for a config built in code. Throws ConfigError.
+void validate_config(const TrainConfig& config);
+
+// The complete config as TOML: every key, in a fixed order, with a comment on each; parsing it
+// gives back an equal config. The [quant] table comes last, as read.
+std::string config_to_toml(const TrainConfig& config);
+
+// config_to_toml, written atomically (the run directory's config.toml). Throws FileError.
+void write_config(const std::filesystem::path& path, const TrainConfig& config);
+
+}  // namespace altgrad::train

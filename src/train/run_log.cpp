@@ -1,0 +1,41 @@
+#include "train/run_log.hpp"
+
+#include <sstream>
+#include <string>
+
+#include "train/atomic_file.hpp"
+
+namespace altgrad::train {
+namespace {
+
+void keep_steps_up_to(const std::filesystem::path& path, std::int64_t last_step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::ostringstream kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object() && json.value("step", std::int64_t{0}) <= last_step) kept << line << '\n';
+  }
+  write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
+}
+
+std::ofstream open_append(const std::filesystem::path& path) {
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw FileError("cannot open " + path.string() + " for writing");
+  return out;
+}
+
+}  // namespace
+
+RunLog::RunLog(const std::filesystem::path& run_dir, std::int64_t resume_step) {
+  std::filesystem::create_directories(run_dir);
+  if (resume_step >= 0) keep_steps_up_to(run_dir / "metrics.jsonl", resume_step);
+  metrics_ = open_append(run_dir / "metrics.jsonl");
+  events_ = open_append(run_dir / "events.jsonl");
+}
+
+void RunLog::metrics(const nlohmann::json& line) { metrics_ << line.dump() << std::endl; }
+void RunLog::event(const nlohmann::json& line) { events_ << line.dump() << std::endl; }
+
+}  // namespace altgrad::train

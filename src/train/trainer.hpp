@@ -1,0 +1,38 @@
+#pragma once
+// The training loop: AdamW with nanoGPT's schedule, gradient accumulation and clipping, periodic
+// evaluation and checkpoints, metrics and events in the run directory, bit-identical resume.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "model/config.hpp"
+#include "train/config.hpp"
+
+namespace altgrad::train {
+
+struct TrainOptions {
+  std::filesystem::path run_dir;
+  bool resume = false;                  // continue from run_dir's latest checkpoint
+  std::filesystem::path repo_root = ".";  // where the default corpus lives
+  std::ostream* progress = nullptr;     // progress output (none when null)
+  bool terminal = false;                // redraw one progress line instead of printing lines
+};
+
+struct TrainOutcome {
+  std::filesystem::path run_dir;
+  std::filesystem::path last_checkpoint;
+  std::int64_t steps = 0;        // optimizer steps completed
+  double final_val_loss = 0.0;   // NaN if never evaluated
+  std::string stop_reason;       // "completed", or why the run stopped early
+};
+
+model::GptConfig gpt_config(const TrainConfig& config);
+
+// Trains as `config` says. Throws ConfigError, DataError, CheckpointError or FileError on bad input;
+// a non-finite loss or gradient is not an exception but a stop reason, with the last good
+// checkpoint left in place.
+TrainOutcome train(const TrainConfig& config, const TrainOptions& options);
+
+}  // namespace altgrad::train
