@@ -115,6 +115,7 @@ model::GptConfig gpt_config(const TrainConfig& c) {
   g.mlp = c.mlp == Mlp::swiglu ? model::Mlp::swiglu : model::Mlp::gelu;
   g.mlp_hidden = static_cast<std::size_t>(c.mlp_hidden);
   model::validate(g);
+  g.mlp_hidden = model::hidden_size(g);  // resolved, as checkpoints store it
   return g;
 }
 
