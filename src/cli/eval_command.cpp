@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -35,7 +36,8 @@ void run(const EvalArgs& args) {
   const std::string text = read_file(args.text);
   const std::size_t T = gpt.config().block_size;
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-  const train::TokenWindows windows = train::consecutive_windows(bytes, static_cast<int>(T), args.max_windows);
+  const std::size_t limit = args.max_windows == 0 ? std::numeric_limits<std::size_t>::max() : args.max_windows;
+  const train::TokenWindows windows = train::consecutive_windows(bytes, static_cast<int>(T), limit);
   if (windows.count == 0) {
     throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
                                 std::to_string(T + 1));
