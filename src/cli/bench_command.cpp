@@ -1,9 +1,13 @@
-// `altgrad bench quantize`: benchmarks that print ratios against a baseline from the same run.
+// `altgrad bench quantize|train`: benchmarks that print ratios against a baseline from the same run.
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "quantize_bench.hpp"
+#include "train/config.hpp"
+#include "train_bench.hpp"
 
 namespace altgrad::cli {
 
@@ -15,6 +19,24 @@ void add_bench_command(CLI::App& app) {
   quantize->add_option("--values", options->values, "Values per buffer")->capture_default_str();
   quantize->add_option("--repeats", options->repeats, "Timed passes per case (best is kept)")->capture_default_str();
   quantize->callback([options] { altgrad::bench::run_quantize_bench(*options, std::cout); });
+
+  auto* train = bench->add_subcommand("train", "Training-step tokens/s vs the PyTorch reference on the same config");
+  struct TrainArgs {
+    std::string config;
+    std::vector<std::string> overrides;
+    int steps = 10;
+  };
+  auto train_args = std::make_shared<TrainArgs>();
+  train->add_option("config", train_args->config, "TOML config (default: the default training config)");
+  train->add_option("--set", train_args->overrides, "Override a config key (repeatable)");
+  train->add_option("--steps", train_args->steps, "Timed steps per thread count (best is kept)")->capture_default_str();
+  train->callback([train_args] {
+    altgrad::bench::TrainBenchOptions bench_options;
+    bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)
+                                                : train::load_config(train_args->config, train_args->overrides);
+    bench_options.steps = train_args->steps;
+    altgrad::bench::run_train_bench(bench_options, std::cout);
+  });
 }
 
 }  // namespace altgrad::cli

@@ -1,0 +1,20 @@
+#pragma once
+// `altgrad bench train`: tokens/s of a training step of this engine against the PyTorch reference
+// (Debian's python3-torch) on the same config and batch shape, measured in the same command, each
+// at its best thread count, with peak memory.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "train/config.hpp"
+
+namespace altgrad::bench {
+
+struct TrainBenchOptions {
+  train::TrainConfig config;  // model and batch shape (the default training config unless given)
+  int steps = 10;             // timed steps per thread count (the fastest is kept)
+};
+
+int run_train_bench(const TrainBenchOptions& options, std::ostream& out);
+
+}  // namespace altgrad::bench
