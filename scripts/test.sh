@@ -5,8 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 
-"$root/scripts/build.sh" build
+"$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 (cd "$root/build" && ctest --output-on-failure)
 
-"$root/scripts/build.sh" build-sanitize -DCMAKE_BUILD_TYPE=Debug -DALTGRAD_SANITIZE=ON
+"$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DALTGRAD_SANITIZE=ON
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)

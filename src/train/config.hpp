@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/config.hpp"
 #include "train/corpus.hpp"
 #include "train/quant_table.hpp"
 
@@ -22,10 +23,11 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Norm { layernorm, rmsnorm };
+// The model's own variant enums; the name arrays list them in enum order for the config parser.
+using Norm = model::Norm;
 inline constexpr std::array<std::string_view, 2> kNormNames = {"layernorm", "rmsnorm"};
 
-enum class Mlp { gelu, swiglu };
+using Mlp = model::Mlp;
 inline constexpr std::array<std::string_view, 2> kMlpNames = {"gelu", "swiglu"};
 
 // Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.

@@ -111,8 +111,8 @@ model::GptConfig gpt_config(const TrainConfig& c) {
   g.block_size = static_cast<std::size_t>(c.block_size);
   g.vocab_size = 256;
   g.bias = c.bias;
-  g.norm = c.norm == Norm::rmsnorm ? model::Norm::rmsnorm : model::Norm::layernorm;
-  g.mlp = c.mlp == Mlp::swiglu ? model::Mlp::swiglu : model::Mlp::gelu;
+  g.norm = c.norm;
+  g.mlp = c.mlp;
   g.mlp_hidden = static_cast<std::size_t>(c.mlp_hidden);
   model::validate(g);
   g.mlp_hidden = model::hidden_size(g);  // resolved, as checkpoints store it
@@ -204,7 +204,10 @@ TrainOutcome train(const TrainConfig& config, const TrainOptions& options) {
     outcome.steps = done;
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     const double per_step = elapsed / static_cast<double>(done - first_step);
-    progress.step(done, loss, lr, tokens_per_s, per_step * static_cast<double>(config.max_iters - done));
+    // A terminal gets a line redrawn every step; a log file one line per log_interval.
+    if (options.terminal || done % config.log_interval == 0 || last) {
+      progress.step(done, loss, lr, tokens_per_s, per_step * static_cast<double>(config.max_iters - done));
+    }
   }
   log.event({{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason}});
   return outcome;
