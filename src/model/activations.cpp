@@ -73,6 +73,7 @@ void carve(Activations<Scalar>& a, Carver<Scalar>& carver) {
   g.ln = carver.take(N * C);
   g.qkv = carver.take(N * 3 * C);
   g.att_y = carver.take(N * C);
+  g.att_probs = carver.take(a.B * config.n_head * a.T * a.T);
   g.fc = carver.take(N * I);
   g.fc_act = carver.take(N * H);
   g.logits = carver.take(N * V);

@@ -65,6 +65,7 @@ struct ActivationGradients {
   std::span<Scalar> ln;           // (B, T, C)   d ln_1 / d ln_2 / d ln_f output
   std::span<Scalar> qkv;          // (B, T, 3C)
   std::span<Scalar> att_y;        // (B, T, C)
+  std::span<Scalar> att_probs;    // (B, NH, T, T) scratch of the attention backward, shared by all layers
   std::span<Scalar> fc;           // (B, T, I)
   std::span<Scalar> fc_act;       // (B, T, H)
   std::span<Scalar> logits;       // (B, T, V)

@@ -77,9 +77,11 @@ template <typename Scalar>
 Pass<Scalar> run(const Case& k, int backward_calls = 1) {
   const auto qkv = converted<Scalar>(k.qkv);
   const auto dout = converted<Scalar>(k.dout);
-  std::vector<Scalar> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T), dqkv(qkv.size());
+  std::vector<Scalar> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T), dqkv(qkv.size()), scratch(probs.size());
   attention_forward<Scalar>(out, probs, qkv, k.B, k.T, k.C, k.NH);
-  for (int i = 0; i < backward_calls; ++i) attention_backward<Scalar>(dqkv, dout, qkv, probs, k.B, k.T, k.C, k.NH);
+  for (int i = 0; i < backward_calls; ++i) {
+    attention_backward<Scalar>(dqkv, scratch, dout, qkv, probs, k.B, k.T, k.C, k.NH);
+  }
   return {{{"out", out}, {"probs", probs}}, {{"dqkv", dqkv}}};
 }
 

@@ -9,7 +9,8 @@
 //                          entries (key position > query position) are exactly 0
 //   out   (B, T, C)        head h at channels [h·hs, (h+1)·hs)
 //
-// The (b, h) pairs run in parallel; each writes only its own slices, in a fixed order.
+// The (b, h) pairs run in parallel; each writes only its own slices, in a fixed order, and its
+// products are GEMMs on strided views.
 #include <cstddef>
 #include <span>
 
@@ -21,9 +22,11 @@ template <typename Scalar>
 void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B,
                        std::size_t T, std::size_t C, std::size_t NH);
 
-// Adds to dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass.
+// Adds to dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass; dprobs
+// (B, NH, T, T) is scratch, overwritten.
 template <typename Scalar>
-void attention_backward(std::span<Scalar> dqkv, std::span<const Scalar> dout, std::span<const Scalar> qkv,
-                        std::span<const Scalar> probs, std::size_t B, std::size_t T, std::size_t C, std::size_t NH);
+void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
+                        std::span<const Scalar> qkv, std::span<const Scalar> probs, std::size_t B, std::size_t T,
+                        std::size_t C, std::size_t NH);
 
 }  // namespace altgrad::ops::cpu

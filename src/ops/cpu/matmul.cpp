@@ -1,23 +1,11 @@
 #include "ops/cpu/matmul.hpp"
 
-#include <cblas.h>
-
 #include "ops/cpu/argument_checks.hpp"
+#include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
-
-// Row-major C = alpha · op(A) · op(B) + beta · C, one overload per scalar type.
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
 
 struct BlasShape {
   int n, c, oc;
