@@ -105,3 +105,27 @@ TEST(Gelu, RejectsWrongSizes) {
 }
 
 }  // namespace
+
+namespace altgrad::ops::cpu {
+namespace {
+
+// The float path uses its own exp and erf approximations: sweep them across the whole range where
+// GELU is not trivially 0 or x, against libm in long double.
+TEST(GeluFloat, AgreesWithTheExactFormAcrossTheRange) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 1.0f / 1024) x.push_back(v);
+  std::vector<float> out(x.size()), dinp(x.size(), 0.0f);
+  const std::vector<float> ones(x.size(), 1.0f);
+  gelu_forward<float>(out, x);
+  gelu_backward<float>(dinp, x, ones);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const long double v = x[i];
+    const long double cdf = 0.5L * (1.0L + std::erf(v / std::sqrt(2.0L)));
+    const long double density = std::exp(-0.5L * v * v) / std::sqrt(2.0L * 3.14159265358979323846L);
+    ASSERT_NEAR(out[i], v * cdf, 1e-6 + 1e-6 * std::fabs(v * cdf)) << "gelu(" << x[i] << ")";
+    ASSERT_NEAR(dinp[i], cdf + v * density, 1e-6) << "gelu'(" << x[i] << ")";
+  }
+}
+
+}  // namespace
+}  // namespace altgrad::ops::cpu
