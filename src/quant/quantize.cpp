@@ -27,12 +27,12 @@ std::size_t chunk_size(std::size_t n) {
   return (c + kTile - 1) / kTile * kTile;
 }
 
-constexpr std::size_t kStep = 1024;
+constexpr std::size_t kStep = 1024;  // elements per rounding step: its side arrays live on the stack
 
 // Bit 0: overflow, bit 1: underflow, of the product or of the rounding.
 inline std::uint8_t event_bits(const ScaledInput& x, const format::Rounded& r) {
   return static_cast<std::uint8_t>((x.overflow | r.overflow) | ((x.underflow | r.underflow) << 1));
-}  // elements per rounding step: its side arrays live on the stack
+}
 
 // Rounds n <= kStep elements into `out`, recording per element whether it overflowed (bit 0) or
 // underflowed (bit 1); no reductions, which keeps the loop simple enough for GCC to vectorize.
