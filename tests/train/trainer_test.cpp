@@ -87,6 +87,21 @@ TEST(Trainer, LossFallsOnAStructuredCorpus) {
   EXPECT_LT(outcome.final_val_loss, losses.front() - 1.5);
 }
 
+TEST(Trainer, TheDefaultConfigsLossFalls) {
+  testing::ScratchDir dir;
+  TrainConfig c;  // every default (model, optimizer, schedule), only shortened
+  c.data = dir.write("corpus.txt", generated_corpus()).string();
+  c.max_iters = 20;
+  c.eval_interval = 20;
+  c.eval_iters = 2;
+  c.log_interval = 1;
+  c.checkpoint_interval = 0;
+  run(c, dir.path() / "run");
+  const auto losses = logged_losses(dir.path() / "run");
+  ASSERT_EQ(losses.size(), 20u);
+  EXPECT_LT(losses.back(), losses.front() - 1.0) << "first " << losses.front() << ", last " << losses.back();
+}
+
 TEST(Trainer, TheSameConfigGivesTheSameBits) {
   testing::ScratchDir dir;
   const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
