@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/cpu/softmax_row.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -49,19 +49,9 @@ void head_forward(Scalar* out, Scalar* probs, const Scalar* qkv, const HeadView&
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
   for (std::size_t t = 0; t < T; ++t) {
     Scalar* p = probs + t * T;
-    // Softmax over keys 0..t, in place; subtracting the row maximum keeps exp from overflowing.
-    Scalar max_score = -std::numeric_limits<Scalar>::infinity();
-    for (std::size_t s = 0; s <= t; ++s) {
-      p[s] *= scale;
-      max_score = std::max(max_score, p[s]);
-    }
-    Scalar sum = 0;
-    for (std::size_t s = 0; s <= t; ++s) {
-      p[s] = std::exp(p[s] - max_score);
-      sum += p[s];
-    }
-    const Scalar inverse_sum = Scalar{1} / sum;
-    for (std::size_t s = 0; s <= t; ++s) p[s] *= inverse_sum;
+    // Softmax over keys 0..t, in place; the masked keys get probability 0.
+    for (std::size_t s = 0; s <= t; ++s) p[s] *= scale;
+    softmax_row(p, p, t + 1);
     std::fill(p + t + 1, p + T, Scalar{0});
   }
   gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, probs, v.T, val, v.C3, Scalar{0}, out, v.C);  // probs · v

@@ -5,6 +5,7 @@
 
 #include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/cpu/softmax_row.hpp"
 
 namespace altgrad::ops::cpu {
 
@@ -23,16 +24,9 @@ void softmax_cross_entropy_forward(std::span<Scalar> losses, std::span<Scalar> p
   for (std::size_t row = 0; row < N; ++row) {
     const Scalar* z = logits.data() + row * V;
     Scalar* p = probs.data() + row * V;
-    const Scalar max_logit = *std::max_element(z, z + V);
-    Scalar sum = 0;
-    for (std::size_t v = 0; v < V; ++v) {
-      p[v] = std::exp(z[v] - max_logit);
-      sum += p[v];
-    }
-    const Scalar inverse_sum = Scalar{1} / sum;
-    for (std::size_t v = 0; v < V; ++v) p[v] *= inverse_sum;
+    const SoftmaxRow<Scalar> row_softmax = softmax_row(z, p, V);
     // logsumexp(z) − z[target], both sides shifted by the maximum.
-    losses[row] = std::log(sum) - (z[targets[row]] - max_logit);
+    losses[row] = std::log(row_softmax.sum) - (z[targets[row]] - row_softmax.max);
   }
 }
 

@@ -1,0 +1,29 @@
+#pragma once
+// The numerically stable softmax of one row, shared by attention and the cross-entropy head.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace altgrad::ops::cpu {
+
+template <typename Scalar>
+struct SoftmaxRow {
+  Scalar max;  // the row's largest input, subtracted before exp so it cannot overflow
+  Scalar sum;  // Σ exp(in − max); logsumexp(in) = log(sum) + max
+};
+
+// out[i] = exp(in[i] − max) / sum over n >= 1 inputs; out may be in.
+template <typename Scalar>
+SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
+  const Scalar max = *std::max_element(in, in + n);
+  Scalar sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = std::exp(in[i] - max);
+    sum += out[i];
+  }
+  const Scalar inverse_sum = Scalar{1} / sum;
+  for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
+  return {max, sum};
+}
+
+}  // namespace altgrad::ops::cpu
