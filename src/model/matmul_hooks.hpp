@@ -22,7 +22,7 @@ struct MatmulOperand {
   std::string_view name;    // "h.3.mlp.c_fc:act"
   std::string_view matmul;  // "h.3.mlp.c_fc"
   Operand operand;
-  std::size_t index;  // 3 · matmul index + operand; see MatmulPoints::operand_count
+  std::size_t index;  // the point's dense index; see matmul_points.hpp
   // The operand as a row-major matrix: act (B·T, in), weight (out, in), grad (B·T, out).
   std::size_t rows;
   std::size_t cols;

@@ -10,6 +10,14 @@
 //
 //   :act (X) and :weight (W) are visited in the forward pass, :grad (dY) in the backward pass.
 //
+// The attention core has four more points per block, named without an operand suffix:
+//
+//   h.{i}.attn.q, .k, .v    (B·T, C) the query, key and value thirds of c_attn's output
+//   h.{i}.attn.probs        (B·NH·T, T) the causal softmax, the left operand of probs·v
+//
+// All points share one dense index: the matmul operands first (3·matmul index + operand), then
+// the attention operands (3·matmuls + 4·layer + q|k|v|probs).
+//
 // The names are built once per config, so the passes hand out string_views and never allocate.
 #include <array>
 #include <cstddef>
@@ -22,9 +30,17 @@
 
 namespace altgrad::model {
 
-enum class Operand { act, weight, grad };
-inline constexpr std::size_t kOperandsPerMatmul = 3;
+enum class Operand { act, weight, grad, q, k, v, probs };
+inline constexpr std::size_t kOperandsPerMatmul = 3;         // act, weight, grad
+inline constexpr std::size_t kAttentionOperandsPerBlock = 4;  // q, k, v, probs
 std::string_view to_string(Operand operand);
+
+// One quantization point of the model, as recipes, metrics and warnings name it.
+struct OperandPoint {
+  std::size_t index;  // the dense index (see above)
+  std::string name;   // "h.3.mlp.c_fc:act", "h.0.attn.probs"
+  Operand operand;
+};
 
 // The matmuls of one block, in the order the forward pass runs them.
 enum class BlockMatmul { attn_c_attn, attn_c_proj, mlp_c_fc, mlp_c_proj };
@@ -51,12 +67,16 @@ class MatmulPoints {
   }
   const MatmulPoint& lm_head() const { return points_.back(); }
 
-  // Operand points: 3 per matmul, numbered 3·matmul index + operand. A dense index, so a hook can
-  // keep per-point state (scales, amax histories, statistics) in a vector.
-  std::size_t operand_count() const { return points_.size() * kOperandsPerMatmul; }
+  // Every quantization point, by dense index: a hook can keep per-point state (scales, amax
+  // histories, statistics) in a vector of operand_count() entries.
+  std::span<const OperandPoint> operands() const { return operands_; }
+  std::size_t operand_count() const { return operands_.size(); }
+  // The point of an attention operand (q, k, v or probs) of one block.
+  const OperandPoint& attention(std::size_t layer, Operand operand) const;
 
  private:
   std::vector<MatmulPoint> points_;
+  std::vector<OperandPoint> operands_;
 };
 
 }  // namespace altgrad::model

@@ -200,7 +200,7 @@ TEST(MatmulPoints, NamesAndShapesFollowDesign) {
   const GptConfig config = tiny_config(Norm::layernorm, Mlp::swiglu, false);
   const MatmulPoints points(config);
   ASSERT_EQ(points.all().size(), 9u);
-  ASSERT_EQ(points.operand_count(), 27u);
+  ASSERT_EQ(points.operand_count(), 27u + 8u);  // 9 matmuls × 3, 2 blocks × q, k, v, probs
   const MatmulPoint& fc = points.block(1, BlockMatmul::mlp_c_fc);
   EXPECT_EQ(fc.name, "h.1.mlp.c_fc");
   EXPECT_EQ(fc.index, 6u);
@@ -213,6 +213,14 @@ TEST(MatmulPoints, NamesAndShapesFollowDesign) {
   EXPECT_EQ(points.block(0, BlockMatmul::attn_c_attn).out_features, 24u);
   EXPECT_EQ(points.lm_head().name, "lm_head");
   EXPECT_EQ(points.lm_head().out_features, 256u);
+  for (std::size_t i = 0; i < points.operand_count(); ++i) EXPECT_EQ(points.operands()[i].index, i);
+  EXPECT_EQ(points.operands()[6 * 3 + 2].name, "h.1.mlp.c_fc:grad");
+  EXPECT_EQ(points.operands()[26].name, "lm_head:grad");
+  const OperandPoint& probs = points.attention(1, Operand::probs);
+  EXPECT_EQ(probs.name, "h.1.attn.probs");
+  EXPECT_EQ(probs.index, 27u + 4u + 3u);
+  EXPECT_EQ(points.attention(0, Operand::k).name, "h.0.attn.k");
+  EXPECT_THROW((void)points.attention(0, Operand::act), std::invalid_argument);
   EXPECT_EQ(points.lm_head().index, 8u);
 }
 
