@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -14,6 +15,8 @@
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
+#include "train/quant_hooks.hpp"
+#include "train/quant_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::bench {
@@ -21,34 +24,87 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The engine's training step, as the trainer runs it: forward, backward, clip, AdamW.
+// The engine's training step, as the trainer runs it: forward, backward, clip, AdamW; with a
+// recipe, through its quantization hooks (statistics gathered every step, as in training).
+class EngineStep {
+ public:
+  EngineStep(const train::TrainConfig& c, const std::string& recipe)
+      : gpt_(train::gpt_config(c)),
+        recipe_(train::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
+        hooks_(recipe_.any_enabled() ? std::optional<train::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
+                                     : std::nullopt),
+        acts_(gpt_.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
+              hooks_ ? model::OperandCopies::allocated : model::OperandCopies::none),
+        adam_(gpt_.layout().size(), {0.9f, 0.99f, 1e-8f, 0.1f}, {{0, gpt_.layout().size(), true}}),
+        x_(acts_.B * acts_.T),
+        y_(x_.size()) {
+    gpt_.initialize(c.seed);
+    for (std::size_t i = 0; i < x_.size(); ++i) {
+      x_[i] = static_cast<std::int32_t>(format::philox_word(1, 0, i) & 255u);
+      y_[i] = static_cast<std::int32_t>(format::philox_word(1, 1, i) & 255u);
+    }
+  }
+
+  std::size_t tokens() const { return x_.size(); }
+
+  // Seconds one step took.
+  double step() {
+    const auto t0 = Clock::now();
+    model::MatmulHooks<float>* hooks = hooks_ ? &*hooks_ : nullptr;
+    if (hooks_) hooks_->begin_step(step_, false);
+    gpt_.zero_gradients();
+    model::gpt_forward(gpt_, acts_, x_, y_, hooks);
+    model::gpt_backward(gpt_, acts_, hooks);
+    if (hooks_) hooks_->end_step();
+    optim::clip_grad_norm(gpt_.gradients(), 1.0);
+    adam_.step(gpt_.parameters(), gpt_.gradients(), 1e-3f);
+    ++step_;
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+ private:
+  model::Gpt<float> gpt_;
+  train::Recipe recipe_;
+  std::optional<train::QuantHooks> hooks_;
+  model::Activations<float> acts_;
+  optim::AdamW adam_;
+  std::vector<std::int32_t> x_, y_;
+  std::int64_t step_ = 0;
+};
+
 double engine_tokens_per_s(const train::TrainConfig& c, int steps, int threads) {
   omp_set_num_threads(threads);
-  model::Gpt<float> gpt(train::gpt_config(c));
-  gpt.initialize(c.seed);
-  const auto B = static_cast<std::size_t>(c.batch_size), T = static_cast<std::size_t>(c.block_size);
-  model::Activations<float> acts(gpt.config(), B, T);
-  optim::AdamW adam(gpt.layout().size(), {0.9f, 0.99f, 1e-8f, 0.1f}, {{0, gpt.layout().size(), true}});
-  std::vector<std::int32_t> x(B * T), y(B * T);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = static_cast<std::int32_t>(format::philox_word(1, 0, i) & 255u);
-    y[i] = static_cast<std::int32_t>(format::philox_word(1, 1, i) & 255u);
-  }
-  const auto step = [&] {
-    gpt.zero_gradients();
-    model::gpt_forward(gpt, acts, x, y);
-    model::gpt_backward(gpt, acts);
-    optim::clip_grad_norm(gpt.gradients(), 1.0);
-    adam.step(gpt.parameters(), gpt.gradients(), 1e-3f);
-  };
-  for (int i = 0; i < 2; ++i) step();
+  EngineStep engine(c, "");
+  for (int i = 0; i < 2; ++i) engine.step();
   double best = 1e30;
-  for (int i = 0; i < steps; ++i) {
-    const auto t0 = Clock::now();
-    step();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  for (int i = 0; i < steps; ++i) best = std::min(best, engine.step());
+  return static_cast<double>(engine.tokens()) / best;
+}
+
+// FP32 and the recipe alternate step by step, so that both see the same machine; the fastest step
+// of each is kept.
+int run_recipe_bench(const TrainBenchOptions& options, std::ostream& out) {
+  EngineStep fp32(options.config, ""), quantized(options.config, options.recipe);
+  for (int i = 0; i < 2; ++i) {
+    fp32.step();
+    quantized.step();
   }
-  return static_cast<double>(B * T) / best;
+  double best_fp32 = 1e30, best_quantized = 1e30;
+  for (int i = 0; i < options.steps; ++i) {
+    best_fp32 = std::min(best_fp32, fp32.step());
+    best_quantized = std::min(best_quantized, quantized.step());
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%-12s %8.1f ms/step  %10.0f tokens/s\n", "fp32", 1e3 * best_fp32,
+                static_cast<double>(fp32.tokens()) / best_fp32);
+  out << line;
+  std::snprintf(line, sizeof line, "%-12s %8.1f ms/step  %10.0f tokens/s\n", options.recipe.c_str(),
+                1e3 * best_quantized, static_cast<double>(quantized.tokens()) / best_quantized);
+  out << line;
+  std::snprintf(line, sizeof line, "overhead of %s over fp32: %+.1f%% (target <= 15%%, statistics on)\n",
+                options.recipe.c_str(), 100.0 * (best_quantized / best_fp32 - 1.0));
+  out << line;
+  return 0;
 }
 
 nlohmann::json torch_runs(const train::TrainConfig& c, int steps, const std::vector<int>& threads) {
@@ -85,6 +141,13 @@ double peak_rss_mib() {
 int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
   const train::TrainConfig& c = options.config;
   const int max_threads = omp_get_max_threads();
+  if (!options.recipe.empty()) {
+    char head[256];
+    std::snprintf(head, sizeof head, "train-step benchmark: %d layers, %d heads, %d channels, batch %d x %d tokens, %d threads, best of %d steps\n",
+                  c.n_layer, c.n_head, c.n_embd, c.batch_size, c.block_size, max_threads, options.steps);
+    out << head;
+    return run_recipe_bench(options, out);
+  }
   std::vector<int> threads = {1};
   if (max_threads > 1) threads.push_back(max_threads);
 

@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-openmp-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libprotobuf-dev protobuf-compiler
   python3 python3-numpy python3-torch
 )
 

@@ -25,16 +25,20 @@ void add_bench_command(CLI::App& app) {
     std::string config;
     std::vector<std::string> overrides;
     int steps = 10;
+    std::string recipe;
   };
   auto train_args = std::make_shared<TrainArgs>();
   train->add_option("config", train_args->config, "TOML config (default: the default training config)");
   train->add_option("--set", train_args->overrides, "Override a config key (repeatable)");
   train->add_option("--steps", train_args->steps, "Timed steps per thread count (best is kept)")->capture_default_str();
+  train->add_option("--recipe", train_args->recipe,
+                    "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
   train->callback([train_args] {
     altgrad::bench::TrainBenchOptions bench_options;
     bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)
                                                 : train::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
+    bench_options.recipe = train_args->recipe;
     altgrad::bench::run_train_bench(bench_options, std::cout);
   });
 }

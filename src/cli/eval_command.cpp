@@ -1,9 +1,12 @@
-// `altgrad eval --checkpoint DIR --text FILE [--max-windows N]`: mean cross-entropy of a text.
+// `altgrad eval --checkpoint DIR --text FILE [--max-windows N] [--recipe PRESET]`: mean
+// cross-entropy of a text, with the forward pass quantized as the run trained (the checkpoint's
+// recipe and delayed scales) or as a preset says (`--recipe fp32`: unquantized).
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -11,6 +14,8 @@
 #include "model/gpt.hpp"
 #include "train/byte_dataset.hpp"
 #include "train/checkpoint.hpp"
+#include "train/quant_checkpoint.hpp"
+#include "train/quant_hooks.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -19,12 +24,36 @@ struct EvalArgs {
   std::string checkpoint;
   std::string text;
   std::size_t max_windows = 0;
+  std::string recipe;  // empty: the checkpoint's
 };
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot read text file " + path);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The forward recipe to evaluate with, its hooks frozen (evaluation changes no scale). A preset
+// brings no amax history, so its delayed-scaling points use per-tensor current scaling instead.
+std::optional<train::QuantHooks> eval_hooks(const EvalArgs& args, const std::filesystem::path& dir,
+                                            const model::MatmulPoints& points, std::string& name) {
+  std::optional<train::Recipe> recipe;
+  if (args.recipe.empty()) {
+    recipe = train::load_checkpoint_recipe(dir, points);
+    name = recipe ? recipe->preset + " (the checkpoint's)" : "fp32 (the checkpoint has no recipe)";
+  } else {
+    recipe = train::preset_recipe(points, args.recipe, 0);
+    for (auto& point : recipe->points) {
+      if (point.settings.scaling == quant::Scaling::delayed) point.settings.scaling = quant::Scaling::tensor;
+    }
+    name = args.recipe;
+  }
+  std::optional<train::QuantHooks> hooks;
+  if (!recipe || !recipe->any_enabled()) return hooks;
+  hooks.emplace(points, *recipe);
+  if (args.recipe.empty()) train::load_quant_state(dir, *hooks);
+  hooks->set_frozen(true);
+  return hooks;
 }
 
 // Consecutive non-overlapping windows of block_size + 1 bytes from the start of the text: inputs are
@@ -42,12 +71,16 @@ void run(const EvalArgs& args) {
     throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
                                 std::to_string(T + 1));
   }
-  model::Activations<float> acts(gpt.config(), 1, T);
+  std::string recipe_name;
+  std::optional<train::QuantHooks> hooks = eval_hooks(args, dir, gpt.matmuls(), recipe_name);
+  model::MatmulHooks<float>* hooked = hooks ? &*hooks : nullptr;
+  model::Activations<float> acts(gpt.config(), 1, T, hooks ? model::OperandCopies::allocated : model::OperandCopies::none);
   double sum = 0.0;
   for (std::size_t w = 0; w < windows.count; ++w) {
     const std::span<const std::int32_t> x(windows.x.data() + w * T, T), y(windows.y.data() + w * T, T);
-    sum += model::gpt_forward(gpt, acts, x, y);
+    sum += model::gpt_forward(gpt, acts, x, y, hooked);
   }
+  std::printf("recipe %s\n", recipe_name.c_str());
   std::printf("windows %zu\n", windows.count);
   std::printf("loss %.9g\n", sum / static_cast<double>(windows.count));
 }
@@ -60,6 +93,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--checkpoint", args->checkpoint, "Checkpoint directory, or a run directory (its latest)")->required();
   cmd->add_option("--text", args->text, "Text file to evaluate")->required();
   cmd->add_option("--max-windows", args->max_windows, "Evaluate at most N windows (0 = all)");
+  cmd->add_option("--recipe", args->recipe,
+                  "Quantize the forward pass with this preset instead of the checkpoint's recipe (fp32: none)");
   cmd->callback([args] { run(*args); });
 }
 

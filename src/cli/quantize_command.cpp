@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <cmath>
-#include <map>
+#include <vector>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -27,13 +27,6 @@ struct QuantizeArgs {
   std::uint64_t seed = 0;
   bool no_saturate = false;
   bool no_subnormals = false;
-};
-
-const std::map<std::string, Rounding> kRoundingNames = {
-    {"nearest", Rounding::nearest_even},   {"away", Rounding::nearest_away},
-    {"zero", Rounding::toward_zero},       {"up", Rounding::toward_positive},
-    {"down", Rounding::toward_negative},   {"odd", Rounding::odd},
-    {"stochastic", Rounding::stochastic},  {"stochastic-equal", Rounding::stochastic_equal},
 };
 
 // Parses one whitespace-free token: a decimal number, or nan, inf, -inf (correctly rounded).
@@ -60,7 +53,7 @@ int run(const QuantizeArgs& args) {
     throw std::invalid_argument("--scale must be a positive finite number, got " + std::to_string(args.scale));
   }
   const Format f = make_format(spec);
-  const Rounding mode = kRoundingNames.at(args.rounding);
+  const Rounding mode = *format::parse_rounding(args.rounding);
   const int digits = (f.width + 3) / 4;
 
   std::string token;
@@ -91,7 +84,7 @@ void add_quantize_command(CLI::App& app) {
   auto args = std::make_shared<QuantizeArgs>();
   cmd->add_option("--format", args->format, "Format name, e.g. e4m3, e5m2, e2m1, bf16, e4m3fnuz,bias=9")->required();
   cmd->add_option("--rounding", args->rounding, "Rounding mode")
-      ->check(CLI::IsMember(kRoundingNames))
+      ->check(CLI::IsMember(std::vector<std::string>(format::kRoundingNames.begin(), format::kRoundingNames.end())))
       ->capture_default_str();
   cmd->add_option("--scale", args->scale, "Multiply by S before quantizing and divide after")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of stochastic rounding")->capture_default_str();

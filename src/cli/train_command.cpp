@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -25,7 +26,23 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   std::string out;
   std::string resume;
+  std::string inject_nan;  // POINT@STEP
 };
+
+// "h.1.mlp.c_fc:act@5" → (point, step).
+std::pair<std::string, std::int64_t> parse_injection(const std::string& text) {
+  const auto at = text.rfind('@');
+  std::int64_t step = -1;
+  if (at != std::string::npos) {
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data() + at + 1, end, step);
+    if (ec != std::errc() || ptr != end) step = -1;
+  }
+  if (at == std::string::npos || at == 0 || step < 0) {
+    throw std::invalid_argument("--inject-nan " + text + ": expected POINT@STEP, e.g. h.0.mlp.c_fc:act@3");
+  }
+  return {text.substr(0, at), step};
+}
 
 train::TrainConfig resolve_config(const TrainArgs& args) {
   if (!args.resume.empty()) {
@@ -49,11 +66,13 @@ void run(const TrainArgs& args) {
   options.repo_root = ALTGRAD_SOURCE_DIR;
   options.progress = &std::cerr;
   options.terminal = ::isatty(STDERR_FILENO) != 0;
+  if (!args.inject_nan.empty()) options.inject_nan = parse_injection(args.inject_nan);
   const train::TrainOutcome outcome = train::train(config, options);
 
   std::printf("run directory: %s\n", outcome.run_dir.c_str());
   std::printf("stop reason: %s\n", outcome.stop_reason.c_str());
   std::printf("final val loss: %.4f\n", outcome.final_val_loss);
+  std::printf("warnings: %llu (events.jsonl)\n", static_cast<unsigned long long>(outcome.warnings));
   if (!outcome.last_checkpoint.empty()) {
     model::Gpt<float> trained(train::load_checkpoint_config(outcome.last_checkpoint));
     train::load_model(outcome.last_checkpoint, trained);
@@ -74,6 +93,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "Override a config key: --set key=value (repeatable)");
   cmd->add_option("--out", args->out, "Run directory (default: the config's out_dir)");
   cmd->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
+  cmd->add_option("--inject-nan", args->inject_nan,
+                  "Make the operand at quantization point POINT NaN in step STEP (POINT@STEP), to try the stop path");
   cmd->callback([args] { run(*args); });
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // Rounding modes. Every mode is defined relative to the format's value set on an extended grid
 // (exponent range unbounded above), so overflow is decided after rounding; see docs/formats.md.
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace altgrad::format {
 
@@ -24,6 +27,20 @@ inline constexpr Rounding kAllRoundings[] = {
 
 constexpr bool is_stochastic(Rounding r) {
   return r == Rounding::stochastic || r == Rounding::stochastic_equal;
+}
+
+// The names the command line and configs use, in enum order.
+inline constexpr std::array<std::string_view, 8> kRoundingNames = {
+    "nearest", "away", "zero", "up", "down", "odd", "stochastic", "stochastic-equal",
+};
+
+constexpr std::string_view rounding_name(Rounding r) { return kRoundingNames[static_cast<std::size_t>(r)]; }
+
+constexpr std::optional<Rounding> parse_rounding(std::string_view name) {
+  for (std::size_t i = 0; i < kRoundingNames.size(); ++i) {
+    if (kRoundingNames[i] == name) return static_cast<Rounding>(i);
+  }
+  return std::nullopt;
 }
 
 }  // namespace altgrad::format

@@ -58,6 +58,8 @@ void carve(Activations<Scalar>& a, Carver<Scalar>& carver) {
     l.att_y_hooked = carver.take_if(copies, N * C);
     l.ln_2_hooked = carver.take_if(copies, N * C);
     l.fc_act_hooked = carver.take_if(copies, N * H);
+    l.qkv_hooked = carver.take_if(copies, N * 3 * C);
+    l.att_probs_hooked = carver.take_if(copies, a.B * config.n_head * a.T * a.T);
   }
   a.ln_f = carver.take(N * C);
   a.ln_f_mean = carver.take_if(layernorm, N);
@@ -67,6 +69,8 @@ void carve(Activations<Scalar>& a, Carver<Scalar>& carver) {
   a.probs = carver.take(N * V);
   a.losses = carver.take(N);
   a.hooked_weights = carver.take_if(copies, ParameterLayout(config).size());
+  a.qkv_third = carver.take_if(copies, N * C);
+  a.qkv_third_hooked = carver.take_if(copies, N * C);
 
   ActivationGradients<Scalar>& g = a.grad;
   g.residual = carver.take(N * C);

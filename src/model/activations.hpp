@@ -11,7 +11,8 @@
 //                                          under rmsnorm
 //     qkv                 (B, T, 3C)
 //     att_y               (B, T, C)        attention output: :act of attn.c_proj
-//     att_probs           (B, NH, T, T)    causal softmax(q·kᵀ/√hs); masked entries 0
+//     att_probs           (B, NH, T, T)    causal softmax(q·kᵀ/√hs), as computed even when
+//                                          hooked; masked entries 0
 //     att_proj            (B, T, C)        c_proj(att_y)
 //     residual2           (B, T, C)        x + att_proj
 //     ln_2, ln_2_mean, ln_2_rstd           as ln_1, of residual2: ln_2 is :act of mlp.c_fc
@@ -25,7 +26,17 @@
 //
 // With OperandCopies::allocated there is also room for what MatmulHooks write (matmul_hooks.hpp):
 // one copy per matmul input (ln_1_hooked, ...), one parameter-shaped buffer for hooked weights
-// (each at its parameter's slot; lm_head's at wte's), and one scratch for a hooked dY.
+// (each at its parameter's slot; lm_head's at wte's), and one scratch for a hooked dY. The
+// attention operands (self_attention.hpp) have their own:
+//
+//   per block l:
+//     qkv_hooked          (B, T, 3C)       q, k, v as the attention products read them
+//     att_probs_hooked    (B, NH, T, T)    the probabilities that multiply v
+//   qkv_third, qkv_third_hooked (B, T, C)  scratch, shared by all blocks: one of q, k, v gathered
+//                                          for its hook, and the hook's output
+//
+// A copy is written only while its point is active; `used` and `attention_used` say which buffers
+// the forward pass read, so the backward pass reads the same (straight-through estimator).
 //
 // The backward pass's own buffers (gradients of activations, reused from block to block) are in
 // `grad`. Nothing here is meaningful before a forward pass; views point into this object's own
@@ -39,6 +50,7 @@
 #include "model/config.hpp"
 #include "model/linear.hpp"
 #include "model/matmul_points.hpp"
+#include "model/self_attention.hpp"
 
 namespace altgrad::model {
 
@@ -54,8 +66,12 @@ struct LayerActivations {
   std::span<Scalar> fc, fc_act, fc_proj, residual3;
   // Hooked :act copies (empty without OperandCopies::allocated).
   std::span<Scalar> ln_1_hooked, att_y_hooked, ln_2_hooked, fc_act_hooked;
+  // Hooked attention operands (empty without OperandCopies::allocated).
+  std::span<Scalar> qkv_hooked, att_probs_hooked;
   // What each GEMM of the block multiplied, indexed by BlockMatmul.
   std::array<LinearInputs<Scalar>, kMatmulsPerBlock> used{};
+  // What the attention products multiplied: qkv or qkv_hooked, att_probs or att_probs_hooked.
+  ops::cpu::AttentionOperands<Scalar> attention_used{};
 };
 
 // Gradients of activations, one block's worth, reused by every block in the backward pass.
@@ -98,6 +114,8 @@ struct Activations {
   std::span<Scalar> logits, probs, losses;
   LinearInputs<Scalar> lm_head_used{};
   std::span<Scalar> hooked_weights;  // parameter-shaped; empty without copies
+  // (B, T, C) each, scratch for the q, k, v hooks; empty without copies.
+  std::span<Scalar> qkv_third, qkv_third_hooked;
 
   ActivationGradients<Scalar> grad;
 };

@@ -70,7 +70,10 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   // x + attn(ln_1(x)): d att_proj = d residual2.
   linear(BlockMatmul::attn_c_proj, g.att_y, g.residual, p.attn_c_proj_weight, p.attn_c_proj_bias);
   zero(g.qkv);
-  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_probs, g.att_y, l.qkv, l.att_probs, B, T, C, config.n_head);
+  // Straight-through: the products at the operands the forward pass multiplied, the softmax at
+  // the probabilities it produced.
+  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_probs, g.att_y, l.attention_used, l.att_probs, B, T, C,
+                                       config.n_head);
   linear(BlockMatmul::attn_c_attn, g.ln, g.qkv, p.attn_c_attn_weight, p.attn_c_attn_bias);
   norm_backward<Scalar>(config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
                         p.ln_1_weight.in(params), l.ln_1_mean, l.ln_1_rstd, N, C);

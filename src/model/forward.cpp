@@ -8,7 +8,7 @@
 #include "model/linear.hpp"
 #include "model/mlp_activation.hpp"
 #include "model/norm.hpp"
-#include "ops/cpu/attention.hpp"
+#include "model/self_attention.hpp"
 #include "ops/cpu/embedding.hpp"
 #include "ops/cpu/residual.hpp"
 #include "ops/cpu/softmax_cross_entropy.hpp"
@@ -60,7 +60,10 @@ void block_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::siz
   norm_forward<Scalar>(config.norm, l.ln_1, l.ln_1_mean, l.ln_1_rstd, residual, p.ln_1_weight.in(params),
                        p.ln_1_bias.in(params), N, C);
   linear(BlockMatmul::attn_c_attn, l.qkv, l.ln_1, p.attn_c_attn_weight, p.attn_c_attn_bias, l.ln_1_hooked);
-  ops::cpu::attention_forward<Scalar>(l.att_y, l.att_probs, l.qkv, B, T, C, config.n_head);
+  const AttentionCopies<Scalar> attention_copies{l.qkv_hooked, l.att_probs_hooked, acts.qkv_third,
+                                                 acts.qkv_third_hooked};
+  l.attention_used = self_attention_forward<Scalar>(l.att_y, l.att_probs, l.qkv, attention_copies, model.matmuls(),
+                                                    layer, hooks, {B, T, C, config.n_head});
   linear(BlockMatmul::attn_c_proj, l.att_proj, l.att_y, p.attn_c_proj_weight, p.attn_c_proj_bias, l.att_y_hooked);
   ops::cpu::residual_forward<Scalar>(l.residual2, residual, l.att_proj);
 

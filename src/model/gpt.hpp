@@ -70,7 +70,8 @@ Scalar gpt_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::spa
 // Adds d(mean loss)/d(parameter) of the last forward pass to model.gradients(); the tied
 // wte/lm_head weight gets both its embedding and its output-layer contribution. The forward pass
 // must have had targets and run on these parameters. `hooks` sees the :grad points; the :act and
-// :weight operands are those the forward pass used. Allocates nothing.
+// :weight operands and the attention operands (q, k, v, probs) are those the forward pass used.
+// Allocates nothing.
 template <typename Scalar>
 void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Scalar>* hooks = nullptr);
 

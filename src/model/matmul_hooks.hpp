@@ -7,6 +7,9 @@
 // backward pass computes dX = dY·W_q and dW = dYᵀ·X_q from them (dY being the hooked gradient when
 // :grad is active). The bias gradient is the row sum of the same dY the GEMMs see.
 //
+// The attention core's operands (q, k, v, probs) pass the hooks in the forward pass only, and the
+// backward pass reuses them the same way (model/self_attention.hpp).
+//
 // No hooks (a null pointer) or a hook that declines a point: the kernel reads the operand where it
 // lies, with no copy.
 #include <cstddef>

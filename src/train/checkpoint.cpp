@@ -84,7 +84,7 @@ const Tensor& expect_tensor(const SafetensorsFile& file, const fs::path& path, c
 }  // namespace
 
 fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::AdamW& optimizer,
-                         const CheckpointState& state) {
+                         const CheckpointState& state, const CheckpointExtras& extras) {
   const fs::path final_dir = run_dir / "checkpoints" / ("step_" + std::to_string(state.step));
   const fs::path staging = run_dir / "checkpoints" / (".step_" + std::to_string(state.step) + ".partial");
   fs::remove_all(staging);
@@ -106,7 +106,10 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
                                     {"val_loss", number_or_null(state.val_loss)},
                                     {"best_val_loss", number_or_null(state.best_val_loss)},
                                     {"best_step", state.best_step},
-                                    {"optimizer_step", optimizer.step_count()}});
+                                    {"optimizer_step", optimizer.step_count()},
+                                    {"grad_norm_history", state.grad_norm_history},
+                                    {"last_loss", number_or_null(state.last_loss)}});
+  if (extras) extras(staging);
   fs::remove_all(final_dir);
   fs::rename(staging, final_dir);
   return final_dir;
@@ -168,8 +171,13 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
     return v.is_null() ? std::nan("") : v.get<double>();
   };
   try {
-    return {j.at("step").get<std::int64_t>(), j.at("seed").get<std::uint64_t>(), number("val_loss"),
-            number("best_val_loss"), j.at("best_step").get<std::int64_t>()};
+    return {j.at("step").get<std::int64_t>(),
+            j.at("seed").get<std::uint64_t>(),
+            number("val_loss"),
+            number("best_val_loss"),
+            j.at("best_step").get<std::int64_t>(),
+            j.at("grad_norm_history").get<std::vector<double>>(),
+            number("last_loss")};
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }

@@ -4,11 +4,14 @@
 //                          tied to transformer.wte.weight), loadable by nanoGPT's GPT unchanged
 //   config.json            nanoGPT's GPTConfig fields plus this bench's variant fields
 //   optimizer.safetensors  AdamW moments over the parameter buffer
-//   state.json             step, seed, validation losses
+//   state.json             step, seed, validation losses, the gradient-norm history of the
+//                          spike detector
+//   recipe.json, quant.safetensors   the quantization recipe and its scaling state (quant_checkpoint.hpp)
 // A checkpoint is written into a hidden directory and renamed into place, so a crash never leaves a
 // half-written step_<N>; loading checks every tensor's presence and shape against the config.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,11 +28,17 @@ struct CheckpointState {
   double val_loss = 0.0;  // NaN when this step was not evaluated
   double best_val_loss = 0.0;
   std::int64_t best_step = -1;
+  std::vector<double> grad_norm_history;  // oldest first (diag/spike_detectors.hpp)
+  double last_loss = 0.0;                 // NaN before the first step
 };
+
+// Writes further files of a checkpoint into its staging directory, before it is renamed into place.
+using CheckpointExtras = std::function<void(const std::filesystem::path& staging_dir)>;
 
 // Writes checkpoints/step_<state.step> under run_dir and returns its path.
 std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, const model::Gpt<float>& model,
-                                      const optim::AdamW& optimizer, const CheckpointState& state);
+                                      const optim::AdamW& optimizer, const CheckpointState& state,
+                                      const CheckpointExtras& extras = {});
 
 // The model config stored in a checkpoint directory's config.json.
 model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_dir);

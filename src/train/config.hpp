@@ -81,6 +81,16 @@ struct TrainConfig {
   std::int64_t checkpoint_interval = 1000; // steps between checkpoints; 0 = only at the end of the run
   int keep_checkpoints = 3;               // keep the K most recent; 0 = keep all
 
+  // diagnostics and warnings (thresholds from the research notes; docs/quantization.md)
+  std::int64_t diag_interval = 100;     // steps between full diagnostics (code usage, kurtosis, SNR, ...)
+  double warn_overflow_pct = 1.0;       // a point's overflow above this % of its values, in one step
+  double warn_underflow_pct = 10.0;     // a point's underflow above this % of its values, in one step
+  double warn_kurtosis = 10.0;          // kurtosis of a block output or matmul input (normal = 3)
+  double warn_attention_entropy = 1.0;  // a head's mean attention entropy below this, in nats
+  double warn_loss_spike = 2.0;         // loss above this multiple of the previous step's
+  double warn_grad_norm_spike = 100.0;  // gradient norm above this multiple of its running median
+  std::int64_t warn_every = 100;        // steps before the same warning at the same point repeats
+
   QuantTable quant;  // the [quant] table, untouched (see quant_table.hpp)
 
   bool operator==(const TrainConfig&) const = default;

@@ -64,6 +64,22 @@ const std::array kFields = {
     Field{"out_dir", "run", "run directory", TextField{&C::out_dir, false}},
     Field{"checkpoint_interval", "run", "steps between checkpoints; 0 = only at the end", count_steps(&C::checkpoint_interval)},
     Field{"keep_checkpoints", "run", "keep the K most recent checkpoints; 0 = keep all", count_int(&C::keep_checkpoints)},
+
+    Field{"diag_interval", "diagnostics", "steps between full diagnostics (code usage, kurtosis, SNR, ...)",
+          positive_steps(&C::diag_interval)},
+    Field{"warn_overflow_pct", "diagnostics", "warn when a point overflows more than this % of its values",
+          non_negative(&C::warn_overflow_pct)},
+    Field{"warn_underflow_pct", "diagnostics", "warn when a point flushes more than this % of its values to zero",
+          non_negative(&C::warn_underflow_pct)},
+    Field{"warn_kurtosis", "diagnostics", "warn when a block output or matmul input has a larger kurtosis",
+          non_negative(&C::warn_kurtosis)},
+    Field{"warn_attention_entropy", "diagnostics", "warn when a head's mean attention entropy (nats) is lower",
+          non_negative(&C::warn_attention_entropy)},
+    Field{"warn_loss_spike", "diagnostics", "warn when the loss exceeds this multiple of the previous step's",
+          RealField{&C::warn_loss_spike, 0.0, kInf, true, false}},
+    Field{"warn_grad_norm_spike", "diagnostics", "warn when the gradient norm exceeds this multiple of its median",
+          RealField{&C::warn_grad_norm_spike, 0.0, kInf, true, false}},
+    Field{"warn_every", "diagnostics", "steps before one warning at one point repeats", positive_steps(&C::warn_every)},
 };
 
 // The upper bound is left out while it is only the type's limit, unless the value went past it.

@@ -1,18 +1,30 @@
 #include "train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
 #include "optim/schedule.hpp"
+#include "diag/spike_detectors.hpp"
+#include "train/atomic_file.hpp"
 #include "train/checkpoint.hpp"
+#include "train/non_finite.hpp"
+#include "train/quant_checkpoint.hpp"
+#include "train/quant_hooks.hpp"
+#include "train/quant_metrics.hpp"
+#include "train/quant_recipe.hpp"
 #include "train/run_log.hpp"
+#include "train/step_diagnostics.hpp"
+#include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
+#include "train/warnings.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -37,32 +49,75 @@ optim::CosineSchedule schedule_of(const TrainConfig& c) {
 struct Session {
   const TrainConfig& config;
   model::Gpt<float> model;
+  Recipe recipe;
+  std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
   model::Activations<float> acts;
   optim::AdamW optimizer;
   ByteDataset data;
   std::vector<std::int32_t> x, y;
+  std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
 
   Session(const TrainConfig& c, const fs::path& repo_root)
       : config(c),
         model(gpt_config(c)),
-        acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size)),
+        recipe(resolve_recipe(c)),
+        hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
+        acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
+             hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
         optimizer(model.layout().size(),
                   optim::AdamWConfig{static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f,
                                      static_cast<float>(c.weight_decay)},
                   decay_ranges(model.layout())),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
-        y(x.size()) {}
+        y(x.size()),
+        fp32_gradients(model.layout().size()) {}
 
-  float forward(const BatchKey& key) {
+  QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
+
+  float forward(const BatchKey& key, model::MatmulHooks<float>* with) {
     data.get_batch(key, config.batch_size, config.block_size, x, y);
-    return model::gpt_forward(model, acts, x, y);
+    return model::gpt_forward(model, acts, x, y, with);
   }
 
+  // Validation loss with the recipe's forward pass, changing no quantization state.
   double evaluate() {
+    if (hooks) hooks->set_frozen(true);
     double sum = 0.0;
-    for (int i = 0; i < config.eval_iters; ++i) sum += forward(BatchKey::evaluation(Split::val, static_cast<std::uint64_t>(i)));
+    for (int i = 0; i < config.eval_iters; ++i) {
+      sum += forward(BatchKey::evaluation(Split::val, static_cast<std::uint64_t>(i)), quant());
+    }
+    if (hooks) hooks->set_frozen(false);
     return sum / config.eval_iters;
+  }
+
+  // Gradients of the step's batch without quantization, into fp32_gradients.
+  void shadow_backward(std::int64_t step) {
+    model.zero_gradients();
+    for (int micro = 0; micro < config.gradient_accumulation_steps; ++micro) {
+      forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), nullptr);
+      model::gpt_backward(model, acts, static_cast<model::MatmulHooks<float>*>(nullptr));
+    }
+    average_gradients();
+    std::copy(model.gradients().begin(), model.gradients().end(), fp32_gradients.begin());
+  }
+
+  void average_gradients() {
+    if (config.gradient_accumulation_steps == 1) return;
+    const float inverse = 1.0f / static_cast<float>(config.gradient_accumulation_steps);
+    for (float& g : model.gradients()) g *= inverse;
+  }
+
+  // Where the first NaN or Inf of this step was: a quantization point, else a layer.
+  std::string locate_non_finite() const {
+    if (hooks && hooks->first_non_finite()) {
+      const NonFinitePoint& p = *hooks->first_non_finite();
+      return "first non-finite value at quantization point " + p.name +
+             (p.injected ? " (NaN injected there by --inject-nan)" : " (" + std::to_string(p.count) + " NaN/Inf inputs)");
+    }
+    if (const auto layer = first_non_finite_activation(acts)) return "first non-finite activation: " + *layer;
+    if (const auto tensor = first_non_finite_gradient(model)) return "first non-finite gradient: " + *tensor;
+    return "no tensor holds the non-finite value any more";
   }
 };
 
@@ -119,98 +174,218 @@ model::GptConfig gpt_config(const TrainConfig& c) {
   return g;
 }
 
-TrainOutcome train(const TrainConfig& config, const TrainOptions& options) {
-  const fs::path& run_dir = options.run_dir;
-  fs::create_directories(run_dir);
-  Session s(config, options.repo_root);
-  CheckpointState state{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1};
-  if (options.resume) {
-    const fs::path from = resolve_checkpoint(run_dir);
-    if (load_checkpoint_config(from) != s.model.config()) {
+namespace {
+
+// The whole run: the session plus what the loop reports to.
+class Run {
+ public:
+  Run(const TrainConfig& config, const TrainOptions& options)
+      : config_(config),
+        options_(options),
+        s_(config, options.repo_root),
+        state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan("")},
+        loss_spikes_(config.warn_loss_spike),
+        norm_spikes_(diag::GradNormSpikeOptions{config.warn_grad_norm_spike, 100, 10}) {
+    fs::create_directories(options.run_dir);
+    if (options.resume) {
+      restore();
+    } else {
+      s_.model.initialize(config.seed);
+    }
+    if (options.inject_nan) inject(*options.inject_nan);
+    write_config(options.run_dir / "config.toml", config);
+    write_file_atomically(options.run_dir / "recipe.json",
+                          [&](std::ostream& out) { out << recipe_to_json(s_.recipe).dump(2) << '\n'; });
+  }
+
+  TrainOutcome run() {
+    RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
+    Progress progress(options_, config_.max_iters);
+    Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
+    std::optional<QuantMetrics> quant_metrics;
+    if (s_.hooks) quant_metrics.emplace(*s_.hooks);
+    TensorBoardLog tensorboard(options_.run_dir);
+    log.event({{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
+               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}});
+    Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
+    TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0};
+    const auto started = Clock::now();
+    const std::int64_t first_step = state_.step;
+    for (std::int64_t step = state_.step; step < config_.max_iters; ++step) {
+      if (!train_step(step, loop, outcome)) break;
+      const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+      const std::int64_t done = step + 1;
+      const double per_step = elapsed / static_cast<double>(done - first_step);
+      // A terminal gets a line redrawn every step; a log file one line per log_interval.
+      if (options_.terminal || done % config_.log_interval == 0 || done == config_.max_iters) {
+        progress.step(done, last_loss_, last_lr_, last_tokens_per_s_,
+                      per_step * static_cast<double>(config_.max_iters - done));
+      }
+    }
+    tensorboard.flush();
+    outcome.warnings = warnings.emitted();
+    log.event({{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
+               {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}});
+    return outcome;
+  }
+
+ private:
+  struct Loop {
+    RunLog& log;
+    Progress& progress;
+    Warnings& warnings;
+    QuantMetrics* quant_metrics;
+    TensorBoardLog& tensorboard;
+  };
+
+  void restore() {
+    const fs::path from = resolve_checkpoint(options_.run_dir);
+    if (load_checkpoint_config(from) != s_.model.config()) {
       throw CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
-    load_model(from, s.model);
-    load_optimizer(from, s.optimizer);
-    state = load_state(from);
-  } else {
-    s.model.initialize(config.seed);
+    load_model(from, s_.model);
+    load_optimizer(from, s_.optimizer);
+    state_ = load_state(from);
+    if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
+        saved && recipe_to_json(*saved) != recipe_to_json(s_.recipe)) {
+      throw CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml");
+    }
+    if (s_.hooks) load_quant_state(from, *s_.hooks);
+    norm_spikes_.restore(state_.grad_norm_history);
+    if (std::isfinite(state_.last_loss)) loss_spikes_.restore(state_.last_loss);
   }
-  write_config(run_dir / "config.toml", config);
-  RunLog log(run_dir, options.resume ? state.step : -1);
-  Progress progress(options, config.max_iters);
-  const optim::CosineSchedule schedule = schedule_of(config);
-  const int accumulation = config.gradient_accumulation_steps;
-  const double tokens_per_step = static_cast<double>(config.batch_size) * config.block_size * accumulation;
-  log.event({{"event", options.resume ? "resume" : "start"}, {"step", state.step},
-             {"parameters", s.model.layout().size()}});
 
-  TrainOutcome outcome{run_dir, {}, state.step, std::nan(""), "completed"};
-  const auto started = Clock::now();
-  const std::int64_t first_step = state.step;
-  for (std::int64_t step = state.step; step < config.max_iters; ++step) {
+  void inject(const std::pair<std::string, std::int64_t>& where) {
+    const auto points = s_.model.matmuls().operands();
+    const auto found = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == where.first; });
+    if (found == points.end()) {
+      throw ConfigError("--inject-nan: no quantization point named \"" + where.first + "\"");
+    }
+    if (!s_.hooks) s_.hooks.emplace(s_.model.matmuls(), s_.recipe);
+    if (s_.acts.copies != model::OperandCopies::allocated) {
+      s_.acts = model::Activations<float>(s_.model.config(), s_.acts.B, s_.acts.T, model::OperandCopies::allocated);
+    }
+    s_.hooks->inject_nan(found->index, where.second);
+  }
+
+  bool stop(std::int64_t step, const std::string& what, Loop& loop, TrainOutcome& outcome) {
+    outcome.stop_reason = what + " at step " + std::to_string(step) + "; " + s_.locate_non_finite();
+    loop.log.event({{"event", "stop"}, {"step", step}, {"reason", outcome.stop_reason}});
+    loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
+    return false;
+  }
+
+  // One optimizer step; false when the run must stop.
+  bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
     const auto t0 = Clock::now();
-    const double lr = schedule.at(static_cast<int>(step));
-    s.model.zero_gradients();
-    double loss = 0.0;
-    for (int micro = 0; micro < accumulation; ++micro) {
-      loss += s.forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)));
-      model::gpt_backward(s.model, s.acts);
-    }
-    loss /= accumulation;
-    if (accumulation > 1) {
-      const float inverse = 1.0f / static_cast<float>(accumulation);
-      for (float& g : s.model.gradients()) g *= inverse;
-    }
-    const double grad_norm = optim::clip_grad_norm(s.model.gradients(), config.grad_clip);
-    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-      outcome.stop_reason = !std::isfinite(loss) ? "non-finite loss at step " + std::to_string(step)
-                                                 : "non-finite gradient norm at step " + std::to_string(step);
-      log.event({{"event", "stop"}, {"step", step}, {"reason", outcome.stop_reason}});
-      progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
-      break;
-    }
-    s.optimizer.step(s.model.parameters(), s.model.gradients(), static_cast<float>(lr));
     const std::int64_t done = step + 1;
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double tokens_per_s = tokens_per_step / seconds;
-    nlohmann::json metrics = {{"step", done}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
-                              {"tokens_per_s", tokens_per_s}};
+    const bool diag_step = done % config_.diag_interval == 0;
+    if (diag_step) s_.shadow_backward(step);
+    if (s_.hooks) s_.hooks->begin_step(step, diag_step);
+    s_.model.zero_gradients();
+    double loss = 0.0;
+    for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
+      const float micro_loss = s_.forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
+      if (!std::isfinite(micro_loss)) return stop(step, "non-finite loss", loop, outcome);
+      loss += micro_loss;
+      model::gpt_backward(s_.model, s_.acts, static_cast<model::MatmulHooks<float>*>(s_.quant()));
+    }
+    loss /= config_.gradient_accumulation_steps;
+    s_.average_gradients();
+    if (s_.hooks) s_.hooks->end_step();
 
-    const bool last = done == config.max_iters;
-    if (done % config.eval_interval == 0 || last) {
-      state.val_loss = s.evaluate();
-      metrics["val_loss"] = state.val_loss;
-      metrics["val_perplexity"] = std::exp(state.val_loss);
-      if (state.val_loss < state.best_val_loss) {
-        state.best_val_loss = state.val_loss;
-        state.best_step = done;
-      }
-      outcome.final_val_loss = state.val_loss;
-      char line[96];
-      std::snprintf(line, sizeof line, "step %lld: val loss %.4f (perplexity %.2f)", static_cast<long long>(done),
-                    state.val_loss, std::exp(state.val_loss));
-      progress.note(line);
-    } else {
-      state.val_loss = std::nan("");
+    ScalarLog scalars;
+    nlohmann::json diagnostics;
+    if (diag_step) {
+      diagnostics = step_diagnostics({s_.model, s_.acts, s_.quant(), s_.fp32_gradients}, done, config_, loop.warnings,
+                                     scalars);
     }
-    if (done % config.log_interval == 0 || last || metrics.contains("val_loss")) log.metrics(metrics);
-    state.step = done;
-    const bool checkpoint_due = config.checkpoint_interval > 0 && done % config.checkpoint_interval == 0;
-    if (checkpoint_due || last || done == state.best_step) {
-      outcome.last_checkpoint = save_checkpoint(run_dir, s.model, s.optimizer, state);
-      prune_checkpoints(run_dir, config.keep_checkpoints, state.best_step);
-      log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});
+    const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
+    if (!std::isfinite(grad_norm)) return stop(step, "non-finite gradient norm", loop, outcome);
+    if (loop.quant_metrics) loop.quant_metrics->add_step(done, config_, loop.warnings);
+    check_spikes(done, loss, grad_norm, loop.warnings);
+
+    const double lr = schedule_of(config_).at(static_cast<int>(step));
+    s_.optimizer.step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    last_loss_ = loss;
+    last_lr_ = lr;
+    last_tokens_per_s_ = static_cast<double>(config_.batch_size) * config_.block_size *
+                         config_.gradient_accumulation_steps / seconds;
+    nlohmann::json metrics = {{"step", done}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
+                              {"tokens_per_s", last_tokens_per_s_}};
+    const bool last = done == config_.max_iters;
+    state_.val_loss = std::nan("");  // until this step is evaluated
+    if (done % config_.eval_interval == 0 || last) evaluate(done, metrics, loop, outcome);
+    if (!diagnostics.is_null()) metrics["diag"] = std::move(diagnostics);
+    if (done % config_.log_interval == 0 || last || metrics.contains("val_loss") || metrics.contains("diag")) {
+      log_metrics(done, metrics, scalars, loop);
     }
+    state_.step = done;
+    state_.grad_norm_history = norm_spikes_.history();
+    state_.last_loss = loss;
+    const bool checkpoint_due = config_.checkpoint_interval > 0 && done % config_.checkpoint_interval == 0;
+    if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    const double per_step = elapsed / static_cast<double>(done - first_step);
-    // A terminal gets a line redrawn every step; a log file one line per log_interval.
-    if (options.terminal || done % config.log_interval == 0 || last) {
-      progress.step(done, loss, lr, tokens_per_s, per_step * static_cast<double>(config.max_iters - done));
+    return true;
+  }
+
+  void check_spikes(std::int64_t step, double loss, double grad_norm, Warnings& warnings) {
+    const std::optional<double> previous = loss_spikes_.previous();
+    if (loss_spikes_.observe(loss)) {
+      warnings.warn(step, "loss_spike", "", loss / *previous, config_.warn_loss_spike,
+                    "loss spiked from " + std::to_string(*previous) + " to " + std::to_string(loss));
+    }
+    const double median = norm_spikes_.median();
+    if (norm_spikes_.observe(grad_norm)) {
+      warnings.warn(step, "grad_norm_spike", "", grad_norm / median, config_.warn_grad_norm_spike,
+                    "gradient norm " + std::to_string(grad_norm) + " is " + std::to_string(grad_norm / median) +
+                        " times its running median");
     }
   }
-  log.event({{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason}});
-  return outcome;
-}
+
+  void evaluate(std::int64_t done, nlohmann::json& metrics, Loop& loop, TrainOutcome& outcome) {
+    state_.val_loss = s_.evaluate();
+    metrics["val_loss"] = state_.val_loss;
+    metrics["val_perplexity"] = std::exp(state_.val_loss);
+    if (state_.val_loss < state_.best_val_loss) {
+      state_.best_val_loss = state_.val_loss;
+      state_.best_step = done;
+    }
+    outcome.final_val_loss = state_.val_loss;
+    char line[96];
+    std::snprintf(line, sizeof line, "step %lld: val loss %.4f (perplexity %.2f)", static_cast<long long>(done),
+                  state_.val_loss, std::exp(state_.val_loss));
+    loop.progress.note(line);
+  }
+
+  void log_metrics(std::int64_t done, nlohmann::json& metrics, ScalarLog& scalars, Loop& loop) {
+    for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "val_loss", "val_perplexity"}) {
+      if (metrics.contains(key)) scalars.add(key, metrics[key].get<double>());
+    }
+    if (loop.quant_metrics) metrics["quant"] = loop.quant_metrics->take(scalars);
+    loop.log.metrics(metrics);
+    loop.tensorboard.write(done, scalars);
+  }
+
+  void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
+    outcome.last_checkpoint = save_checkpoint(options_.run_dir, s_.model, s_.optimizer, state_,
+                                              [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); });
+    prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
+    loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});
+  }
+
+  const TrainConfig& config_;
+  const TrainOptions& options_;
+  Session s_;
+  CheckpointState state_;
+  diag::LossSpikeDetector loss_spikes_;
+  diag::GradNormSpikeDetector norm_spikes_;
+  double last_loss_ = 0, last_lr_ = 0, last_tokens_per_s_ = 0;
+};
+
+}  // namespace
+
+TrainOutcome train(const TrainConfig& config, const TrainOptions& options) { return Run(config, options).run(); }
 
 }  // namespace altgrad::train

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "model/config.hpp"
 #include "train/config.hpp"
@@ -18,6 +19,9 @@ struct TrainOptions {
   std::filesystem::path repo_root = ".";  // where the default corpus lives
   std::ostream* progress = nullptr;     // progress output (none when null)
   bool terminal = false;                // redraw one progress line instead of printing lines
+  // Makes the operand at this quantization point NaN in this step (`--inject-nan POINT@STEP`),
+  // to exercise the non-finite stop path.
+  std::optional<std::pair<std::string, std::int64_t>> inject_nan;
 };
 
 struct TrainOutcome {
@@ -26,13 +30,15 @@ struct TrainOutcome {
   std::int64_t steps = 0;        // optimizer steps completed
   double final_val_loss = 0.0;   // NaN if never evaluated
   std::string stop_reason;       // "completed", or why the run stopped early
+  std::uint64_t warnings = 0;    // warnings written to events.jsonl
 };
 
 model::GptConfig gpt_config(const TrainConfig& config);
 
-// Trains as `config` says. Throws ConfigError, DataError, CheckpointError or FileError on bad input;
-// a non-finite loss or gradient is not an exception but a stop reason, with the last good
-// checkpoint left in place.
+// Trains as `config` says, quantizing as its [quant] recipe says. Throws ConfigError, DataError,
+// CheckpointError or FileError on bad input; a non-finite loss or gradient is not an exception but
+// a stop reason naming the first quantization point or layer that held a NaN or Inf, with the last
+// good checkpoint left in place.
 TrainOutcome train(const TrainConfig& config, const TrainOptions& options);
 
 }  // namespace altgrad::train

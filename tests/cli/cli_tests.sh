@@ -100,11 +100,32 @@ err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt
 check "a second run into the same directory is refused" 2 "$status"
 contains "refusal suggests --resume" "--resume" "$err"
 eval_out=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4)
-check "eval prints the window count" "windows 4" "$(head -1 <<<"$eval_out")"
+check "eval names its recipe" "recipe fp32 (the checkpoint's)" "$(head -1 <<<"$eval_out")"
+check "eval prints the window count" "windows 4" "$(sed -n 2p <<<"$eval_out")"
 [[ "$(tail -1 <<<"$eval_out")" =~ ^loss\ [0-9.]+$ ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval last line: $eval_out"; }
 s1=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3 | md5sum)
 s2=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3 | md5sum)
 check "sampling with a seed is reproducible" "$s1" "$s2"
+# Quantized training: the recipe goes into the run, eval applies it unless told otherwise.
+{ cat "$root/configs/tiny.toml"; printf '\n[quant]\npreset = "fp8-hybrid"\n'; } > "$scratch/fp8.toml"
+"$altgrad" train "$scratch/fp8.toml" --set "data=$scratch/corpus.txt" --out "$scratch/fp8" >/dev/null 2>&1; status=$?
+check "quantized train exit status" 0 "$status"
+check "the run holds its resolved recipe" fp8-hybrid "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['preset'])" "$scratch/fp8/recipe.json")"
+as_trained=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpus.txt" --max-windows 4)
+unquantized=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpus.txt" --max-windows 4 --recipe fp32)
+check "eval applies the checkpoint's recipe" "recipe fp8-hybrid (the checkpoint's)" "$(head -1 <<<"$as_trained")"
+check "eval --recipe fp32 names it" "recipe fp32" "$(head -1 <<<"$unquantized")"
+[[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$unquantized")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval with and without the recipe agree: $as_trained"; }
+out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan" --inject-nan "h.0.mlp.c_fc:act@3" 2>/dev/null); status=$?
+check "an injected NaN stops the run" 1 "$status"
+contains "the stop reason names the point" "non-finite loss at step 3; first non-finite value at quantization point h.0.mlp.c_fc:act" "$out"
+printf '[quant]\npreset = "fp9"\n' > "$scratch/bad-recipe.toml"
+err=$("$altgrad" train "$scratch/bad-recipe.toml" --out "$scratch/bad" 2>&1); status=$?
+check "bad recipe exit status" 2 "$status"
+contains "bad recipe names file, line and value" "bad-recipe.toml:2: quant: unknown preset \"fp9\"" "$err"
+bench=$("$altgrad" bench train --recipe fp8-hybrid --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+contains "bench train --recipe prints the overhead" "overhead of fp8-hybrid over fp32" "$bench"
+
 err=$("$altgrad" train --set n_head=5 --out "$scratch/bad" 2>&1); status=$?
 check "bad config exit status" 2 "$status"
 contains "bad config names the key and rule" "n_embd must be a multiple of n_head" "$err"

@@ -78,8 +78,9 @@ void expect_same_bits(const Result& a, const Result& b) {
 }
 
 // Every point named in DESIGN.md, in pass order, with the operand's shape.
-std::vector<Visit> expected_visits(const GptConfig& config, std::size_t N) {
+std::vector<Visit> expected_visits(const GptConfig& config, std::size_t B, std::size_t T) {
   const std::size_t C = config.n_embd, H = hidden_size(config), I = mlp_inner_size(config), V = config.vocab_size;
+  const std::size_t N = B * T, NH = config.n_head;
   struct Matmul {
     std::string name;
     std::size_t in, out;
@@ -93,11 +94,25 @@ std::vector<Visit> expected_visits(const GptConfig& config, std::size_t N) {
     matmuls.push_back({h + "mlp.c_proj", H, C});
   }
   matmuls.push_back({"lm_head", C, V});
+  // The attention operands follow c_attn in each block; their dense indices follow all matmul
+  // operands, four per block.
+  const std::size_t first_attention_index = 3 * matmuls.size();
+  const auto attention_visits = [&](std::size_t layer) {
+    const std::string attn = "h." + std::to_string(layer) + ".attn";
+    const std::size_t index = first_attention_index + 4 * layer;
+    return std::vector<Visit>{{attn + ".q", attn, Operand::q, index, N, C},
+                              {attn + ".k", attn, Operand::k, index + 1, N, C},
+                              {attn + ".v", attn, Operand::v, index + 2, N, C},
+                              {attn + ".probs", attn, Operand::probs, index + 3, B * NH * T, T}};
+  };
   std::vector<Visit> visits;
   for (std::size_t m = 0; m < matmuls.size(); ++m) {
     const Matmul& mm = matmuls[m];
     visits.push_back({mm.name + ":act", mm.name, Operand::act, 3 * m, N, mm.in});
     visits.push_back({mm.name + ":weight", mm.name, Operand::weight, 3 * m + 1, mm.out, mm.in});
+    if (m % 4 == 0 && m / 4 < config.n_layer) {  // attn.c_attn of block m / 4
+      for (const Visit& visit : attention_visits(m / 4)) visits.push_back(visit);
+    }
   }
   // The backward pass runs the matmuls in reverse: lm_head, then each block's mlp.c_proj, mlp.c_fc,
   // attn.c_proj, attn.c_attn from the last block down.
@@ -115,7 +130,7 @@ TEST(MatmulHooks, EveryPointIsVisitedOnceWithItsShape) {
     RecordingHooks hooks;
     run(model, batch, &hooks);
     EXPECT_TRUE(hooks.sizes_match);
-    const std::vector<Visit> expected = expected_visits(model.config(), batch.B * batch.T);
+    const std::vector<Visit> expected = expected_visits(model.config(), batch.B, batch.T);
     ASSERT_EQ(hooks.visits.size(), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(hooks.visits[i], expected[i]) << "visit " << i;
   }

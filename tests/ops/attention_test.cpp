@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ops/attention_reference.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/determinism.hpp"
 #include "ops/finite_difference.hpp"
@@ -138,6 +140,51 @@ TYPED_TEST(AttentionTyped, IsCausal) {
   }
 }
 
+// The two halves are the fused pass taken apart: the same GEMMs on the same operands.
+TYPED_TEST(AttentionTyped, HalvesGiveTheFusedBits) {
+  const Case k = make_case(2, 7, 33, 3, 7);
+  const auto qkv = converted<TypeParam>(k.qkv);
+  std::vector<TypeParam> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T);
+  attention_probs_forward<TypeParam>(probs, qkv, k.B, k.T, k.C, k.NH);
+  attention_values_forward<TypeParam>(out, probs, qkv, k.B, k.T, k.C, k.NH);
+  EXPECT_TRUE(bitwise_equal(Tensors<TypeParam>{{"out", out}, {"probs", probs}}, run<TypeParam>(k).outputs));
+}
+
+// With nothing rewritten, the straight-through reference is plain attention.
+TEST(Attention, ReferenceWithoutRewriteIsTheKernel) {
+  const Case k = make_case(2, 6, 12, 3, 8);
+  const AttentionReference reference =
+      straight_through_attention(k.qkv, k.dout, k.B, k.T, k.C, k.NH, [](double x) { return x; });
+  const Pass<double> pass = run<double>(k);
+  const Tolerance tolerance{1e-13, 1e-12};
+  EXPECT_TRUE(all_close("out", pass.outputs.at("out"), reference.out, tolerance));
+  EXPECT_TRUE(all_close("probs", pass.outputs.at("probs"), reference.probs, tolerance));
+  EXPECT_TRUE(all_close("dqkv", pass.gradients.at("dqkv"), reference.dqkv, tolerance));
+}
+
+// Rewritten operands (rounded to a grid of 1/8) multiply in both products; the backward pass
+// differentiates the products at them and the softmax at the probabilities it computed.
+TEST(Attention, StraightThroughBackwardMatchesTheReference) {
+  const Case k = make_case(2, 8, 12, 2, 9);
+  const auto to_grid = [](double x) { return std::round(x * 8) / 8; };
+  std::vector<double> qkv_used(k.qkv.size()), probs(k.B * k.NH * k.T * k.T), probs_used(probs.size());
+  std::transform(k.qkv.begin(), k.qkv.end(), qkv_used.begin(), to_grid);
+  attention_probs_forward<double>(probs, qkv_used, k.B, k.T, k.C, k.NH);
+  std::transform(probs.begin(), probs.end(), probs_used.begin(), to_grid);
+  std::vector<double> out(k.B * k.T * k.C), dqkv(k.qkv.size()), scratch(probs.size());
+  attention_values_forward<double>(out, probs_used, qkv_used, k.B, k.T, k.C, k.NH);
+  attention_backward<double>(dqkv, scratch, k.dout, AttentionOperands<double>{qkv_used, probs_used}, probs, k.B, k.T,
+                             k.C, k.NH);
+
+  const AttentionReference reference = straight_through_attention(k.qkv, k.dout, k.B, k.T, k.C, k.NH, to_grid);
+  const Tolerance tolerance{1e-13, 1e-12};
+  EXPECT_TRUE(all_close("out", out, reference.out, tolerance));
+  EXPECT_TRUE(all_close("probs", probs, reference.probs, tolerance));
+  EXPECT_TRUE(all_close("dqkv", dqkv, reference.dqkv, tolerance));
+  // The grid matters: the result is not plain attention's.
+  EXPECT_FALSE(all_close("dqkv", dqkv, run<double>(k).gradients.at("dqkv"), {1e-6, 1e-6}));
+}
+
 TEST(Attention, GradientMatchesFiniteDifferences) {
   Case k = make_case(2, 4, 18, 2, 3);  // hs = 9
   const Pass<double> pass = run<double>(k);
@@ -167,10 +214,16 @@ TEST(Attention, BitsDoNotDependOnThreadCount) {
 }
 
 TEST(Attention, RejectsBadShapes) {
-  std::vector<float> out(2 * 6), probs(2 * 4), qkv(2 * 18);
+  std::vector<float> out(2 * 6), probs(2 * 4), qkv(2 * 18), dqkv(qkv.size()), dprobs(probs.size());
   EXPECT_NO_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 2));
   EXPECT_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 4), std::invalid_argument);  // 4 ∤ 6
   EXPECT_THROW(attention_forward<float>(out, probs, qkv, 1, 2, 6, 3), std::invalid_argument);  // probs size
+  EXPECT_THROW(attention_probs_forward<float>(probs, qkv, 1, 2, 6, 3), std::invalid_argument);
+  EXPECT_THROW(attention_values_forward<float>(out, probs, qkv, 1, 2, 6, 3), std::invalid_argument);
+  const std::vector<float> short_probs(probs.size() - 1);
+  EXPECT_THROW(
+      attention_backward<float>(dqkv, dprobs, out, AttentionOperands<float>{qkv, short_probs}, probs, 1, 2, 6, 2),
+      std::invalid_argument);  // used probs size
 }
 
 }  // namespace

@@ -32,7 +32,9 @@ const std::vector<std::string> kKeys = {
     "n_layer", "n_head", "n_embd", "block_size", "bias", "norm", "mlp", "mlp_hidden", "data", "data_format",
     "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "learning_rate", "min_lr",
     "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval",
-    "eval_iters", "log_interval", "seed", "out_dir", "checkpoint_interval", "keep_checkpoints"};
+    "eval_iters", "log_interval", "seed", "out_dir", "checkpoint_interval", "keep_checkpoints",
+    "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_attention_entropy",
+    "warn_loss_spike", "warn_grad_norm_spike", "warn_every"};
 
 // A config where every field differs from its default, with values that are hard to write back.
 TrainConfig unusual_config() {
@@ -67,6 +69,14 @@ TrainConfig unusual_config() {
   c.out_dir = "runs/x y";
   c.checkpoint_interval = 0;
   c.keep_checkpoints = 0;
+  c.diag_interval = 7;
+  c.warn_overflow_pct = 0.125;
+  c.warn_underflow_pct = 55.5;
+  c.warn_kurtosis = 1e6;
+  c.warn_attention_entropy = 0.0;
+  c.warn_loss_spike = 1.5;
+  c.warn_grad_norm_spike = 1e3;
+  c.warn_every = 1;
   return c;
 }
 

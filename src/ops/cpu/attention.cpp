@@ -37,14 +37,36 @@ struct HeadView {
   int T, hs, C3, C;
 };
 
-// One (b, h) pair: q, k, v of position t at qkv + t·3C + {0, C, 2C}; output rows at out + t·C;
-// probabilities (T, T) at probs.
+HeadView head_view(const char* kernel, std::size_t T, std::size_t C, std::size_t hs) {
+  return {require_blas_dimension(kernel, "T", T), require_blas_dimension(kernel, "hs", hs),
+          require_blas_dimension(kernel, "3C", 3 * C), require_blas_dimension(kernel, "C", C)};
+}
+
+// Where the slices of one (b, h) pair start: its q in qkv-shaped buffers (k and v follow at +C and
+// +2C), its channels in out-shaped ones, its (T, T) block in probs-shaped ones.
+struct HeadOffsets {
+  std::size_t qkv, out, probs;
+};
+
+// Calls body(offsets) for every (b, h) pair, the pairs in parallel. No `if` clause: see HeadView
+// for why every head runs inside the parallel region.
+template <typename Body>
+void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, Body&& body) {
+  const std::size_t hs = C / NH;
+#pragma omp parallel for schedule(static)
+  for (std::size_t bh = 0; bh < B * NH; ++bh) {
+    const std::size_t b = bh / NH;
+    const std::size_t h = bh % NH;
+    body(HeadOffsets{b * T * 3 * C + h * hs, b * T * C + h * hs, bh * T * T});
+  }
+}
+
+// One (b, h) pair: q, k of position t at qkv + t·3C + {0, C}; probabilities (T, T) at probs.
 template <typename Scalar>
-void head_forward(Scalar* out, Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
+void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar* q = qkv;
   const Scalar* k = qkv + C;
-  const Scalar* val = qkv + 2 * C;
   gemm(CblasNoTrans, CblasTrans, v.T, v.T, v.hs, q, v.C3, k, v.C3, Scalar{0}, probs, v.T);  // scores
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
   for (std::size_t t = 0; t < T; ++t) {
@@ -54,14 +76,21 @@ void head_forward(Scalar* out, Scalar* probs, const Scalar* qkv, const HeadView&
     softmax_row(p, p, t + 1);
     std::fill(p + t + 1, p + T, Scalar{0});
   }
+}
+
+// One (b, h) pair: v of position t at qkv + t·3C + 2C; output rows at out + t·C.
+template <typename Scalar>
+void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
+  const Scalar* val = qkv + 2 * C;
   gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, probs, v.T, val, v.C3, Scalar{0}, out, v.C);  // probs · v
 }
 
-// One (b, h) pair, laid out as in head_forward; dqkv like qkv, dout like out; dprobs (T, T) is
-// scratch for d loss / d probabilities, then d loss / d scores.
+// One (b, h) pair, laid out as in head_probs and head_values; dqkv like qkv, dout like out. q, k, v
+// and probs_used are what the forward products multiplied, probs what the softmax produced. dprobs
+// (T, T) is scratch for d loss / d probabilities, then d loss / d scores.
 template <typename Scalar>
 void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scalar* qkv, const Scalar* probs,
-                   const HeadView& v, std::size_t C) {
+                   const Scalar* probs_used, const HeadView& v, std::size_t C) {
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar *q = qkv, *k = qkv + C, *val = qkv + 2 * C;
   Scalar *dq = dqkv, *dk = dqkv + C, *dv = dqkv + 2 * C;
@@ -76,14 +105,9 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
     for (std::size_t s = 0; s <= t; ++s) d[s] = p[s] * (d[s] - p_dp) * scale;
     std::fill(d + t + 1, d + T, Scalar{0});
   }
-  gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, k, v.C3, Scalar{1}, dq, v.C3);   // dscores · k
-  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, q, v.C3, Scalar{1}, dk, v.C3);     // dscoresᵀ · q
-  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, probs, v.T, dout, v.C, Scalar{1}, dv, v.C3);    // probsᵀ · dy
-}
-
-HeadView head_view(const char* kernel, std::size_t T, std::size_t C, std::size_t hs) {
-  return {require_blas_dimension(kernel, "T", T), require_blas_dimension(kernel, "hs", hs),
-          require_blas_dimension(kernel, "3C", 3 * C), require_blas_dimension(kernel, "C", C)};
+  gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, k, v.C3, Scalar{1}, dq, v.C3);      // dscores · k
+  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, q, v.C3, Scalar{1}, dk, v.C3);        // dscoresᵀ · q
+  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, probs_used, v.T, dout, v.C, Scalar{1}, dv, v.C3);  // probsᵀ · dy
 }
 
 }  // namespace
@@ -97,48 +121,92 @@ void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span
   require_size(kernel, "probs", probs.size(), B * NH * T * T);
   require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
 
+  // Both products of a head in one visit, while its probabilities are still in cache.
   const HeadView view = head_view(kernel, T, C, hs);
-  // No `if` clause: see HeadView for why every head runs inside the parallel region.
-#pragma omp parallel for schedule(static)
-  for (std::size_t bh = 0; bh < B * NH; ++bh) {
-    const std::size_t b = bh / NH;
-    const std::size_t h = bh % NH;
-    head_forward(out.data() + b * T * C + h * hs, probs.data() + bh * T * T, qkv.data() + b * T * 3 * C + h * hs,
-                 view, C);
-  }
+  for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
+    head_probs(probs.data() + at.probs, qkv.data() + at.qkv, view, C);
+    head_values(out.data() + at.out, probs.data() + at.probs, qkv.data() + at.qkv, view, C);
+  });
+}
+
+template <typename Scalar>
+void attention_probs_forward(std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B, std::size_t T,
+                             std::size_t C, std::size_t NH) {
+  constexpr const char* kernel = "attention_probs_forward";
+  const std::size_t hs = head_size(kernel, C, NH);
+  require_size(kernel, "probs", probs.size(), B * NH * T * T);
+  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+
+  const HeadView view = head_view(kernel, T, C, hs);
+  for_each_head(B, T, C, NH,
+                [&](const HeadOffsets& at) { head_probs(probs.data() + at.probs, qkv.data() + at.qkv, view, C); });
+}
+
+template <typename Scalar>
+void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> probs, std::span<const Scalar> qkv,
+                              std::size_t B, std::size_t T, std::size_t C, std::size_t NH) {
+  constexpr const char* kernel = "attention_values_forward";
+  const std::size_t hs = head_size(kernel, C, NH);
+  require_size(kernel, "out", out.size(), B * T * C);
+  require_size(kernel, "probs", probs.size(), B * NH * T * T);
+  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+
+  const HeadView view = head_view(kernel, T, C, hs);
+  for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
+    head_values(out.data() + at.out, probs.data() + at.probs, qkv.data() + at.qkv, view, C);
+  });
 }
 
 template <typename Scalar>
 void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
                         std::span<const Scalar> qkv, std::span<const Scalar> probs, std::size_t B, std::size_t T,
                         std::size_t C, std::size_t NH) {
+  attention_backward(dqkv, dprobs, dout, AttentionOperands<Scalar>{qkv, probs}, probs, B, T, C, NH);
+}
+
+template <typename Scalar>
+void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
+                        const AttentionOperands<Scalar>& used, std::span<const Scalar> probs, std::size_t B,
+                        std::size_t T, std::size_t C, std::size_t NH) {
   constexpr const char* kernel = "attention_backward";
   const std::size_t hs = head_size(kernel, C, NH);
   require_size(kernel, "dqkv", dqkv.size(), B * T * 3 * C);
   require_size(kernel, "dout", dout.size(), B * T * C);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+  require_size(kernel, "qkv", used.qkv.size(), B * T * 3 * C);
   require_size(kernel, "probs", probs.size(), B * NH * T * T);
+  require_size(kernel, "used probs", used.probs.size(), B * NH * T * T);
   require_size(kernel, "dprobs", dprobs.size(), B * NH * T * T);
 
   const HeadView view = head_view(kernel, T, C, hs);
-#pragma omp parallel for schedule(static)
-  for (std::size_t bh = 0; bh < B * NH; ++bh) {
-    const std::size_t b = bh / NH;
-    const std::size_t h = bh % NH;
-    head_backward(dqkv.data() + b * T * 3 * C + h * hs, dprobs.data() + bh * T * T, dout.data() + b * T * C + h * hs,
-                  qkv.data() + b * T * 3 * C + h * hs, probs.data() + bh * T * T, view, C);
-  }
+  for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
+    head_backward(dqkv.data() + at.qkv, dprobs.data() + at.probs, dout.data() + at.out, used.qkv.data() + at.qkv,
+                  probs.data() + at.probs, used.probs.data() + at.probs, view, C);
+  });
 }
 
 template void attention_forward<float>(std::span<float>, std::span<float>, std::span<const float>, std::size_t,
                                        std::size_t, std::size_t, std::size_t);
 template void attention_forward<double>(std::span<double>, std::span<double>, std::span<const double>, std::size_t,
                                         std::size_t, std::size_t, std::size_t);
+template void attention_probs_forward<float>(std::span<float>, std::span<const float>, std::size_t, std::size_t,
+                                             std::size_t, std::size_t);
+template void attention_probs_forward<double>(std::span<double>, std::span<const double>, std::size_t, std::size_t,
+                                              std::size_t, std::size_t);
+template void attention_values_forward<float>(std::span<float>, std::span<const float>, std::span<const float>,
+                                              std::size_t, std::size_t, std::size_t, std::size_t);
+template void attention_values_forward<double>(std::span<double>, std::span<const double>, std::span<const double>,
+                                               std::size_t, std::size_t, std::size_t, std::size_t);
 template void attention_backward<float>(std::span<float>, std::span<float>, std::span<const float>,
                                         std::span<const float>, std::span<const float>, std::size_t, std::size_t,
                                         std::size_t, std::size_t);
 template void attention_backward<double>(std::span<double>, std::span<double>, std::span<const double>,
                                          std::span<const double>, std::span<const double>, std::size_t, std::size_t,
                                          std::size_t, std::size_t);
+template void attention_backward<float>(std::span<float>, std::span<float>, std::span<const float>,
+                                        const AttentionOperands<float>&, std::span<const float>, std::size_t,
+                                        std::size_t, std::size_t, std::size_t);
+template void attention_backward<double>(std::span<double>, std::span<double>, std::span<const double>,
+                                         const AttentionOperands<double>&, std::span<const double>, std::size_t,
+                                         std::size_t, std::size_t, std::size_t);
 
 }  // namespace altgrad::ops::cpu

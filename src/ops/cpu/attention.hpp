@@ -11,6 +11,10 @@
 //
 // The (b, h) pairs run in parallel; each writes only its own slices, in a fixed order, and its
 // products are GEMMs on strided views.
+//
+// The forward pass also comes in two halves (probs, then out), so that a caller can rewrite the
+// probabilities (for example quantize them) before they multiply v; the backward pass then takes
+// the operands the products multiplied apart from the probabilities the softmax produced.
 #include <cstddef>
 #include <span>
 
@@ -22,11 +26,41 @@ template <typename Scalar>
 void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B,
                        std::size_t T, std::size_t C, std::size_t NH);
 
+// The first half of attention_forward: overwrites probs with softmax(q · kᵀ / √hs, causal mask).
+template <typename Scalar>
+void attention_probs_forward(std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B, std::size_t T,
+                             std::size_t C, std::size_t NH);
+
+// The second half: overwrites out with probs · v. Both halves on the same inputs give the same bits
+// as attention_forward.
+template <typename Scalar>
+void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> probs, std::span<const Scalar> qkv,
+                              std::size_t B, std::size_t T, std::size_t C, std::size_t NH);
+
 // Adds to dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass; dprobs
 // (B, NH, T, T) is scratch, overwritten.
 template <typename Scalar>
 void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
                         std::span<const Scalar> qkv, std::span<const Scalar> probs, std::size_t B, std::size_t T,
                         std::size_t C, std::size_t NH);
+
+// The operands the two products multiplied: qkv (B, T, 3C) for q · kᵀ and for v, probs
+// (B, NH, T, T) for probs · v. Under a straight-through estimator these are rewritten copies.
+template <typename Scalar>
+struct AttentionOperands {
+  std::span<const Scalar> qkv;
+  std::span<const Scalar> probs;
+};
+
+// attention_backward with a straight-through estimator: each product is differentiated at the
+// operands it multiplied (`used`), the softmax at the probabilities it produced (`probs`):
+//   dv = used.probsᵀ · dout        dp = dout · vᵀ                   (v of used.qkv)
+//   ds = probs ⊙ (dp − rowsum(dp ⊙ probs)) / √hs
+//   dq = ds · k                    dk = dsᵀ · q                     (q, k of used.qkv)
+// With used = {qkv, probs} it is attention_backward, bit for bit.
+template <typename Scalar>
+void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
+                        const AttentionOperands<Scalar>& used, std::span<const Scalar> probs, std::size_t B,
+                        std::size_t T, std::size_t C, std::size_t NH);
 
 }  // namespace altgrad::ops::cpu

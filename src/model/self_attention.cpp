@@ -1,0 +1,108 @@
+#include "model/self_attention.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace altgrad::model {
+namespace {
+
+// An attention point as a hook sees it. Its matmul is its name without the operand suffix ("h.3.attn"
+// of "h.3.attn.q"): a view into the point's own name, so describing a point allocates nothing.
+MatmulOperand describe(const OperandPoint& point, std::size_t rows, std::size_t cols) {
+  const std::string_view name = point.name;
+  return {name, name.substr(0, name.rfind('.')), point.operand, point.index, rows, cols};
+}
+
+template <typename Scalar>
+std::span<Scalar> room_for(const MatmulOperand& operand, std::span<Scalar> buffer, std::size_t size) {
+  if (buffer.size() < size) {
+    throw std::logic_error(std::string(operand.name) + ": no room for the hooked operand (" +
+                           std::to_string(buffer.size()) + " elements, need " + std::to_string(size) +
+                           "); make the Activations with OperandCopies::allocated");
+  }
+  return buffer.first(size);
+}
+
+// third (N, C) = qkv[:, part·C : (part + 1)·C] for qkv (N, 3C); part 0, 1, 2 is q, k, v.
+template <typename Scalar>
+void gather_third(std::span<Scalar> third, std::span<const Scalar> qkv, std::size_t part, std::size_t N,
+                  std::size_t C) {
+  for (std::size_t n = 0; n < N; ++n) {
+    const Scalar* row = qkv.data() + n * 3 * C + part * C;
+    std::copy(row, row + C, third.data() + n * C);
+  }
+}
+
+// qkv[:, part·C : (part + 1)·C] = third: the inverse of gather_third.
+template <typename Scalar>
+void scatter_third(std::span<Scalar> qkv, std::span<const Scalar> third, std::size_t part, std::size_t N,
+                   std::size_t C) {
+  for (std::size_t n = 0; n < N; ++n) {
+    const Scalar* row = third.data() + n * C;
+    std::copy(row, row + C, qkv.data() + n * 3 * C + part * C);
+  }
+}
+
+// The qkv that q·kᵀ and probs·v are to read: qkv itself while none of q, k, v is active, else
+// copies.qkv, made from qkv at the first active third and then rewritten third by third.
+template <typename Scalar>
+std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, const AttentionCopies<Scalar>& copies,
+                                   const MatmulPoints& points, std::size_t layer, MatmulHooks<Scalar>& hooks,
+                                   std::size_t N, std::size_t C) {
+  constexpr std::array<Operand, 3> thirds{Operand::q, Operand::k, Operand::v};
+  std::span<Scalar> copy;
+  for (std::size_t part = 0; part < thirds.size(); ++part) {
+    const MatmulOperand described = describe(points.attention(layer, thirds[part]), N, C);
+    if (!hooks.active(described)) continue;
+    if (copy.empty()) {
+      copy = room_for(described, copies.qkv, N * 3 * C);
+      std::copy(qkv.begin(), qkv.end(), copy.begin());
+    }
+    const std::span<Scalar> in = room_for(described, copies.third, N * C);
+    const std::span<Scalar> out = room_for(described, copies.third_hooked, N * C);
+    gather_third<Scalar>(in, qkv, part, N, C);
+    hooks.apply(described, in, out);
+    scatter_third<Scalar>(copy, out, part, N, C);
+  }
+  return copy.empty() ? qkv : std::span<const Scalar>(copy);
+}
+
+}  // namespace
+
+template <typename Scalar>
+ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out, std::span<Scalar> probs,
+                                                           std::span<const Scalar> qkv,
+                                                           const AttentionCopies<Scalar>& copies,
+                                                           const MatmulPoints& points, std::size_t layer,
+                                                           MatmulHooks<Scalar>* hooks, const AttentionShape& shape) {
+  const auto [B, T, C, NH] = shape;
+  if (hooks == nullptr) {
+    ops::cpu::attention_forward<Scalar>(out, probs, qkv, B, T, C, NH);
+    return {qkv, probs};
+  }
+  const std::span<const Scalar> qkv_used = hooked_qkv(qkv, copies, points, layer, *hooks, B * T, C);
+  const MatmulOperand described = describe(points.attention(layer, Operand::probs), B * NH * T, T);
+  if (!hooks->active(described)) {
+    ops::cpu::attention_forward<Scalar>(out, probs, qkv_used, B, T, C, NH);
+    return {qkv_used, probs};
+  }
+  const std::span<Scalar> probs_used = room_for(described, copies.probs, B * NH * T * T);
+  ops::cpu::attention_probs_forward<Scalar>(probs, qkv_used, B, T, C, NH);
+  hooks->apply(described, probs, probs_used);
+  ops::cpu::attention_values_forward<Scalar>(out, probs_used, qkv_used, B, T, C, NH);
+  return {qkv_used, probs_used};
+}
+
+template ops::cpu::AttentionOperands<float> self_attention_forward<float>(std::span<float>, std::span<float>,
+                                                                          std::span<const float>,
+                                                                          const AttentionCopies<float>&,
+                                                                          const MatmulPoints&, std::size_t,
+                                                                          MatmulHooks<float>*, const AttentionShape&);
+template ops::cpu::AttentionOperands<double> self_attention_forward<double>(
+    std::span<double>, std::span<double>, std::span<const double>, const AttentionCopies<double>&, const MatmulPoints&,
+    std::size_t, MatmulHooks<double>*, const AttentionShape&);
+
+}  // namespace altgrad::model

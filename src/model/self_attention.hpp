@@ -1,0 +1,49 @@
+#pragma once
+// The attention core as the model runs it: the place where its four operands (matmul_points.hpp)
+// meet the hooks (matmul_hooks.hpp) on their way to the kernels (ops/cpu/attention.hpp).
+//
+//   qkv (B, T, 3C) rows [q | k | v], probs (B, NH, T, T), out (B, T, C)
+//
+// q, k and v are each described to a hook as one (B·T, C) matrix. They lie interleaved in qkv, so
+// an active one is gathered into contiguous scratch, hooked into a second scratch, and scattered
+// into a copy of qkv whose other thirds are the originals. probs is described as (B·NH·T, T): the
+// softmax runs first, the hook rewrites its output into a copy, and the copy multiplies v.
+//
+// Straight-through estimator: the backward pass differentiates q·kᵀ and probs·v at the operands
+// the forward pass returned, and the softmax at the probabilities it produced
+// (ops::cpu::attention_backward with AttentionOperands).
+#include <cstddef>
+#include <span>
+
+#include "model/matmul_hooks.hpp"
+#include "model/matmul_points.hpp"
+#include "ops/cpu/attention.hpp"
+
+namespace altgrad::model {
+
+// Where the hooks' attention operands go; all may be empty when hooks is null.
+template <typename Scalar>
+struct AttentionCopies {
+  std::span<Scalar> qkv;           // (B, T, 3C) hooked q, k, v side by side
+  std::span<Scalar> probs;         // (B, NH, T, T) hooked probabilities
+  std::span<Scalar> third;         // (B·T, C) scratch: one of q, k, v gathered, the hook's input
+  std::span<Scalar> third_hooked;  // (B·T, C) scratch: the hook's output, before it is scattered
+};
+
+// The attention shape of one batch: B sequences of T positions, C channels in NH heads.
+struct AttentionShape {
+  std::size_t B, T, C, NH;
+};
+
+// Overwrites out and probs (always the softmax as computed, which the backward pass needs). Asks
+// the hooks about h.{layer}.attn.q, .k, .v, then .probs, applying each active one as it comes.
+// Returns what the products multiplied: qkv or copies.qkv, probs or copies.probs. Throws
+// std::logic_error when an active point finds no room in copies.
+template <typename Scalar>
+ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out, std::span<Scalar> probs,
+                                                           std::span<const Scalar> qkv,
+                                                           const AttentionCopies<Scalar>& copies,
+                                                           const MatmulPoints& points, std::size_t layer,
+                                                           MatmulHooks<Scalar>* hooks, const AttentionShape& shape);
+
+}  // namespace altgrad::model

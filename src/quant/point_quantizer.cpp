@@ -1,0 +1,97 @@
+#include "quant/point_quantizer.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "quant/mx.hpp"
+#include "quant/quantize.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+// Frozen (evaluation) calls draw from streams no training step uses.
+constexpr std::uint64_t kFrozenStreams = std::uint64_t{1} << 63;
+
+}  // namespace
+
+void PointStats::merge(const PointStats& o) {
+  values.merge(o.values);
+  calls += o.calls;
+  if (o.calls) scale = o.scale;
+  blocks += o.blocks;
+  clipped_blocks += o.clipped_blocks;
+}
+
+PointQuantizer::PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index)
+    : settings_(settings), seed_(seed), index_(point_index) {
+  if (!settings.enabled) throw RecipeError("PointQuantizer: the point is not enabled");
+  if (point_index >= kMaxPoints) throw RecipeError("PointQuantizer: point index " + std::to_string(point_index) + " too large");
+  if (settings.scaling == Scaling::delayed) delayed_.emplace(settings.format, settings.history, settings.amax, settings.margin);
+  if (has_code_histogram()) histogram_.assign(settings.format.code_count(), 0);
+  begin_step(0);
+}
+
+bool PointQuantizer::has_code_histogram() const {
+  return settings_.format.width <= 8 && settings_.scaling != Scaling::block;
+}
+
+void PointQuantizer::collect_codes(bool on) {
+  collecting_codes_ = on && has_code_histogram();
+  if (collecting_codes_) std::fill(histogram_.begin(), histogram_.end(), 0);
+}
+
+void PointQuantizer::begin_step(std::int64_t step) {
+  step_number_ = step;
+  step_offset_ = 0;
+  frozen_offset_ = 0;
+  step_ = PointStats{};
+  step_scale_ = delayed_ ? delayed_->scale() : 1.0f;
+  step_.scale = settings_.scaling == Scaling::block ? std::numeric_limits<float>::quiet_NaN() : step_scale_;
+}
+
+void PointQuantizer::end_step() {
+  if (delayed_ && step_.calls > 0) delayed_->record(step_.values.amax);
+}
+
+float PointQuantizer::scale_for(std::span<const float> in) const {
+  switch (settings_.scaling) {
+    case Scaling::tensor:
+      return current_scale(settings_.format, in, settings_.margin);
+    case Scaling::delayed:
+      return step_scale_;
+    case Scaling::none:
+    case Scaling::block:
+      break;
+  }
+  return 1.0f;
+}
+
+std::uint64_t PointQuantizer::stream(bool frozen) const {
+  const std::uint64_t step = static_cast<std::uint64_t>(step_number_);
+  return (frozen ? kFrozenStreams : 0) | (step * kMaxPoints + index_);
+}
+
+PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen) {
+  std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
+  PointStats call;
+  call.calls = 1;
+  if (settings_.scaling == Scaling::block) {
+    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, seed_, stream(frozen), offset};
+    const MxStats mx = quantize_mx(settings_.format, in, out, row_length, options);
+    call.values = mx.elements;
+    call.scale = std::numeric_limits<float>::quiet_NaN();
+    call.blocks = mx.blocks;
+    call.clipped_blocks = mx.clipped_blocks;
+  } else {
+    QuantizeOptions options{settings_.rounding, scale_for(in), seed_, stream(frozen), offset, {}};
+    if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
+    call.values = quantize(settings_.format, in, out, options);
+    call.scale = options.scale;
+  }
+  offset += in.size();
+  if (!frozen) step_.merge(call);
+  return call;
+}
+
+}  // namespace altgrad::quant

@@ -1,0 +1,80 @@
+#pragma once
+// One quantization point at training time: its settings, its scaling state and the statistics of
+// what went through it. The model's hooks own one per active point.
+//
+// Steps: begin_step(t) fixes the step's delayed scale (from the amaxes of steps before t) and
+// clears the step's statistics; apply() quantizes (every micro-batch may call it); end_step()
+// records the step's amax, the largest of its calls, into the history. Stochastic rounding draws
+// Philox keyed by (seed, stream = step·2^20 + point index) at counter = the element's offset
+// among all elements the point saw this step, so a run is the same bits for any thread count and
+// any split into calls. Frozen calls (evaluation) use the scale without recording anything and
+// draw from streams of their own.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "quant/recipe.hpp"
+#include "quant/scaling.hpp"
+#include "quant/stats.hpp"
+
+namespace altgrad::quant {
+
+struct PointStats {
+  QuantStats values;          // merged over the calls
+  std::uint64_t calls = 0;
+  float scale = 1.0f;         // the last per-tensor scale used; NaN under block scaling
+  std::uint64_t blocks = 0;   // block scaling only
+  std::uint64_t clipped_blocks = 0;
+
+  void merge(const PointStats& o);
+};
+
+class PointQuantizer {
+ public:
+  static constexpr std::uint64_t kMaxPoints = std::uint64_t{1} << 20;
+
+  // Throws RecipeError for a disabled point or an index of kMaxPoints or more.
+  PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index);
+
+  const PointSettings& settings() const { return settings_; }
+
+  void begin_step(std::int64_t step);
+  void end_step();
+
+  // Writes the quantized and dequantized `in` to `out` (same size, no overlap). `row_length` is the
+  // contiguous dimension (MX blocks run along it). Frozen: no state or statistics change. Returns
+  // this call's statistics.
+  PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false);
+
+  const PointStats& step_stats() const { return step_; }
+
+  // Per-code counts for code usage, gathered while on; only 8-bit formats under per-tensor or no
+  // scaling have them (has_code_histogram).
+  bool has_code_histogram() const;
+  void collect_codes(bool on);
+  std::span<const std::uint64_t> code_histogram() const { return histogram_; }
+
+  // Delayed scaling state, for checkpoints; null under other scalings.
+  const DelayedScaling* delayed() const { return delayed_ ? &*delayed_ : nullptr; }
+  DelayedScaling* delayed() { return delayed_ ? &*delayed_ : nullptr; }
+
+ private:
+  float scale_for(std::span<const float> in) const;
+  std::uint64_t stream(bool frozen) const;
+
+  PointSettings settings_;
+  std::uint64_t seed_;
+  std::uint64_t index_;
+  std::optional<DelayedScaling> delayed_;
+  std::int64_t step_number_ = 0;
+  float step_scale_ = 1.0f;
+  std::uint64_t step_offset_ = 0;    // elements seen this step: the next call's Philox counter
+  std::uint64_t frozen_offset_ = 0;
+  PointStats step_;
+  bool collecting_codes_ = false;
+  std::vector<std::uint64_t> histogram_;
+};
+
+}  // namespace altgrad::quant

@@ -1,0 +1,150 @@
+#include "quant/recipe.hpp"
+
+#include <array>
+#include <fnmatch.h>
+
+#include "format/parse.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
+constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
+constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
+constexpr std::array<std::string_view, 5> kPresetNames = {"fp32", "bf16", "fp8-hybrid", "fp8-e4m3", "mx8"};
+
+// Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
+constexpr std::size_t kMaxHistory = 1024;
+constexpr std::size_t kMaxBlock = 1 << 20;
+constexpr int kMaxMargin = 64;
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+format::Format parse_point_format(const std::string& name, std::string_view where) {
+  try {
+    const format::FormatSpec spec = format::parse_format(name);
+    if (const std::string why = format::validation_error(spec); !why.empty()) throw format::FormatError(why);
+    return format::make_format(spec);
+  } catch (const format::FormatError& e) {
+    throw RecipeError(std::string(where) + ": format \"" + name + "\": " + e.what());
+  }
+}
+
+PointSettings role_settings(std::string_view format_name, Scaling scaling) {
+  PointSettings s;
+  SettingsPatch patch;
+  patch.enabled = true;
+  patch.format = std::string(format_name);
+  patch.scaling = scaling;
+  patch.apply_to(s, "preset");
+  return s;
+}
+
+RecipeSpec uniform_preset(std::string_view name, std::string_view act_weight, std::string_view grad, Scaling scaling) {
+  RecipeSpec spec;
+  spec.preset = std::string(name);
+  spec.roles[static_cast<std::size_t>(Role::act)] = role_settings(act_weight, scaling);
+  spec.roles[static_cast<std::size_t>(Role::weight)] = role_settings(act_weight, scaling);
+  spec.roles[static_cast<std::size_t>(Role::grad)] = role_settings(grad, scaling);
+  return spec;
+}
+
+}  // namespace
+
+format::Format default_format() { return format::make_format(format::parse_format("e4m3")); }
+
+bool PointSettings::operator==(const PointSettings& o) const {
+  return enabled == o.enabled && format_name == o.format_name && rounding == o.rounding && scaling == o.scaling &&
+         history == o.history && amax == o.amax && margin == o.margin && block == o.block &&
+         scale_rule == o.scale_rule;
+}
+
+void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
+  if (history && (*history < 1 || *history > kMaxHistory)) {
+    throw RecipeError(std::string(where) + ": history = " + std::to_string(*history) + " is outside [1, " +
+                      std::to_string(kMaxHistory) + "]");
+  }
+  if (block && (*block < 1 || *block > kMaxBlock)) {
+    throw RecipeError(std::string(where) + ": block = " + std::to_string(*block) + " is outside [1, " +
+                      std::to_string(kMaxBlock) + "]");
+  }
+  if (margin && (*margin < -kMaxMargin || *margin > kMaxMargin)) {
+    throw RecipeError(std::string(where) + ": margin = " + std::to_string(*margin) + " is outside [-" +
+                      std::to_string(kMaxMargin) + ", " + std::to_string(kMaxMargin) + "]");
+  }
+  if (format) {
+    s.format = parse_point_format(*format, where);
+    s.format_name = format::format_name(s.format.spec);
+  }
+  s.enabled = enabled.value_or(true);  // naming settings switches the point on unless told otherwise
+  if (rounding) s.rounding = *rounding;
+  if (scaling) s.scaling = *scaling;
+  if (history) s.history = *history;
+  if (amax) s.amax = *amax;
+  if (margin) s.margin = *margin;
+  if (block) s.block = *block;
+  if (scale_rule) s.scale_rule = *scale_rule;
+}
+
+std::span<const std::string_view> preset_names() { return kPresetNames; }
+
+RecipeSpec preset(std::string_view name) {
+  if (name == "fp32") return RecipeSpec{};
+  if (name == "bf16") {
+    // Autocast-style: every matmul operand in bf16, the LM head included, rounded as PyTorch's
+    // float32 → bfloat16 conversion does (nearest-even, overflow to ±Inf).
+    RecipeSpec spec = uniform_preset(name, "bf16,overflow=inf", "bf16,overflow=inf", Scaling::none);
+    spec.overrides.push_back({"lm_head:*", SettingsPatch{}, "preset bf16"});
+    return spec;
+  }
+  // FP8 recipes leave the LM head in FP32, as Transformer Engine leaves the output layer in
+  // higher precision; an override can switch it on.
+  if (name == "fp8-hybrid") return uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
+  if (name == "fp8-e4m3") return uniform_preset(name, "e4m3", "e4m3", Scaling::delayed);
+  if (name == "mx8") return uniform_preset(name, "e4m3", "e4m3", Scaling::block);
+  std::string valid;
+  for (const auto p : kPresetNames) valid += (valid.empty() ? "" : ", ") + std::string(p);
+  throw RecipeError("unknown preset \"" + std::string(name) + "\" (presets: " + valid + ")");
+}
+
+std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points) {
+  std::vector<ResolvedPoint> resolved;
+  resolved.reserve(points.size());
+  for (const PointName& point : points) {
+    PointSettings s = spec.roles[static_cast<std::size_t>(point.role)];
+    if (!point.on_by_default) s.enabled = false;
+    resolved.push_back({std::string(point.name), s});
+  }
+  for (const Override& o : spec.overrides) {
+    bool matched = false;
+    for (ResolvedPoint& point : resolved) {
+      if (fnmatch(o.match.c_str(), point.name.c_str(), 0) != 0) continue;
+      o.patch.apply_to(point.settings, o.origin);
+      matched = true;
+    }
+    if (!matched) {
+      std::string examples;
+      for (std::size_t i = 0; i < resolved.size() && i < 3; ++i) examples += resolved[i].name + ", ";
+      throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no quantization point (points are named " +
+                        examples + "…, lm_head:grad, h.0.attn.q|k|v|probs)");
+    }
+  }
+  return resolved;
+}
+
+std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }
+std::optional<Scaling> parse_scaling(std::string_view name) { return parse_name<Scaling>(kScalingNames, name); }
+std::string_view amax_name(AmaxAlgorithm a) { return kAmaxNames[static_cast<std::size_t>(a)]; }
+std::optional<AmaxAlgorithm> parse_amax(std::string_view name) { return parse_name<AmaxAlgorithm>(kAmaxNames, name); }
+std::string_view scale_rule_name(MxScaleRule r) { return kScaleRuleNames[static_cast<std::size_t>(r)]; }
+std::optional<MxScaleRule> parse_scale_rule(std::string_view name) {
+  return parse_name<MxScaleRule>(kScaleRuleNames, name);
+}
+
+}  // namespace altgrad::quant

@@ -1,0 +1,121 @@
+#pragma once
+// A quantization recipe: for every quantization point of a model (matmul operands, attention
+// operands), whether it is quantized and how — format, rounding, scaling.
+//
+// A recipe is written as role defaults plus overrides. The three roles are the operands of a
+// matmul Y = X·Wᵀ: act (X), weight (W) and grad (dY); attention operands (q, k, v, probs) take the
+// act role's settings. Block matmul points follow their role's `enabled`; the LM head and the
+// attention operands are off unless an override switches them on. Overrides select points by a
+// glob on the point name (`*` any run of characters, `?` one, `[...]` a set), apply the settings
+// they name, and switch the point on unless they say `enabled = false`; later overrides win.
+//
+// Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8) are recipes of the same form; a config starts
+// from one and changes role settings or adds overrides on top.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/rounding.hpp"
+#include "format/spec.hpp"
+#include "quant/mx.hpp"
+#include "quant/scaling.hpp"
+
+namespace altgrad::quant {
+
+class RecipeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class Scaling : std::uint8_t {
+  none,     // x_q = Q(x)
+  tensor,   // per-tensor current scaling: amax of this tensor
+  delayed,  // per-tensor delayed scaling: amax history of earlier steps
+  block,    // MX: one power-of-two scale per block along the contiguous dimension
+};
+
+enum class Role : std::uint8_t { act, weight, grad };
+inline constexpr std::size_t kRoleCount = 3;
+
+format::Format default_format();  // e4m3
+
+// How one point is quantized.
+struct PointSettings {
+  bool enabled = false;
+  std::string format_name = "e4m3";
+  format::Format format = default_format();
+  format::Rounding rounding = format::Rounding::nearest_even;
+  Scaling scaling = Scaling::none;
+  std::size_t history = 16;  // delayed: amax history length
+  AmaxAlgorithm amax = AmaxAlgorithm::max;
+  int margin = 0;             // tensor, delayed: scale = max_finite / (amax · 2^margin)
+  std::size_t block = 32;     // block: elements per block
+  MxScaleRule scale_rule = MxScaleRule::floor;
+
+  bool operator==(const PointSettings& o) const;
+};
+
+// Settings a role table or an override names; the others are left as they are.
+struct SettingsPatch {
+  std::optional<bool> enabled;
+  std::optional<std::string> format;  // a format name (format/parse.hpp), checked when applied
+  std::optional<format::Rounding> rounding;
+  std::optional<Scaling> scaling;
+  std::optional<std::size_t> history;
+  std::optional<AmaxAlgorithm> amax;
+  std::optional<int> margin;
+  std::optional<std::size_t> block;
+  std::optional<MxScaleRule> scale_rule;
+
+  // Throws RecipeError (prefixed by `where`) on a bad format name or a value out of range.
+  void apply_to(PointSettings& settings, std::string_view where) const;
+};
+
+struct Override {
+  std::string match;  // glob over point names
+  SettingsPatch patch;
+  std::string origin;  // "configs/x.toml:12" or "preset fp8-hybrid", for messages
+};
+
+struct RecipeSpec {
+  std::string preset = "fp32";
+  std::array<PointSettings, kRoleCount> roles{};  // by Role
+  std::vector<Override> overrides;
+};
+
+// The preset names, in the order docs and errors list them.
+std::span<const std::string_view> preset_names();
+// Throws RecipeError naming the valid presets.
+RecipeSpec preset(std::string_view name);
+
+// A point to resolve: its name and the role whose defaults it takes.
+struct PointName {
+  std::string_view name;
+  Role role;
+  bool on_by_default;  // false: the LM head and the attention operands
+};
+
+struct ResolvedPoint {
+  std::string name;
+  PointSettings settings;
+};
+
+// Every point with its settings, in the order given. Throws RecipeError when an override matches
+// no point (the message names its origin and shows example point names).
+std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points);
+
+// Names for the enums, as configs spell them.
+std::string_view scaling_name(Scaling s);
+std::optional<Scaling> parse_scaling(std::string_view name);
+std::string_view amax_name(AmaxAlgorithm a);
+std::optional<AmaxAlgorithm> parse_amax(std::string_view name);
+std::string_view scale_rule_name(MxScaleRule r);
+std::optional<MxScaleRule> parse_scale_rule(std::string_view name);
+
+}  // namespace altgrad::quant

@@ -1,0 +1,27 @@
+#pragma once
+// The quantization part of a checkpoint:
+//   recipe.json         the resolved recipe, every point with its settings (quant_recipe.hpp)
+//   quant.safetensors   delayed-scaling state: "<point>.amax_history" (oldest first) and
+//                       "<point>.scale" (one value) for each point under delayed scaling
+// so that a resumed run continues with the same scales, and `altgrad eval` runs the forward pass
+// as it was trained.
+#include <filesystem>
+#include <optional>
+
+#include "model/matmul_points.hpp"
+#include "train/quant_hooks.hpp"
+#include "train/quant_recipe.hpp"
+
+namespace altgrad::train {
+
+void save_quant_state(const std::filesystem::path& checkpoint_dir, const Recipe& recipe, const QuantHooks* hooks);
+
+// The checkpoint's recipe; nullopt for a checkpoint written without one (treated as fp32).
+std::optional<Recipe> load_checkpoint_recipe(const std::filesystem::path& checkpoint_dir,
+                                             const model::MatmulPoints& points);
+
+// Restores every delayed point's history and scale. Throws CheckpointError naming the file and
+// tensor when one is missing or has the wrong length.
+void load_quant_state(const std::filesystem::path& checkpoint_dir, QuantHooks& hooks);
+
+}  // namespace altgrad::train

@@ -1,0 +1,60 @@
+#pragma once
+// The model's MatmulHooks for a quantization recipe: one PointQuantizer per enabled point, the
+// step boundaries that delayed scaling and statistics need, evaluation without state changes, and
+// the first point of a step at which a non-finite value appeared.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/matmul_hooks.hpp"
+#include "model/matmul_points.hpp"
+#include "quant/point_quantizer.hpp"
+#include "train/quant_recipe.hpp"
+
+namespace altgrad::train {
+
+// Where a non-finite value first entered a quantization point this step.
+struct NonFinitePoint {
+  std::string name;
+  std::uint64_t count = 0;  // NaN and Inf inputs at that point in that call
+  bool injected = false;    // put there by inject_nan
+};
+
+class QuantHooks final : public model::MatmulHooks<float> {
+ public:
+  QuantHooks(const model::MatmulPoints& points, const Recipe& recipe);
+
+  // The point quantizer at a dense index, or null where the point is off.
+  quant::PointQuantizer* point(std::size_t index) { return points_[index] ? &*points_[index] : nullptr; }
+  const quant::PointQuantizer* point(std::size_t index) const { return points_[index] ? &*points_[index] : nullptr; }
+  const std::string& name(std::size_t index) const { return names_[index]; }
+  std::size_t size() const { return points_.size(); }
+
+  // collect_codes: gather per-code histograms this step (diagnostic steps).
+  void begin_step(std::int64_t step, bool collect_codes);
+  void end_step();
+  // Frozen: evaluation passes, which use the scales and change nothing.
+  void set_frozen(bool frozen) { frozen_ = frozen; }
+
+  // Makes the first element of the point's operand NaN in training step `step`, after
+  // quantization: a way to exercise the non-finite stop path.
+  void inject_nan(std::size_t index, std::int64_t step);
+
+  const std::optional<NonFinitePoint>& first_non_finite() const { return first_non_finite_; }
+
+  bool active(const model::MatmulOperand& operand) override;
+  void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
+
+ private:
+  bool injecting(std::size_t index) const;
+
+  std::vector<std::optional<quant::PointQuantizer>> points_;
+  std::vector<std::string> names_;
+  std::int64_t step_ = 0;
+  bool frozen_ = false;
+  std::optional<std::pair<std::size_t, std::int64_t>> injection_;
+  std::optional<NonFinitePoint> first_non_finite_;
+};
+
+}  // namespace altgrad::train

@@ -1,0 +1,167 @@
+#include "train/step_diagnostics.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "diag/attention_entropy.hpp"
+#include "diag/code_usage.hpp"
+#include "diag/dead_units.hpp"
+#include "diag/gradient_stats.hpp"
+#include "diag/log2_histogram.hpp"
+#include "diag/moments.hpp"
+
+namespace altgrad::train {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no infinities: +inf is written as the string "inf" (Python's float() reads it), NaN as null.
+json number(double value) {
+  if (std::isnan(value)) return json();
+  if (std::isinf(value)) return value > 0 ? json("inf") : json("-inf");
+  return value;
+}
+
+std::string fixed(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
+  json usage = json::object();
+  if (!hooks) return usage;
+  for (std::size_t i = 0; i < hooks->size(); ++i) {
+    const quant::PointQuantizer* point = hooks->point(i);
+    if (!point || !point->has_code_histogram() || point->step_stats().calls == 0) continue;
+    const double fraction = diag::code_usage(point->code_histogram(), point->settings().format).fraction;
+    usage[hooks->name(i)] = fraction;
+    scalars.add("diag/code_usage/" + hooks->name(i), fraction);
+  }
+  return usage;
+}
+
+json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
+              ScalarLog& scalars) {
+  json out = json::object();
+  const auto add = [&](const std::string& name, std::span<const float> values) {
+    const double k = diag::moments_of(values).kurtosis;
+    out[name] = number(k);
+    scalars.add("diag/kurtosis/" + name, k);
+    if (k > config.warn_kurtosis) {
+      warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
+                    name + " has kurtosis " + fixed(k) + " (threshold " + fixed(config.warn_kurtosis) +
+                        "; a normal distribution has 3): outliers that a narrow format will clip or flush");
+    }
+  };
+  const model::MatmulPoints& points = in.model.matmuls();
+  for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
+    const auto& layer = in.acts.layers[l];
+    const auto act = [&](model::BlockMatmul m) {
+      return std::string(points.block(l, m).operand_name(model::Operand::act));
+    };
+    add(act(model::BlockMatmul::attn_c_attn), layer.ln_1);
+    add(act(model::BlockMatmul::attn_c_proj), layer.att_y);
+    add(act(model::BlockMatmul::mlp_c_fc), layer.ln_2);
+    add(act(model::BlockMatmul::mlp_c_proj), layer.fc_act);
+    add("h." + std::to_string(l), layer.residual3);
+  }
+  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f);
+  return out;
+}
+
+json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                       ScalarLog& scalars) {
+  json out = json::object();
+  const model::GptConfig& c = in.model.config();
+  for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
+    const std::vector<double> heads =
+        diag::attention_entropy_per_head(in.acts.layers[l].att_probs, in.acts.B, c.n_head, in.acts.T);
+    const diag::LayerEntropy layer = diag::layer_entropy(heads);
+    const std::string name = "h." + std::to_string(l) + ".attn";
+    json per_head = json::array();
+    for (const double h : heads) per_head.push_back(number(h));
+    out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
+    scalars.add("diag/attention_entropy/" + name + "/mean", layer.mean);
+    scalars.add("diag/attention_entropy/" + name + "/min", layer.min);
+    if (layer.min < config.warn_attention_entropy) {
+      warnings.warn(step, "attention_entropy", name, layer.min, config.warn_attention_entropy,
+                    name + " has a head with mean attention entropy " + fixed(layer.min) + " nats (threshold " +
+                        fixed(config.warn_attention_entropy) + "): attention collapsing onto few keys");
+    }
+  }
+  return out;
+}
+
+json dead_units(const DiagnosticInputs& in, ScalarLog& scalars) {
+  json out = json::object();
+  const model::GptConfig& c = in.model.config();
+  const std::size_t N = in.acts.B * in.acts.T, H = model::hidden_size(c);
+  for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
+    const double fraction = diag::dead_units(c.mlp, in.acts.layers[l].fc, N, H).fraction;
+    const std::string name = "h." + std::to_string(l) + ".mlp";
+    out[name] = fraction;
+    scalars.add("diag/dead_units/" + name, fraction);
+  }
+  return out;
+}
+
+// A histogram of log2|w| for TensorBoard, whose buckets end (exclusive) at their right edge: bucket k
+// of the log2 histogram (|w| in [2^k, 2^(k+1))) ends at k + 1; values below 2^lo (zero included)
+// share a bucket ending at lo, values from 2^hi up one ending at hi + 1. Sums use bucket centres.
+diag::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
+  diag::TensorBoardHistogram r;
+  const auto add = [&](double left, std::uint64_t count) {
+    r.right_edges.push_back(left + 1);
+    r.counts.push_back(static_cast<double>(count));
+    if (count == 0) return;
+    if (r.num == 0) r.min = left;
+    r.max = left + 1;
+    r.num += static_cast<double>(count);
+    r.sum += static_cast<double>(count) * (left + 0.5);
+    r.sum_squares += static_cast<double>(count) * (left + 0.5) * (left + 0.5);
+  };
+  add(h.lo - 1, h.zero_or_below);
+  for (std::size_t k = 0; k < h.buckets.size(); ++k) add(h.lo + static_cast<double>(k), h.buckets[k]);
+  add(h.hi, h.above);
+  return r;
+}
+
+json gradients_and_weights(const DiagnosticInputs& in, ScalarLog& scalars) {
+  json norms = json::object(), snr = json::object(), weights = json::object();
+  double global = 0;
+  for (const auto& spec : in.model.layout().tensors()) {
+    if (!spec.alias_of.empty()) continue;
+    const std::span<const float> g = spec.slot.in(in.model.gradients());
+    const double squared = diag::squared_l2_norm(g);
+    global += squared;
+    norms[spec.name] = number(std::sqrt(squared));
+    scalars.add("diag/grad_norm/" + spec.name, std::sqrt(squared));
+    if (!in.fp32_gradients.empty()) {
+      const double db = diag::snr_db(g, spec.slot.in(in.fp32_gradients));
+      snr[spec.name] = number(db);
+      scalars.add("diag/grad_snr_db/" + spec.name, db);
+    }
+    const diag::Log2Histogram h = diag::log2_histogram(spec.slot.in(in.model.parameters()));
+    weights[spec.name] = {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.buckets}, {"zero_or_below", h.zero_or_below},
+                          {"above", h.above}, {"non_finite", h.non_finite}};
+    scalars.histograms.emplace_back("weights_log2/" + spec.name, log2_for_tensorboard(h));
+  }
+  norms["global"] = number(std::sqrt(global));
+  return {{"grad_norm", norms}, {"grad_snr_db", snr}, {"weight_log2", weights}};
+}
+
+}  // namespace
+
+json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                      ScalarLog& scalars) {
+  json out = gradients_and_weights(in, scalars);
+  out["code_usage"] = code_usage(in.hooks, scalars);
+  out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
+  out["attention_entropy"] = attention_entropy(in, step, config, warnings, scalars);
+  out["dead_units"] = dead_units(in, scalars);
+  return out;
+}
+
+}  // namespace altgrad::train

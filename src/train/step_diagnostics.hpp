@@ -1,0 +1,38 @@
+#pragma once
+// The diagnostics of a diagnostic step (every diag_interval steps), read from the step's last
+// forward pass, its gradients (averaged over micro-batches, before clipping) and an FP32 shadow
+// backward on the same batch. Definitions (docs/quantization.md has them in full):
+//   code_usage         fraction of the format's non-NaN codes a point's values landed on
+//   kurtosis           E[(x−μ)⁴]/σ⁴ of each block output ("h.N") and each matmul input (its :act point)
+//   attention_entropy  per layer: mean and min over heads of the head's mean row entropy (nats)
+//   grad_norm          ‖g‖ per parameter tensor, and "global"
+//   grad_snr_db        10·log10(‖g32‖² / ‖g_q − g32‖²) per parameter tensor; "inf" when equal
+//   dead_units         per layer: fraction of MLP hidden units in their nonlinearity's flat tail
+//                      for every token of the batch (diag/dead_units.hpp)
+//   weight_log2        per parameter tensor, counts of log2|w| in integer buckets
+// Kurtosis and entropy beyond their thresholds are warnings.
+#include <cstdint>
+#include <span>
+
+#include <nlohmann/json.hpp>
+
+#include "model/activations.hpp"
+#include "model/gpt.hpp"
+#include "train/config.hpp"
+#include "train/quant_hooks.hpp"
+#include "train/scalar_log.hpp"
+#include "train/warnings.hpp"
+
+namespace altgrad::train {
+
+struct DiagnosticInputs {
+  const model::Gpt<float>& model;
+  const model::Activations<float>& acts;
+  const QuantHooks* hooks;                  // null without a recipe
+  std::span<const float> fp32_gradients;    // the shadow backward's, same layout as model.gradients()
+};
+
+nlohmann::json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config,
+                                Warnings& warnings, ScalarLog& scalars);
+
+}  // namespace altgrad::train

@@ -1,0 +1,138 @@
+// A quantization point across training steps: which scale each step uses, what the history
+// records, stochastic bits independent of how a step's elements are split into calls, frozen
+// (evaluation) calls that change nothing, and the statistics of the step.
+#include "quant/point_quantizer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "format/codec.hpp"
+#include "format/parse.hpp"
+#include "quant/mx.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+PointSettings settings(const char* format, Scaling scaling, format::Rounding rounding = format::Rounding::nearest_even) {
+  PointSettings s;
+  SettingsPatch patch;
+  patch.format = format;
+  patch.scaling = scaling;
+  patch.rounding = rounding;
+  patch.history = 4;
+  patch.apply_to(s, "test");
+  return s;
+}
+
+std::vector<float> ramp(std::size_t n, float amax) {
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = amax * (static_cast<float>(i % 97) / 48.0f - 1.0f);
+  return x;
+}
+
+float expected_scale(float amax) { return static_cast<float>(448.0 / static_cast<double>(amax)); }
+
+TEST(PointQuantizer, DelayedScaleOfAStepComesFromEarlierStepsLargestAmax) {
+  PointQuantizer point(settings("e4m3", Scaling::delayed), 1, 0);
+  std::vector<float> out(970);
+  point.begin_step(0);
+  EXPECT_EQ(point.step_stats().scale, 1.0f);  // no history yet
+  point.apply(ramp(970, 3.0f), out, 97);
+  point.apply(ramp(970, 5.0f), out, 97);  // a second micro-batch of the same step
+  point.end_step();
+  point.begin_step(1);
+  EXPECT_EQ(point.step_stats().scale, expected_scale(5.0f));
+  point.apply(ramp(970, 2.0f), out, 97);
+  point.end_step();
+  point.begin_step(2);
+  EXPECT_EQ(point.step_stats().scale, expected_scale(5.0f));  // max over the history window
+  EXPECT_EQ(point.delayed()->history(), (std::vector<float>{5.0f, 2.0f}));
+  // The quantized values use that scale: x̂ = Q(x · s) / s.
+  const std::vector<float> x = ramp(970, 2.0f);
+  point.apply(x, out, 97);
+  const format::Format f = format::make_format(format::parse_format("e4m3"));
+  const float s = expected_scale(5.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float q = format::decode(f, format::encode(f, format::Rounding::nearest_even, x[i] * s));
+    ASSERT_EQ(out[i], q / s) << i;
+  }
+}
+
+TEST(PointQuantizer, StochasticBitsDoNotDependOnHowAStepIsSplitIntoCalls) {
+  const PointSettings s = settings("e5m2", Scaling::none, format::Rounding::stochastic);
+  const std::vector<float> x = ramp(4096, 1.0f);
+  PointQuantizer whole(s, 7, 3), halves(s, 7, 3);
+  std::vector<float> a(x.size()), b(x.size());
+  whole.begin_step(5);
+  whole.apply(x, a, 64);
+  halves.begin_step(5);
+  halves.apply(std::span(x).first(1000), std::span(b).first(1000), 64);
+  halves.apply(std::span(x).subspan(1000), std::span(b).subspan(1000), 64);
+  EXPECT_EQ(a, b);
+  PointQuantizer next_step(s, 7, 3);
+  next_step.begin_step(6);
+  next_step.apply(x, b, 64);
+  EXPECT_NE(a, b);  // a new step draws new bits
+}
+
+TEST(PointQuantizer, FrozenCallsChangeNoStateOrStatistics) {
+  PointQuantizer point(settings("e4m3", Scaling::delayed), 1, 0);
+  std::vector<float> out(970);
+  point.begin_step(0);
+  point.apply(ramp(970, 3.0f), out, 97);
+  point.end_step();
+  point.begin_step(1);
+  point.apply(ramp(970, 100.0f), out, 97, /*frozen=*/true);
+  EXPECT_EQ(point.step_stats().calls, 0u);
+  point.end_step();
+  EXPECT_EQ(point.delayed()->history(), (std::vector<float>{3.0f}));
+}
+
+TEST(PointQuantizer, TensorScalingUsesTheCallsOwnAmax) {
+  PointQuantizer point(settings("e4m3", Scaling::tensor), 1, 0);
+  std::vector<float> out(970);
+  point.begin_step(0);
+  point.apply(ramp(970, 0.01f), out, 97);
+  EXPECT_EQ(point.step_stats().scale, expected_scale(0.01f));
+  EXPECT_EQ(point.step_stats().values.overflow, 0u);
+}
+
+TEST(PointQuantizer, BlockScalingMatchesTheMxQuantizer) {
+  PointSettings s = settings("e4m3", Scaling::block);
+  PointQuantizer point(s, 1, 0);
+  const std::vector<float> x = ramp(64 * 10, 7.0f);
+  std::vector<float> out(x.size()), reference(x.size());
+  point.begin_step(0);
+  point.apply(x, out, 64);
+  const MxStats mx = quantize_mx(s.format, x, reference, 64, MxOptions{});
+  EXPECT_EQ(out, reference);
+  EXPECT_EQ(point.step_stats().blocks, mx.blocks);
+  EXPECT_TRUE(std::isnan(point.step_stats().scale));
+}
+
+TEST(PointQuantizer, StepStatisticsMatchADirectCount) {
+  PointQuantizer point(settings("e4m3", Scaling::none), 1, 0);
+  const std::vector<float> x = {1000.0f, -500.0f, 1e-4f, 0.0f, 1.0f, std::nanf(""), 0.3f, -2e-4f};
+  std::vector<float> out(x.size());
+  point.begin_step(0);
+  point.collect_codes(true);
+  point.apply(x, out, x.size());
+  const QuantStats& s = point.step_stats().values;
+  EXPECT_EQ(s.count, 8u);
+  EXPECT_EQ(s.overflow, 2u);   // |x| > 448
+  EXPECT_EQ(s.underflow, 2u);  // nonzero below half the smallest subnormal, 2^-10
+  EXPECT_EQ(s.nan_inputs, 1u);
+  EXPECT_EQ(s.amax, 1000.0f);
+  std::uint64_t codes = 0;
+  for (const auto c : point.code_histogram()) codes += c;
+  EXPECT_EQ(codes, 8u);
+}
+
+TEST(PointQuantizer, RejectsADisabledPoint) {
+  EXPECT_THROW(PointQuantizer(PointSettings{}, 1, 0), RecipeError);
+}
+
+}  // namespace
+}  // namespace altgrad::quant

@@ -1,0 +1,203 @@
+// Training with a quantization recipe, end to end on a tiny model: per-point statistics and
+// diagnostics in metrics.jsonl, warnings, the non-finite stop naming its point, bit-identical
+// resume with delayed scaling, and a format too coarse to learn that still runs to the end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "diag/tensorboard_reader.hpp"
+#include "train/quant_checkpoint.hpp"
+#include "train/quant_hooks.hpp"
+#include "train/scratch_dir.hpp"
+#include "train/training_run.hpp"
+
+namespace altgrad::train {
+namespace {
+
+TrainConfig quantized(const fs::path& corpus, const std::string& quant_toml) {
+  TrainConfig c = tiny_config(corpus);
+  c.quant = parse_config(quant_toml, "test.toml").quant;
+  c.diag_interval = 4;
+  return c;
+}
+
+std::vector<nlohmann::json> events_of(const fs::path& run, const std::string& kind) {
+  std::vector<nlohmann::json> found;
+  for (const auto& e : json_lines(run / "events.jsonl")) {
+    if (e.value("event", "") == kind) found.push_back(e);
+  }
+  return found;
+}
+
+TEST(QuantTraining, MetricsCarryPerPointStatisticsAndDiagnostics) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  EXPECT_EQ(run(c, dir.path() / "run").stop_reason, "completed");
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  ASSERT_EQ(lines.size(), 8u);
+  const nlohmann::json& point = lines[0].at("quant").at("h.1.mlp.c_fc:grad");
+  for (const char* key : {"overflow_pct", "underflow_pct", "non_finite", "amax", "scale", "rel_error"}) {
+    EXPECT_TRUE(point.contains(key)) << key;
+  }
+  EXPECT_EQ(point.at("scale").get<double>(), 1.0);  // delayed scaling has no history at step 0
+  EXPECT_GT(lines[1].at("quant").at("h.1.mlp.c_fc:grad").at("scale").get<double>(), 1.0);
+  EXPECT_FALSE(lines[0].at("quant").contains("lm_head:act"));  // off in fp8-hybrid
+  EXPECT_FALSE(lines[0].contains("diag"));
+  const nlohmann::json& diag = lines[3].at("diag");  // step 4
+  EXPECT_GT(diag.at("code_usage").at("h.0.attn.c_attn:act").get<double>(), 0.0);
+  EXPECT_GE(diag.at("kurtosis").at("h.1").get<double>(), 1.0);  // Pearson kurtosis is never below 1
+  EXPECT_TRUE(diag.at("kurtosis").contains("h.0.mlp.c_proj:act"));
+  EXPECT_GT(diag.at("attention_entropy").at("h.0.attn").at("mean").get<double>(), 0.0);
+  EXPECT_EQ(diag.at("attention_entropy").at("h.0.attn").at("per_head").size(), 2u);
+  EXPECT_TRUE(diag.at("grad_snr_db").at("transformer.h.0.mlp.c_fc.weight").is_number());
+  EXPECT_GT(diag.at("grad_norm").at("global").get<double>(), 0.0);
+  EXPECT_TRUE(diag.at("dead_units").contains("h.1.mlp"));
+  EXPECT_EQ(diag.at("weight_log2").at("transformer.wte.weight").at("counts").size(), 32u);
+  EXPECT_TRUE(fs::exists(dir.path() / "run" / "recipe.json"));
+}
+
+TEST(QuantTraining, AttentionOperandsAreQuantizedWhenAnOverrideSwitchesThemOn) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
+                                  "[quant]\n[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e1m6\"\n"
+                                  "[[quant.override]]\nmatch = \"h.1.attn.[qk]\"\nformat = \"e4m3\"\n"
+                                  "scaling = \"tensor\"\n");
+  EXPECT_EQ(run(c, dir.path() / "run").stop_reason, "completed");
+  const nlohmann::json quant = json_lines(dir.path() / "run" / "metrics.jsonl").back().at("quant");
+  std::vector<std::string> points;
+  for (const auto& [name, stats] : quant.items()) points.push_back(name);
+  EXPECT_EQ(points, (std::vector<std::string>{"h.0.attn.probs", "h.1.attn.k", "h.1.attn.probs", "h.1.attn.q"}));
+  // Probabilities lie in [0, 1]: E1M6 (max 3.94) never overflows them; its step is 2^-6 near 1.
+  EXPECT_EQ(quant.at("h.0.attn.probs").at("overflow_pct").get<double>(), 0.0);
+  EXPECT_GT(quant.at("h.0.attn.probs").at("rel_error").get<double>(), 0.0);
+  EXPECT_LE(quant.at("h.0.attn.probs").at("amax").get<double>(), 1.0);
+}
+
+TEST(QuantTraining, TensorBoardEventsHoldTheLoggedScalarsAndWeightHistograms) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  run(c, dir.path() / "run");
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "run")) {
+    if (entry.path().filename().string().starts_with("events.out.tfevents.")) files.push_back(entry.path());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  const std::vector<diag::TensorBoardEvent> events = diag::read_tensorboard_events(files[0]);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].file_version, "brain.Event:2");
+  const auto metrics = json_lines(dir.path() / "run" / "metrics.jsonl");
+  std::map<std::int64_t, float> losses;
+  std::size_t histograms = 0;
+  bool saw_point = false;
+  for (const auto& e : events) {
+    for (const auto& s : e.scalars) {
+      if (s.tag == "loss") losses[e.step] = s.value;
+      saw_point = saw_point || s.tag == "quant/h.0.attn.c_attn:act/rel_error";
+    }
+    for (const auto& h : e.histograms) {
+      if (h.tag != "weights_log2/transformer.wte.weight") continue;
+      ++histograms;
+      EXPECT_EQ(h.histogram.num, 256.0 * 32.0);  // every element of wte, once
+    }
+  }
+  ASSERT_EQ(losses.size(), metrics.size());
+  for (const auto& m : metrics) {
+    EXPECT_EQ(losses.at(m.at("step").get<std::int64_t>()), static_cast<float>(m.at("loss").get<double>()));
+  }
+  EXPECT_TRUE(saw_point);
+  EXPECT_EQ(histograms, 2u);  // diagnostic steps 4 and 8
+}
+
+TEST(QuantTraining, TheFp32RecipesGradientSnrIsInfinite) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
+  run(c, dir.path() / "run");
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  const nlohmann::json& snr = lines[3].at("diag").at("grad_snr_db");
+  ASSERT_FALSE(snr.empty());
+  for (const auto& [name, value] : snr.items()) EXPECT_EQ(value, "inf") << name;
+  EXPECT_FALSE(lines[3].contains("quant"));
+}
+
+TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical) {
+  testing::ScratchDir dir;
+  const TrainConfig full = quantized(dir.write("corpus.txt", generated_corpus()),
+                                     "[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
+  const TrainOutcome straight = run(full, dir.path() / "straight");
+  TrainConfig half = full;
+  half.max_iters = 4;
+  run(half, dir.path() / "split");
+  const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
+  EXPECT_EQ(final_parameters(resumed.last_checkpoint), final_parameters(straight.last_checkpoint));
+  EXPECT_EQ(logged_losses(dir.path() / "split"), logged_losses(dir.path() / "straight"));
+  EXPECT_TRUE(fs::exists(straight.last_checkpoint / "quant.safetensors"));
+}
+
+TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  TrainOptions options;
+  options.run_dir = dir.path() / "run";
+  options.inject_nan = {{"h.1.mlp.c_fc:act", 5}};
+  const TrainOutcome outcome = train(c, options);
+  EXPECT_EQ(outcome.steps, 5);
+  EXPECT_NE(outcome.stop_reason.find("non-finite loss at step 5"), std::string::npos) << outcome.stop_reason;
+  EXPECT_NE(outcome.stop_reason.find("h.1.mlp.c_fc:act"), std::string::npos) << outcome.stop_reason;
+  const auto stops = events_of(dir.path() / "run", "stop");
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].at("reason"), outcome.stop_reason);
+  // The checkpoint of step 4 is intact and loads, quantization state included.
+  const fs::path checkpoint = dir.path() / "run" / "checkpoints" / "step_4";
+  EXPECT_FALSE(fs::exists(dir.path() / "run" / "checkpoints" / "step_5"));
+  model::Gpt<float> gpt(load_checkpoint_config(checkpoint));
+  load_model(checkpoint, gpt);
+  for (const float w : gpt.parameters()) ASSERT_TRUE(std::isfinite(w));
+  const auto recipe = load_checkpoint_recipe(checkpoint, gpt.matmuls());
+  ASSERT_TRUE(recipe.has_value());
+  QuantHooks hooks(gpt.matmuls(), *recipe);
+  load_quant_state(checkpoint, hooks);
+  EXPECT_EQ(load_state(checkpoint).step, 4);
+}
+
+TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
+  TrainOptions options;
+  options.run_dir = dir.path() / "run";
+  options.inject_nan = {{"h.0.attn.c_proj:weight", 2}};
+  const TrainOutcome outcome = train(c, options);
+  EXPECT_EQ(outcome.steps, 2);
+  EXPECT_NE(outcome.stop_reason.find("h.0.attn.c_proj:weight"), std::string::npos) << outcome.stop_reason;
+}
+
+TEST(QuantTraining, E7m0EverywhereRunsToTheEndAndReports) {
+  testing::ScratchDir dir;
+  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
+                                  "[quant]\n[quant.act]\nformat = \"e7m0\"\n[quant.weight]\nformat = \"e7m0\"\n"
+                                  "[quant.grad]\nformat = \"e7m0\"\n");
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  EXPECT_EQ(outcome.stop_reason, "completed");
+  EXPECT_EQ(outcome.steps, 8);
+  EXPECT_TRUE(std::isfinite(outcome.final_val_loss));
+  EXPECT_EQ(events_of(dir.path() / "run", "end").size(), 1u);
+}
+
+TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {
+  testing::ScratchDir dir;
+  // Unscaled E4M3 gradients: most are far below its smallest subnormal, 2^-9.
+  TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant.grad]\nformat = \"e4m3\"\n");
+  run(c, dir.path() / "run");
+  const auto warnings = events_of(dir.path() / "run", "warning");
+  std::map<std::string, int> per_point;
+  for (const auto& w : warnings) {
+    if (w.at("kind") == "underflow") ++per_point[w.at("where").get<std::string>()];
+  }
+  ASSERT_TRUE(per_point.contains("h.0.attn.c_attn:grad"));
+  for (const auto& [point, count] : per_point) EXPECT_EQ(count, 1) << point;  // warn_every = 100 > 8 steps
+  EXPECT_GT(warnings[0].at("value").get<double>(), c.warn_underflow_pct);
+}
+
+}  // namespace
+}  // namespace altgrad::train

@@ -1,0 +1,106 @@
+// A fake-quantized Linear layer against a double-precision reference on the same quantized
+// operands: Y = X_q·W_qᵀ, dX = dY_q·W_q, dW = dY_qᵀ·X_q (straight-through estimator), with the
+// operands quantized here independently, value by value, through the scalar codec.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "format/codec.hpp"
+#include "format/parse.hpp"
+#include "format/philox.hpp"
+#include "model/linear.hpp"
+#include "train/quant_hooks.hpp"
+
+namespace altgrad::train {
+namespace {
+
+model::GptConfig small_model() {
+  model::GptConfig c;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_embd = 16;
+  c.block_size = 8;
+  c.vocab_size = 256;
+  return c;
+}
+
+// E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
+Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
+  quant::RecipeSpec spec;
+  const auto role = [&](quant::Role r, const char* format) {
+    quant::SettingsPatch patch;
+    patch.format = format;
+    patch.scaling = quant::Scaling::tensor;
+    patch.apply_to(spec.roles[static_cast<std::size_t>(r)], "test");
+  };
+  role(quant::Role::act, "e4m3");
+  role(quant::Role::weight, "e4m3");
+  role(quant::Role::grad, "e5m2");
+  return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
+}
+
+std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magnitude) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = format::philox_word(42, stream, i) / 4294967296.0;
+    v[i] = static_cast<float>(magnitude * (2.0 * u - 1.0) * (1.0 + 30.0 * (i % 17 == 0)));  // a few outliers
+  }
+  return v;
+}
+
+// x̂ = Q(x·s)/s with s = max_finite / amax rounded once to FP32, as docs/formats.md defines it.
+std::vector<double> quantized(const std::vector<float>& x, const char* format_name) {
+  const format::Format f = format::make_format(format::parse_format(format_name));
+  float amax = 0;
+  for (const float v : x) amax = std::max(amax, std::fabs(v));
+  const float s = static_cast<float>(static_cast<double>(f.max_finite()) / static_cast<double>(amax));
+  std::vector<double> q(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    q[i] = static_cast<double>(format::decode(f, format::encode(f, format::Rounding::nearest_even, x[i] * s)) / s);
+  }
+  return q;
+}
+
+void expect_close(std::span<const float> got, const std::vector<double>& want, const char* what) {
+  double scale = 0;
+  for (const double w : want) scale = std::max(scale, std::fabs(w));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 2e-6 * scale) << what << "[" << i << "]";
+  }
+}
+
+TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
+  const model::MatmulPoints points(small_model());
+  QuantHooks hooks(points, tensor_scaled_recipe(points));
+  hooks.begin_step(0, false);
+  const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
+  const std::size_t N = 24, C = fc.in_features, OC = fc.out_features;
+  const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),
+                           dy = random_values(N * OC, 2, 1e-4f);
+  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dy_copy(N * OC), dx(N * C, 0.0f), dw(OC * C, 0.0f);
+  const model::LinearInputs<float> used =
+      model::linear_forward<float>(y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+  model::linear_backward<float>(dx, dw, {}, dy, used, dy_copy, fc, &hooks, N);
+
+  const std::vector<double> xq = quantized(x, "e4m3"), wq = quantized(w, "e4m3"), dyq = quantized(dy, "e5m2");
+  std::vector<double> y_ref(N * OC, 0.0), dx_ref(N * C, 0.0), dw_ref(OC * C, 0.0);
+  for (std::size_t n = 0; n < N; ++n) {
+    for (std::size_t o = 0; o < OC; ++o) {
+      for (std::size_t c = 0; c < C; ++c) {
+        y_ref[n * OC + o] += xq[n * C + c] * wq[o * C + c];
+        dx_ref[n * C + c] += dyq[n * OC + o] * wq[o * C + c];
+        dw_ref[o * C + c] += dyq[n * OC + o] * xq[n * C + c];
+      }
+    }
+  }
+  expect_close(y, y_ref, "Y");
+  expect_close(dx, dx_ref, "dX");
+  expect_close(dw, dw_ref, "dW");
+  // The operands the kernels read are exactly the independently quantized values.
+  for (std::size_t i = 0; i < xq.size(); ++i) ASSERT_EQ(static_cast<double>(used.inp[i]), xq[i]) << i;
+  for (std::size_t i = 0; i < wq.size(); ++i) ASSERT_EQ(static_cast<double>(used.weight[i]), wq[i]) << i;
+}
+
+}  // namespace
+}  // namespace altgrad::train

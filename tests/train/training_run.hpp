@@ -1,0 +1,80 @@
+#pragma once
+// Small training runs for the trainer tests: a generated corpus with structure a tiny model can
+// learn, a tiny config, and readers of what a run leaves behind.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/gpt.hpp"
+#include "train/checkpoint.hpp"
+#include "train/trainer.hpp"
+
+namespace altgrad::train {
+
+namespace fs = std::filesystem;
+
+// A few kilobytes of text with structure a tiny model can learn: words from a small vocabulary.
+inline std::string generated_corpus() {
+  const std::vector<std::string> words = {"the", "court", "shall", "decide", "on", "appeal", "of", "a", "party", "within"};
+  std::string text;
+  std::uint32_t state = 12345;
+  while (text.size() < 40'000) {
+    state = state * 1664525u + 1013904223u;
+    text += words[(state >> 16) % words.size()];
+    text += (state >> 8) % 7 == 0 ? ".\n" : " ";
+  }
+  return text;
+}
+
+inline TrainConfig tiny_config(const fs::path& corpus) {
+  TrainConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 32;
+  c.block_size = 32;
+  c.batch_size = 4;
+  c.max_iters = 8;
+  c.lr_decay_iters = 8;
+  c.warmup_iters = 2;
+  c.eval_interval = 4;
+  c.eval_iters = 2;
+  c.log_interval = 1;
+  c.checkpoint_interval = 4;
+  c.keep_checkpoints = 0;
+  c.data = corpus.string();
+  return c;
+}
+
+inline std::vector<double> logged_losses(const fs::path& run_dir) {
+  std::vector<double> losses;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) losses.push_back(nlohmann::json::parse(line).at("loss").get<double>());
+  return losses;
+}
+
+inline std::vector<float> final_parameters(const fs::path& checkpoint) {
+  model::Gpt<float> gpt(load_checkpoint_config(checkpoint));
+  load_model(checkpoint, gpt);
+  return {gpt.parameters().begin(), gpt.parameters().end()};
+}
+
+inline TrainOutcome run(const TrainConfig& config, const fs::path& run_dir, bool resume = false) {
+  TrainOptions options;
+  options.run_dir = run_dir;
+  options.resume = resume;
+  return train(config, options);
+}
+
+// Every line of a run's metrics.jsonl or events.jsonl.
+inline std::vector<nlohmann::json> json_lines(const std::filesystem::path& file) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+}  // namespace altgrad::train
