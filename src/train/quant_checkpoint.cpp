@@ -23,8 +23,12 @@ bool has_delayed_points(const QuantHooks& hooks) {
 
 }  // namespace
 
+void write_recipe(const fs::path& file, const Recipe& recipe) {
+  write_file_atomically(file, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
+}
+
 void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHooks* hooks) {
-  write_file_atomically(dir / kRecipeFile, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
+  write_recipe(dir / kRecipeFile, recipe);
   if (!hooks || !has_delayed_points(*hooks)) return;
   // Own the values: TensorRef only points at them.
   std::vector<std::vector<float>> histories;

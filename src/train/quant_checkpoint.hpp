@@ -14,6 +14,9 @@
 
 namespace altgrad::train {
 
+// recipe.json, written atomically (also the run directory's copy).
+void write_recipe(const std::filesystem::path& file, const Recipe& recipe);
+
 void save_quant_state(const std::filesystem::path& checkpoint_dir, const Recipe& recipe, const QuantHooks* hooks);
 
 // The checkpoint's recipe; nullopt for a checkpoint written without one (treated as fp32).

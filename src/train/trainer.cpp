@@ -13,7 +13,6 @@
 #include "optim/adamw.hpp"
 #include "optim/schedule.hpp"
 #include "diag/spike_detectors.hpp"
-#include "train/atomic_file.hpp"
 #include "train/checkpoint.hpp"
 #include "train/non_finite.hpp"
 #include "train/quant_checkpoint.hpp"
@@ -194,8 +193,7 @@ class Run {
     }
     if (options.inject_nan) inject(*options.inject_nan);
     write_config(options.run_dir / "config.toml", config);
-    write_file_atomically(options.run_dir / "recipe.json",
-                          [&](std::ostream& out) { out << recipe_to_json(s_.recipe).dump(2) << '\n'; });
+    write_recipe(options.run_dir / "recipe.json", s_.recipe);
   }
 
   TrainOutcome run() {

@@ -1,0 +1,55 @@
+// Per-point statistics as metrics.jsonl reports them, and the warnings they raise, against counts
+// made by hand on a tensor with known overflows and underflows.
+#include "train/quant_metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "train/scratch_dir.hpp"
+#include "train/training_run.hpp"
+
+namespace altgrad::train {
+namespace {
+
+TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
+  testing::ScratchDir dir;
+  const TrainConfig config =
+      parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\n", "t.toml");
+  const model::MatmulPoints points(gpt_config(config));
+  QuantHooks hooks(points, resolve_recipe(config));
+  const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
+  const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
+  // 8 values: 2 beyond 448 (overflow), 2 below 2^-10 (underflow), 4 exact in E4M3.
+  const std::vector<float> x = {1000.0f, -600.0f, 1e-4f, -3e-4f, 1.0f, 2.0f, -0.5f, 0.25f};
+  std::vector<float> out(x.size());
+  RunLog log(dir.path());
+  Warnings warnings(log, nullptr, 100);
+  QuantMetrics metrics(hooks);
+  for (std::int64_t step = 0; step < 2; ++step) {
+    hooks.begin_step(step, false);
+    ASSERT_TRUE(hooks.active(operand));
+    hooks.apply(operand, x, out);
+    hooks.end_step();
+    metrics.add_step(step + 1, config, warnings);
+  }
+  ScalarLog scalars;
+  const nlohmann::json stats = metrics.take(scalars).at("h.0.attn.c_attn:act");
+  EXPECT_DOUBLE_EQ(stats.at("overflow_pct").get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(stats.at("underflow_pct").get<double>(), 25.0);
+  EXPECT_EQ(stats.at("non_finite").get<int>(), 0);
+  EXPECT_EQ(stats.at("amax").get<double>(), 1000.0);
+  EXPECT_EQ(stats.at("scale").get<double>(), 1.0);
+  // ‖x − x̂‖² = (1000 − 448)² + (600 − 448)² + (1e-4)² + (3e-4)², over ‖x‖².
+  double error = 552.0 * 552.0 + 152.0 * 152.0 + 1e-8 + 9e-8, norm = 0;
+  for (const float v : x) norm += static_cast<double>(v) * v;
+  EXPECT_NEAR(stats.at("rel_error").get<double>(), std::sqrt(error / norm), 1e-9);
+  EXPECT_EQ(scalars.scalars.size(), 6u);  // quant/h.0.attn.c_attn:act/<each of the six>
+  // One overflow and one underflow warning: the second step's repeat is within warn_every.
+  EXPECT_EQ(warnings.emitted(), 2u);
+  EXPECT_EQ(warnings.suppressed(), 2u);
+  EXPECT_TRUE(metrics.take(scalars).empty());  // a new interval begins
+}
+
+}  // namespace
+}  // namespace altgrad::train
