@@ -8,9 +8,6 @@
 namespace altgrad::quant {
 namespace {
 
-constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
-constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
-constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
 constexpr std::array<std::string_view, 5> kPresetNames = {"fp32", "bf16", "fp8-hybrid", "fp8-e4m3", "mx8"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.

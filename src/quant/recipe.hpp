@@ -110,7 +110,10 @@ struct ResolvedPoint {
 // no point (the message names its origin and shows example point names).
 std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points);
 
-// Names for the enums, as configs spell them.
+// Names for the enums, as configs spell them, in enum order.
+inline constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
+inline constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
+inline constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
 std::string_view scaling_name(Scaling s);
 std::optional<Scaling> parse_scaling(std::string_view name);
 std::string_view amax_name(AmaxAlgorithm a);

@@ -1,19 +1,12 @@
 #include "train/quant_metrics.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 namespace altgrad::train {
 namespace {
 
 double percent(std::uint64_t part, std::uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
-std::string format_percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g%%", value);
-  return text;
 }
 
 }  // namespace
@@ -29,13 +22,13 @@ void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnin
     const double underflow = percent(s.values.underflow, s.values.count);
     if (overflow > config.warn_overflow_pct) {
       warnings.warn(step, "overflow", name, overflow, config.warn_overflow_pct,
-                    name + " overflows " + format_percent(overflow) + " of its values (" + point->settings().format_name +
-                        ", threshold " + format_percent(config.warn_overflow_pct) + ")");
+                    name + " overflows " + short_number(overflow) + "%" + " of its values (" + point->settings().format_name +
+                        ", threshold " + short_number(config.warn_overflow_pct) + "%" + ")");
     }
     if (underflow > config.warn_underflow_pct) {
       warnings.warn(step, "underflow", name, underflow, config.warn_underflow_pct,
-                    name + " flushes " + format_percent(underflow) + " of its values to zero (" +
-                        point->settings().format_name + ", threshold " + format_percent(config.warn_underflow_pct) + ")");
+                    name + " flushes " + short_number(underflow) + "%" + " of its values to zero (" +
+                        point->settings().format_name + ", threshold " + short_number(config.warn_underflow_pct) + "%" + ")");
     }
   }
 }

@@ -93,20 +93,17 @@ void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& 
   } else if (key == "rounding") {
     patch.rounding = choice_of<format::Rounding>(node, key, format::parse_rounding, format::kRoundingNames);
   } else if (key == "scaling") {
-    patch.scaling = choice_of<quant::Scaling>(node, key, quant::parse_scaling,
-                                              std::array<std::string_view, 4>{"none", "tensor", "delayed", "block"});
+    patch.scaling = choice_of<quant::Scaling>(node, key, quant::parse_scaling, quant::kScalingNames);
   } else if (key == "history") {
     patch.history = static_cast<std::size_t>(integer_of(node, key, 1, 1024));
   } else if (key == "amax") {
-    patch.amax = choice_of<quant::AmaxAlgorithm>(node, key, quant::parse_amax,
-                                                 std::array<std::string_view, 2>{"max", "most_recent"});
+    patch.amax = choice_of<quant::AmaxAlgorithm>(node, key, quant::parse_amax, quant::kAmaxNames);
   } else if (key == "margin") {
     patch.margin = static_cast<int>(integer_of(node, key, -64, 64));
   } else if (key == "block") {
     patch.block = static_cast<std::size_t>(integer_of(node, key, 1, 1 << 20));
   } else if (key == "scale_rule") {
-    patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule,
-                                                     std::array<std::string_view, 2>{"floor", "round_up"});
+    patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule, quant::kScaleRuleNames);
   }
 }
 
@@ -117,8 +114,11 @@ const toml::table& table_of(const toml::node& node, std::string_view name) {
 
 // A role table or an override: settings keys (plus `match` for an override).
 SettingsPatch read_patch(const toml::table& table, bool is_override) {
-  static constexpr std::array<std::string_view, 10> kOverrideKeys = {
-      "match", "enabled", "format", "rounding", "scaling", "history", "amax", "margin", "block", "scale_rule"};
+  static const std::vector<std::string_view> kOverrideKeys = [] {
+    std::vector<std::string_view> keys{"match"};
+    keys.insert(keys.end(), kSettingKeys.begin(), kSettingKeys.end());
+    return keys;
+  }();
   SettingsPatch patch;
   for (auto&& [key, node] : table) {
     if (is_override && key.str() == "match") continue;

@@ -1,7 +1,6 @@
 #include "train/step_diagnostics.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "diag/attention_entropy.hpp"
@@ -21,12 +20,6 @@ json number(double value) {
   if (std::isnan(value)) return json();
   if (std::isinf(value)) return value > 0 ? json("inf") : json("-inf");
   return value;
-}
-
-std::string fixed(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
 }
 
 json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
@@ -51,7 +44,7 @@ json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& 
     scalars.add("diag/kurtosis/" + name, k);
     if (k > config.warn_kurtosis) {
       warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
-                    name + " has kurtosis " + fixed(k) + " (threshold " + fixed(config.warn_kurtosis) +
+                    name + " has kurtosis " + short_number(k) + " (threshold " + short_number(config.warn_kurtosis) +
                         "; a normal distribution has 3): outliers that a narrow format will clip or flush");
     }
   };
@@ -87,8 +80,8 @@ json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const Trai
     scalars.add("diag/attention_entropy/" + name + "/min", layer.min);
     if (layer.min < config.warn_attention_entropy) {
       warnings.warn(step, "attention_entropy", name, layer.min, config.warn_attention_entropy,
-                    name + " has a head with mean attention entropy " + fixed(layer.min) + " nats (threshold " +
-                        fixed(config.warn_attention_entropy) + "): attention collapsing onto few keys");
+                    name + " has a head with mean attention entropy " + short_number(layer.min) + " nats (threshold " +
+                        short_number(config.warn_attention_entropy) + "): attention collapsing onto few keys");
     }
   }
   return out;

@@ -1,6 +1,14 @@
 #include "train/warnings.hpp"
 
+#include <cstdio>
+
 namespace altgrad::train {
+
+std::string short_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
 
 void Warnings::warn(std::int64_t step, std::string_view kind, std::string_view where, double value,
                     double threshold, std::string_view message) {

@@ -12,6 +12,9 @@
 
 namespace altgrad::train {
 
+// A number as warning messages show it: three significant digits (10.6, 0.00087, 1.2e+03).
+std::string short_number(double value);
+
 class Warnings {
  public:
   using Printer = std::function<void(const std::string&)>;

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <span>
@@ -26,11 +25,14 @@
 #include "diag/tensorboard_reader.hpp"
 #include "diag/tensorboard_writer.hpp"
 #include "diag/tfrecord.hpp"
+#include "train/error_message.hpp"
 
 namespace altgrad::diag_test {
 namespace {
 
 namespace fs = std::filesystem;
+using altgrad::train::testing::mentions;
+using altgrad::train::testing::message_of;
 using diag::read_tensorboard_events;
 using diag::TaggedScalar;
 using diag::TensorBoardEvent;
@@ -177,26 +179,6 @@ std::vector<double> packed_doubles(std::span<const std::byte> payload) {
   std::vector<double> values;
   for (std::size_t at = 0; at + 8 <= payload.size(); at += 8) values.push_back(as_double(payload.subspan(at, 8)));
   return values;
-}
-
-// ---- Errors ---------------------------------------------------------------------------------------
-
-template <typename Error, typename Action>
-std::string message_of(Action&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return {};
-}
-
-::testing::AssertionResult mentions(const std::string& message, std::initializer_list<std::string> parts) {
-  for (const std::string& part : parts)
-    if (message.find(part) == std::string::npos)
-      return ::testing::AssertionFailure() << "the message lacks \"" << part << "\":\n  " << message;
-  return ::testing::AssertionSuccess();
 }
 
 // ---- Fixture --------------------------------------------------------------------------------------

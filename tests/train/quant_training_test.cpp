@@ -23,6 +23,13 @@ TrainConfig quantized(const fs::path& corpus, const std::string& quant_toml) {
   return c;
 }
 
+TrainOutcome run_with_nan(const TrainConfig& c, const fs::path& run_dir, const std::string& point, std::int64_t step) {
+  TrainOptions options;
+  options.run_dir = run_dir;
+  options.inject_nan = {{point, step}};
+  return train(c, options);
+}
+
 std::vector<nlohmann::json> events_of(const fs::path& run, const std::string& kind) {
   std::vector<nlohmann::json> found;
   for (const auto& e : json_lines(run / "events.jsonl")) {
@@ -138,10 +145,7 @@ TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
-  TrainOptions options;
-  options.run_dir = dir.path() / "run";
-  options.inject_nan = {{"h.1.mlp.c_fc:act", 5}};
-  const TrainOutcome outcome = train(c, options);
+  const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.1.mlp.c_fc:act", 5);
   EXPECT_EQ(outcome.steps, 5);
   EXPECT_NE(outcome.stop_reason.find("non-finite loss at step 5"), std::string::npos) << outcome.stop_reason;
   EXPECT_NE(outcome.stop_reason.find("h.1.mlp.c_fc:act"), std::string::npos) << outcome.stop_reason;
@@ -164,10 +168,7 @@ TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpo
 TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
-  TrainOptions options;
-  options.run_dir = dir.path() / "run";
-  options.inject_nan = {{"h.0.attn.c_proj:weight", 2}};
-  const TrainOutcome outcome = train(c, options);
+  const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.0.attn.c_proj:weight", 2);
   EXPECT_EQ(outcome.steps, 2);
   EXPECT_NE(outcome.stop_reason.find("h.0.attn.c_proj:weight"), std::string::npos) << outcome.stop_reason;
 }
