@@ -12,9 +12,11 @@ namespace altgrad::format {
 using PhiloxCounter = std::array<std::uint32_t, 4>;
 using PhiloxKey = std::array<std::uint32_t, 2>;
 
+// The round multipliers and the key's Weyl increments.
+inline constexpr std::uint32_t kPhiloxMul0 = 0xD251'1F53u, kPhiloxMul1 = 0xCD9E'8D57u;
+inline constexpr std::uint32_t kPhiloxWeyl0 = 0x9E37'79B9u, kPhiloxWeyl1 = 0xBB67'AE85u;
+
 ALTGRAD_HD inline PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) {
-  constexpr std::uint32_t kMul0 = 0xD251'1F53u, kMul1 = 0xCD9E'8D57u;
-  constexpr std::uint32_t kWeyl0 = 0x9E37'79B9u, kWeyl1 = 0xBB67'AE85u;
   // Fully unrolled, so that loops over many counters vectorize across counters.
 #if defined(__CUDACC__)
 #pragma unroll
@@ -22,13 +24,13 @@ ALTGRAD_HD inline PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) {
 #pragma GCC unroll 10
 #endif
   for (int round = 0; round < 10; ++round) {
-    const std::uint64_t p0 = static_cast<std::uint64_t>(kMul0) * c[0];
-    const std::uint64_t p1 = static_cast<std::uint64_t>(kMul1) * c[2];
+    const std::uint64_t p0 = static_cast<std::uint64_t>(kPhiloxMul0) * c[0];
+    const std::uint64_t p1 = static_cast<std::uint64_t>(kPhiloxMul1) * c[2];
     const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
     const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
     c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
-    k[0] += kWeyl0;
-    k[1] += kWeyl1;
+    k[0] += kPhiloxWeyl0;
+    k[1] += kPhiloxWeyl1;
   }
   return c;
 }

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "format/codec.hpp"
-#include "format/philox.hpp"
 #include "quant/scaled_input.hpp"
+#include "quant/vector_kernel.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -80,11 +80,6 @@ void round_any_step(const Format& f, const float* in, float* out, std::size_t n,
   round_step<R>(f, in, out, n, scale, unscale, random, events);
 }
 
-bool is_power_of_two(float s) {
-  return (format::float_bits(s) & 0x7F'FFFFu) == 0 && s >= format::exp2_exact(-126) &&
-         s <= format::exp2_exact(126);
-}
-
 // Statistics of a step from its inputs, outputs and events (all in L1 by now), in two loops simple
 // enough to vectorize. The simd reduction fixes the summation order for a given build, whatever the
 // thread count.
@@ -134,7 +129,7 @@ void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n
     // In place, round into a buffer so that counting still sees the inputs.
     float* rounded = in_place ? buffer : out + begin;
     const std::uint32_t* words = random ? random + begin : nullptr;
-    if (is_power_of_two(scale)) {
+    if (is_power_of_two_scale(scale)) {
       const float inverse = 1.0f / scale;
       round_any_step<R>(f, in + begin, rounded, len, scale, [inverse](float q) { return q * inverse; }, words, events);
     } else {
@@ -160,34 +155,8 @@ void count_codes(const Format& f, Rounding rounding, const float* in, std::size_
 
 }  // namespace
 
-void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
-                 std::span<std::uint32_t> words) {
-  // Whole groups of four into a stack buffer (a loop GCC vectorizes across groups), then the
-  // requested window, which may start and end mid-group.
-  constexpr std::size_t kGroups = 64;
-  std::uint32_t block[4 * kGroups];
-  const std::uint64_t first_group = first_index >> 2;
-  std::size_t skip = first_index & 3;
-  std::size_t done = 0;
-  for (std::uint64_t group = first_group; done < words.size(); group += kGroups) {
-    for (std::size_t g = 0; g < kGroups; ++g) {
-      const auto r = format::philox_block(seed, stream, group + g);
-      block[4 * g] = r[0];
-      block[4 * g + 1] = r[1];
-      block[4 * g + 2] = r[2];
-      block[4 * g + 3] = r[3];
-    }
-    const std::size_t take = std::min(4 * kGroups - skip, words.size() - done);
-    std::copy_n(block + skip, take, words.data() + done);
-    done += take;
-    skip = 0;
-  }
-}
-
-void quantize_block(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
-                    float scale, const std::uint32_t* random, std::uint64_t* histogram,
-                    QuantStats& stats) {
-  if (histogram) count_codes(f, rounding, in, n, scale, random, histogram);
+void quantize_block_portable(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                             float scale, const std::uint32_t* random, QuantStats& stats) {
   switch (rounding) {
     case Rounding::nearest_even: return quantize_kernel<Rounding::nearest_even>(f, in, out, n, scale, random, stats);
     case Rounding::nearest_away: return quantize_kernel<Rounding::nearest_away>(f, in, out, n, scale, random, stats);
@@ -198,6 +167,14 @@ void quantize_block(const Format& f, Rounding rounding, const float* in, float* 
     case Rounding::stochastic: return quantize_kernel<Rounding::stochastic>(f, in, out, n, scale, random, stats);
     case Rounding::stochastic_equal: return quantize_kernel<Rounding::stochastic_equal>(f, in, out, n, scale, random, stats);
   }
+}
+
+void quantize_block(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                    float scale, const std::uint32_t* random, std::uint64_t* histogram,
+                    QuantStats& stats) {
+  if (histogram) count_codes(f, rounding, in, n, scale, random, histogram);
+  if (has_vector_kernel(f, rounding, scale)) return quantize_block_vector(f, rounding, in, out, n, scale, random, stats);
+  quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
 }
 
 QuantStats quantize(const Format& f, std::span<const float> in, std::span<float> out,

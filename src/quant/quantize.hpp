@@ -7,6 +7,7 @@
 
 #include "format/rounding.hpp"
 #include "format/spec.hpp"
+#include "quant/random_words.hpp"
 #include "quant/stats.hpp"
 
 namespace altgrad::quant {
@@ -34,13 +35,14 @@ inline QuantStats quantize_in_place(const format::Format& f, std::span<float> da
 
 // Quantizes n contiguous elements on the calling thread; the building block of the quantizers.
 // `random` holds one word per element (ignored unless the rounding is stochastic); `histogram`
-// may be null.
+// may be null. Uses the vector kernel where this build has one for (f, rounding).
 void quantize_block(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                     std::size_t n, float scale, const std::uint32_t* random,
                     std::uint64_t* histogram, QuantStats& stats);
 
-// Fills words[i] with the Philox word of element first_index + i.
-void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
-                 std::span<std::uint32_t> words);
+// quantize_block without a histogram, through the portable kernel: every format and rounding, the
+// definition the vector kernel is held to.
+void quantize_block_portable(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                             std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats);
 
 }  // namespace altgrad::quant

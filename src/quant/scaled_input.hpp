@@ -29,4 +29,11 @@ inline ScaledInput scale_input(float x, float scale) {
   return {(clamped & mask) | (product & ~mask), overflow, underflow};
 }
 
+// Whether the rounded value can go back through the scale's reciprocal: exact for a power of two
+// whose reciprocal is a normal float32 (the same correctly rounded result as dividing, cheaper).
+inline bool is_power_of_two_scale(float s) {
+  return (format::float_bits(s) & 0x7F'FFFFu) == 0 && s >= format::exp2_exact(-126) &&
+         s <= format::exp2_exact(126);
+}
+
 }  // namespace altgrad::quant

@@ -16,8 +16,9 @@ namespace {
 // within a group of four and any length, and must not write past the span.
 TEST(FillRandom, MatchesPhiloxWordForUnalignedStartsAndOddLengths) {
   const std::uint64_t seed = 0x5eed'0000'0000'0001ull, stream = 3;
-  const std::uint64_t starts[] = {0, 1, 2, 3, 5, 6, 7, (1ull << 32) - 3, (1ull << 40) + 1};
-  const std::size_t lengths[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 1023, 1025};
+  // Group numbers (index / 4) that cross 2^32 inside one batch carry into the counter's high word.
+  const std::uint64_t starts[] = {0, 1, 2, 3, 5, 6, 7, (1ull << 32) - 3, (1ull << 34) - 37, (1ull << 40) + 1};
+  const std::size_t lengths[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 127, 128, 129, 1023, 1025};
   constexpr std::uint32_t kGuard = 0xdeadbeefu;
   for (std::uint64_t first : starts) {
     for (std::size_t n : lengths) {

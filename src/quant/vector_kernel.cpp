@@ -1,0 +1,245 @@
+#include "quant/vector_kernel.hpp"
+
+#include "format/codec.hpp"
+#include "quant/quantize.hpp"
+#include "quant/scaled_input.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h>
+
+#include <bit>
+#include <cmath>
+
+namespace altgrad::quant {
+namespace {
+
+using format::Format;
+using format::Rounding;
+
+constexpr std::size_t kLanes = 16;
+constexpr __mmask16 kAllLanes = 0xFFFF;
+
+__m512i splat(std::uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
+
+// The grid of a simple-grid format as broadcast constants; see format::round_nearest_even_simple()
+// and format::round_stochastic_simple(), whose results these kernels reproduce lane by lane.
+struct Grid {
+  __m512i max_finite, min_normal;
+  __m512i keep_mask, step;  // the float32 bits a normal value keeps; one step of them
+  __m128i remainder_shift;  // 32 − the bits it drops: moves the dropped bits to the top of a word
+  // Nearest-even: ties go up when the lowest kept bit, flipped where the code's parity differs
+  // from that bit's (M = 0 with an even bias), is set.
+  __m512i half_step_less_one, lowest_kept_bit;
+  __mmask16 parity_flip;
+  // Below min normal the step is fixed: adding C = 2^(emin − M + 23) makes float32's own rounding
+  // land on it. |x| · to_fraction_1 · to_fraction_2 is |x| in units of 2^−32 steps (two exact
+  // factors, since one can leave float32's range).
+  __m512 subnormal_shift, subnormal_step, to_fraction_1, to_fraction_2;
+
+  explicit Grid(const Format& f) {
+    const int M = f.spec.mantissa_bits;
+    const int dropped = format::kFloatMantissaBits - M;
+    const std::uint32_t dropped_mask = (1u << dropped) - 1u;
+    max_finite = splat(f.max_finite_bits);
+    min_normal = splat(f.min_normal_bits);
+    keep_mask = splat(~dropped_mask);
+    step = splat(1u << dropped);
+    remainder_shift = _mm_cvtsi32_si128(32 - dropped);
+    half_step_less_one = splat(dropped_mask >> 1);
+    lowest_kept_bit = splat(1u << dropped);
+    parity_flip = (M == 0 && (f.spec.bias + 1) % 2 != 0) ? kAllLanes : 0;
+    subnormal_shift = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
+    subnormal_step = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M));
+    const int to_fraction = M - f.min_normal_exp + 32;
+    const int first = to_fraction < 100 ? to_fraction : 100;
+    to_fraction_1 = _mm512_set1_ps(format::exp2_exact(first));
+    to_fraction_2 = _mm512_set1_ps(format::exp2_exact(to_fraction - first));
+  }
+};
+
+// |x| (float32 bits a ≤ max finite) rounded to nearest-even on the grid.
+__m512i round_nearest_even(const Grid& g, __m512i a) {
+  const __mmask16 lsb = _mm512_test_epi32_mask(a, g.lowest_kept_bit) ^ g.parity_flip;
+  const __m512i biased = _mm512_add_epi32(a, g.half_step_less_one);
+  const __m512i normal = _mm512_and_si512(_mm512_mask_add_epi32(biased, lsb, biased, _mm512_set1_epi32(1)), g.keep_mask);
+  const __m512 shifted = _mm512_add_ps(_mm512_castsi512_ps(a), g.subnormal_shift);
+  const __mmask16 subnormal = _mm512_cmplt_epu32_mask(a, g.min_normal);
+  return _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(normal), subnormal, shifted, g.subnormal_shift));
+}
+
+// |x| (float32 bits a ≤ max finite) rounded stochastically with the uniform words `random`: up
+// when the word is below the dropped part taken to 32 bits.
+__m512i round_stochastic(const Grid& g, __m512i a, __m512i random) {
+  const __m512i dropped_bits = _mm512_sll_epi32(a, g.remainder_shift);
+  const __m512i truncated = _mm512_and_si512(a, g.keep_mask);
+  const __m512i normal = _mm512_mask_add_epi32(truncated, _mm512_cmplt_epu32_mask(random, dropped_bits), truncated, g.step);
+
+  // Below min normal: truncate to the fixed step with one addition rounded toward zero; the
+  // remainder is exact, and so is its scaling to 2^−32 steps.
+  const __m512 magnitude = _mm512_castsi512_ps(a);
+  const __m512 truncated_sum = _mm512_add_round_ps(magnitude, g.subnormal_shift, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m512 below = _mm512_sub_ps(truncated_sum, g.subnormal_shift);
+  const __m512 remainder = _mm512_sub_ps(magnitude, below);
+  const __m512i remainder_bits = _mm512_cvttps_epu32(_mm512_mul_ps(_mm512_mul_ps(remainder, g.to_fraction_1), g.to_fraction_2));
+  const __mmask16 up = _mm512_cmplt_epu32_mask(random, remainder_bits);
+  const __m512 subnormal = _mm512_mask_add_ps(below, up, below, g.subnormal_step);
+  return _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, g.min_normal), normal, _mm512_castps_si512(subnormal));
+}
+
+// Statistics of the vectors the kernel finished itself, in registers until the end of the call.
+struct Accumulators {
+  __m512i amax_bits = _mm512_setzero_si512();
+  __m512d sum_sq_error[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
+  __m512d sum_sq_input[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
+  std::uint64_t count = 0;
+  std::uint64_t underflow = 0;
+
+  // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
+  void add(__m512 x, __m512 y, __m512i x_magnitude, __m512i on_grid, __mmask16 valid) {
+    count += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid)));
+    amax_bits = _mm512_max_epu32(amax_bits, x_magnitude);
+    const __mmask16 underflowed = _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(x_magnitude, x_magnitude),
+                                                               on_grid, on_grid);
+    underflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(underflowed)));
+    add_squares(_mm512_castps512_ps256(x), _mm512_castps512_ps256(y), 0);
+    add_squares(_mm512_extractf32x8_ps(x, 1), _mm512_extractf32x8_ps(y, 1), 1);
+  }
+
+  // Squares of float32 values are exact in double, so the fused multiply-add rounds only the sum.
+  void add_squares(__m256 x, __m256 y, int half) {
+    const __m512d xd = _mm512_cvtps_pd(x);
+    const __m512d error = _mm512_sub_pd(xd, _mm512_cvtps_pd(y));
+    sum_sq_error[half] = _mm512_fmadd_pd(error, error, sum_sq_error[half]);
+    sum_sq_input[half] = _mm512_fmadd_pd(xd, xd, sum_sq_input[half]);
+  }
+
+  QuantStats totals() const {
+    QuantStats s;
+    s.count = count;
+    s.underflow = underflow;
+    s.amax = format::bits_float(_mm512_reduce_max_epu32(amax_bits));
+    s.sum_sq_error = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_error[0], sum_sq_error[1]));
+    s.sum_sq_input = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_input[0], sum_sq_input[1]));
+    return s;
+  }
+};
+
+// What a kernel call holds fixed: the grid, the scale and the way back from it.
+template <bool kNegativeZero, typename Unscale>
+struct Kernel {
+  Grid grid;
+  __m512 scale;
+  Unscale unscale;
+
+  // Quantizes the lanes of `valid` (a prefix) at in/out; returns false, having stored nothing, when
+  // a lane needs the portable kernel.
+  template <Rounding R>
+  bool quantize_vector(const float* in, float* out, const std::uint32_t* random, __mmask16 valid,
+                       Accumulators& acc) const {
+    const __m512i magnitude_mask = splat(~format::kSignBit);
+    const __m512 x = _mm512_maskz_loadu_ps(valid, in);
+    const __m512i product = _mm512_castps_si512(_mm512_mul_ps(x, scale));
+    const __m512i a = _mm512_and_si512(product, magnitude_mask);
+    if (_mm512_cmpgt_epu32_mask(a, grid.max_finite)) return false;  // beyond max finite, Inf or NaN
+    __m512i on_grid;
+    if constexpr (R == Rounding::stochastic) {
+      on_grid = round_stochastic(grid, a, _mm512_maskz_loadu_epi32(valid, random));
+    } else {
+      on_grid = round_nearest_even(grid, a);
+    }
+    constexpr int kOrSign = 0xF8;  // ternary-logic truth table of a | (b & c): the product's sign onto the grid value
+    const __m512i sign_mask = splat(format::kSignBit);
+    __m512i signed_bits;
+    if constexpr (kNegativeZero) {
+      signed_bits = _mm512_ternarylogic_epi32(on_grid, product, sign_mask, kOrSign);
+    } else {
+      signed_bits = _mm512_mask_ternarylogic_epi32(on_grid, _mm512_test_epi32_mask(on_grid, on_grid), product,
+                                                   sign_mask, kOrSign);
+    }
+    const __m512 y = unscale(_mm512_castsi512_ps(signed_bits));
+    _mm512_mask_storeu_ps(out, valid, y);
+    acc.add(x, y, _mm512_and_si512(_mm512_castps_si512(x), magnitude_mask), on_grid, valid);
+    return true;
+  }
+
+  template <Rounding R>
+  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
+           const std::uint32_t* random, QuantStats& stats) const {
+    Accumulators acc;
+    QuantStats handed_over;  // of the vectors the portable kernel quantized
+    const auto step = [&](std::size_t i, __mmask16 valid, std::size_t len) {
+      const std::uint32_t* words = random ? random + i : nullptr;
+      if (!quantize_vector<R>(in + i, out + i, words, valid, acc)) {
+        quantize_block_portable(f, R, in + i, out + i, len, scale_value, words, handed_over);
+      }
+    };
+    std::size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) step(i, kAllLanes, kLanes);
+    if (i < n) step(i, static_cast<__mmask16>((1u << (n - i)) - 1u), n - i);
+    stats.merge(acc.totals());
+    stats.merge(handed_over);
+  }
+};
+
+template <Rounding R, bool kNegativeZero>
+void quantize_with(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                   const std::uint32_t* random, QuantStats& stats) {
+  const Grid grid(f);
+  const __m512 s = _mm512_set1_ps(scale);
+  // As in the portable kernel: a power-of-two scale has an exact reciprocal to multiply by.
+  if (is_power_of_two_scale(scale)) {
+    const __m512 inverse = _mm512_set1_ps(1.0f / scale);
+    const auto multiply = [inverse](__m512 q) { return _mm512_mul_ps(q, inverse); };
+    Kernel<kNegativeZero, decltype(multiply)>{grid, s, multiply}.template run<R>(f, in, out, n, scale, random, stats);
+  } else {
+    const auto divide = [s](__m512 q) { return _mm512_div_ps(q, s); };
+    Kernel<kNegativeZero, decltype(divide)>{grid, s, divide}.template run<R>(f, in, out, n, scale, random, stats);
+  }
+}
+
+template <Rounding R>
+void quantize_rounding(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                       const std::uint32_t* random, QuantStats& stats) {
+  if (f.has_negative_zero) return quantize_with<R, true>(f, in, out, n, scale, random, stats);
+  quantize_with<R, false>(f, in, out, n, scale, random, stats);
+}
+
+// Max finite taken back through the scale stays finite, so every output of a vector within max
+// finite is finite too, and the kernel need not check its outputs.
+bool outputs_stay_finite(const Format& f, float scale) {
+  const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
+  return std::isfinite(back);
+}
+
+}  // namespace
+
+bool has_vector_kernel(const Format& f, Rounding rounding, float scale) {
+  return (rounding == Rounding::nearest_even || rounding == Rounding::stochastic) && format::has_simple_grid(f) &&
+         outputs_stay_finite(f, scale);
+}
+
+void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                           float scale, const std::uint32_t* random, QuantStats& stats) {
+  if (rounding == Rounding::stochastic) {
+    quantize_rounding<Rounding::stochastic>(f, in, out, n, scale, random, stats);
+  } else {
+    quantize_rounding<Rounding::nearest_even>(f, in, out, n, scale, nullptr, stats);
+  }
+}
+
+}  // namespace altgrad::quant
+
+#else  // no AVX-512: the portable kernel does everything
+
+namespace altgrad::quant {
+
+bool has_vector_kernel(const format::Format&, format::Rounding, float) { return false; }
+
+void quantize_block_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                           std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats) {
+  quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+}
+
+}  // namespace altgrad::quant
+
+#endif

@@ -1,0 +1,233 @@
+// The vector kernel against the portable one it must reproduce: the same output bits, the same
+// counts and amax, and sums that agree to their last few bits, on every simple-grid format, at
+// scales with and without an exact reciprocal, on random bit patterns (NaN, Inf and float32
+// subnormals included), on values spread over each format's range, and with every special value
+// planted at every lane of a vector. Each vector that holds a special value goes to the portable
+// kernel whole, so these also check the hand-over at every position and length.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "determinism.hpp"
+#include "format/codec.hpp"
+#include "quant/quantize.hpp"
+#include "quant/vector_kernel.hpp"
+#include "reference_grid.hpp"
+#include "reference_stats.hpp"
+#include "test_tensors.hpp"
+
+namespace altgrad::quant_test {
+namespace {
+
+using format::Rounding;
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Every named format with a simple grid, and generic ones that vary bias, policy and overflow.
+const char* const kFormats[] = {"e4m3",     "e4m3fnuz", "e5m2",  "e5m2fnuz", "e3m4",         "e2m5",
+                                "e1m6",     "e7m0",     "e2m3",  "e3m2",     "e2m1",         "bf16",
+                                "fp16",     "e4m3,bias=8", "e5m2,overflow=inf", "e6m1", "e3m4,overflow=inf",
+                                "e6m0fn,bias=30"};
+const float kScales[] = {1.0f, 0.37f, 0x1p-10f, 1000.0f, 0x1p20f, 3.0e-20f};
+constexpr Rounding kRoundings[] = {Rounding::nearest_even, Rounding::stochastic};
+
+// Random float32 bit patterns: every exponent, NaN and Inf included.
+std::vector<float> random_bits(std::size_t n, std::uint32_t seed) {
+  TensorRng rng(seed);
+  std::vector<float> x(n);
+  for (float& v : x) v = std::bit_cast<float>(rng.word());
+  return x;
+}
+
+// Values spread over the format's grid as the scale sees it, from far below the smallest
+// subnormal to past max finite.
+std::vector<float> spread_values(const format::Format& f, float scale, std::size_t n, std::uint32_t seed) {
+  const int low = std::ilogb(f.min_positive()) - 6, high = std::ilogb(f.max_finite()) + 2;
+  std::vector<float> x = log_uniform_tensor(n, seed, low, high);
+  for (float& v : x) v /= scale;
+  return x;
+}
+
+// Every midpoint between adjacent positive codes (the ties of nearest-even) and the floats on
+// either side of it, both signs, divided by the scale; formats wider than 8 bits every 97th code.
+std::vector<float> midpoints(const format::Format& f, float scale) {
+  std::vector<float> x;
+  const std::uint32_t stride = f.width > 8 ? 97 : 1;
+  const std::uint32_t positive_codes = f.code_count() >> 1;
+  for (std::uint32_t code = 0; code + stride < positive_codes; code += stride) {
+    const double lo = format::decode(f, code), hi = format::decode(f, code + 1);
+    if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
+    const auto mid = static_cast<float>((lo + hi) / 2);
+    for (float m : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, kInf)}) x.insert(x.end(), {m / scale, -m / scale});
+  }
+  return x;
+}
+
+std::vector<std::uint32_t> words_for(std::size_t n, std::uint32_t seed) {
+  std::vector<std::uint32_t> words(n);
+  quant::fill_random(seed, 1, 0, words);
+  return words;
+}
+
+// Runs both kernels on x and compares everything they return.
+::testing::AssertionResult kernels_agree(const format::Format& f, Rounding r, const std::vector<float>& x,
+                                         float scale) {
+  const auto words = words_for(x.size(), 7);
+  std::vector<float> vector_out(x.size()), portable_out(x.size());
+  quant::QuantStats vector_stats, portable_stats;
+  quant::quantize_block_vector(f, r, x.data(), vector_out.data(), x.size(), scale, words.data(), vector_stats);
+  quant::quantize_block_portable(f, r, x.data(), portable_out.data(), x.size(), scale, words.data(), portable_stats);
+  if (auto same = bit_identical(vector_out, portable_out); !same) return same;
+  const auto& v = vector_stats;
+  const auto& p = portable_stats;
+  if (v.count != p.count || v.overflow != p.overflow || v.underflow != p.underflow ||
+      v.nan_inputs != p.nan_inputs || v.inf_inputs != p.inf_inputs ||
+      std::bit_cast<std::uint32_t>(v.amax) != std::bit_cast<std::uint32_t>(p.amax)) {
+    return ::testing::AssertionFailure() << "counts differ: vector count " << v.count << " overflow " << v.overflow
+                                         << " underflow " << v.underflow << " nan " << v.nan_inputs << " inf "
+                                         << v.inf_inputs << " amax " << v.amax << "; portable " << p.count << ' '
+                                         << p.overflow << ' ' << p.underflow << ' ' << p.nan_inputs << ' '
+                                         << p.inf_inputs << ' ' << p.amax;
+  }
+  if (auto close = close_relative(v.sum_sq_error, p.sum_sq_error, 1e-12); !close) return close << " (sum_sq_error)";
+  return close_relative(v.sum_sq_input, p.sum_sq_input, 1e-12) << " (sum_sq_input)";
+}
+
+class VectorKernel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!quant::has_vector_kernel(load("e4m3"), Rounding::nearest_even, 1.0f)) {
+      GTEST_SKIP() << "this build has no vector kernel (it needs AVX-512: a -march=native build on such a CPU)";
+    }
+  }
+};
+
+TEST_F(VectorKernel, AppliesToNearestAndStochasticOnSimpleGridsAtScalesWithFiniteOutputs) {
+  for (const char* name : kFormats) {
+    const format::Format f = load(name);
+    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::nearest_even, 3.0f)) << name;
+    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::stochastic, 3.0f)) << name;
+    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::toward_zero, 3.0f)) << name;
+    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::stochastic_equal, 3.0f)) << name;
+  }
+  const format::Format e4m3 = load("e4m3");
+  EXPECT_FALSE(quant::has_vector_kernel(load("e8m0fnu"), Rounding::nearest_even, 1.0f));
+  EXPECT_FALSE(quant::has_vector_kernel(load("e5m2,subnormals=off"), Rounding::nearest_even, 1.0f));
+  // Scales whose way back can overflow: 448 / s beyond float32.
+  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, 0.0f));
+  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, 1e-37f));
+  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, kNan));
+}
+
+TEST_F(VectorKernel, MatchesThePortableKernelOnRandomBitPatterns) {
+  for (const char* name : kFormats) {
+    const format::Format f = load(name);
+    for (float scale : kScales) {
+      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
+      for (Rounding r : kRoundings) {
+        SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
+        EXPECT_TRUE(kernels_agree(f, r, random_bits(4099, 11), scale));
+      }
+    }
+  }
+}
+
+TEST_F(VectorKernel, MatchesThePortableKernelAcrossEachFormatsRange) {
+  for (const char* name : kFormats) {
+    const format::Format f = load(name);
+    for (float scale : kScales) {
+      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
+      for (Rounding r : kRoundings) {
+        SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
+        EXPECT_TRUE(kernels_agree(f, r, spread_values(f, scale, 20000, 5), scale));
+      }
+    }
+  }
+}
+
+TEST_F(VectorKernel, MatchesThePortableKernelOnEveryTie) {
+  for (const char* name : kFormats) {
+    const format::Format f = load(name);
+    for (float scale : {1.0f, 0x1p-3f, 0.37f}) {
+      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
+      for (Rounding r : kRoundings) {
+        SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
+        EXPECT_TRUE(kernels_agree(f, r, midpoints(f, scale), scale));
+      }
+    }
+  }
+}
+
+// Stochastic rounding goes up when the word is below the distance to the lower neighbour taken to
+// 32 bits: words just below, at and just above that threshold, computed here in long double from
+// the grid neighbours, for values across the range (subnormal steps included).
+TEST_F(VectorKernel, StochasticRoundingAgreesAtTheThresholdWord) {
+  for (const char* name : {"e4m3", "e5m2", "e1m6", "e7m0", "e4m3fnuz", "bf16"}) {
+    const format::Format f = load(name);
+    std::vector<float> x;
+    std::vector<std::uint32_t> words;
+    for (float v : spread_values(f, 1.0f, 3000, 17)) {
+      const float a = std::fabs(v);
+      const long double lo = format::round_value(f, Rounding::toward_zero, a);
+      const long double hi = format::round_value(f, Rounding::toward_positive, a);
+      if (!(a <= f.max_finite()) || lo == hi) continue;
+      const auto threshold = static_cast<std::uint64_t>(std::floor((a - lo) / (hi - lo) * 0x1p32L));
+      for (std::uint64_t w : {threshold - 1, threshold, threshold + 1}) {
+        if (w > 0xFFFF'FFFFu) continue;
+        x.push_back(v);
+        words.push_back(static_cast<std::uint32_t>(w));
+      }
+    }
+    std::vector<float> vector_out(x.size()), portable_out(x.size());
+    quant::QuantStats vs, ps;
+    quant::quantize_block_vector(f, Rounding::stochastic, x.data(), vector_out.data(), x.size(), 1.0f, words.data(), vs);
+    quant::quantize_block_portable(f, Rounding::stochastic, x.data(), portable_out.data(), x.size(), 1.0f, words.data(), ps);
+    EXPECT_TRUE(bit_identical(vector_out, portable_out)) << name;
+    EXPECT_GT(x.size(), 6000u) << name;
+  }
+}
+
+// One special value at each lane of a vector, and arrays of every length around a vector's,
+// so that a hand-over happens at every lane and in partial vectors.
+TEST_F(VectorKernel, HandsVectorsWithSpecialValuesOverWholeAtEveryLaneAndLength) {
+  const format::Format f = load("e4m3");
+  const float specials[] = {kNan, kInf, -kInf, 449.0f, -1e30f, std::numeric_limits<float>::max()};
+  for (Rounding r : kRoundings) {
+    for (std::size_t n = 0; n <= 48; ++n) {
+      for (float special : specials) {
+        for (std::size_t at = 0; at < n; ++at) {
+          std::vector<float> x = spread_values(f, 1.0f, n, static_cast<std::uint32_t>(n));
+          x[at] = special;
+          ASSERT_TRUE(kernels_agree(f, r, x, 1.0f)) << "n " << n << " special " << special << " at " << at;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(VectorKernel, InPlaceEqualsOutOfPlace) {
+  for (const char* name : {"e4m3", "e4m3fnuz", "e7m0", "bf16"}) {
+    const format::Format f = load(name);
+    for (Rounding r : kRoundings) {
+      const auto x = random_bits(1000, 3);
+      const auto words = words_for(x.size(), 9);
+      std::vector<float> out(x.size()), in_place = x;
+      quant::QuantStats a, b;
+      quant::quantize_block_vector(f, r, x.data(), out.data(), x.size(), 0.37f, words.data(), a);
+      quant::quantize_block_vector(f, r, in_place.data(), in_place.data(), x.size(), 0.37f, words.data(), b);
+      EXPECT_TRUE(bit_identical(out, in_place)) << name;
+      EXPECT_EQ(a.count, b.count);
+      EXPECT_EQ(a.underflow, b.underflow);
+      EXPECT_EQ(a.sum_sq_error, b.sum_sq_error);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace altgrad::quant_test
