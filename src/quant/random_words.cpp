@@ -22,6 +22,8 @@ constexpr std::size_t kMaxChains = 4;
 
 __m512i splat64(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
 
+constexpr int kXor3 = 0x96;  // ternary-logic truth table of a ^ b ^ c
+
 // The counter words of eight groups, each in the low half of a 64-bit lane: _mm512_mul_epu32
 // multiplies exactly those halves into full 64-bit products, whose high halves are what the next
 // round XORs and whose low halves are the next counter words as they stand. The high halves of the
@@ -35,14 +37,12 @@ struct Chain {
     const __m512i groups = _mm512_add_epi64(splat64(first_group), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
     const std::uint64_t p1 = (stream & 0xFFFF'FFFFu) * std::uint64_t{format::kPhiloxMul1};
     const __m512i p0 = _mm512_mul_epu32(groups, splat64(format::kPhiloxMul0));
-    constexpr int kXor3 = 0x96;  // ternary-logic truth table of a ^ b ^ c
     return {_mm512_xor_si512(_mm512_srli_epi64(groups, 32), splat64((p1 >> 32) ^ k0)), splat64(p1),
             _mm512_ternarylogic_epi32(_mm512_srli_epi64(p0, 32), splat64(stream >> 32), splat64(k1), kXor3), p0};
   }
 
   // One round of format::philox4x32_10.
   void round(__m512i key0, __m512i key1) {
-    constexpr int kXor3 = 0x96;
     const __m512i p0 = _mm512_mul_epu32(c0, splat64(format::kPhiloxMul0));
     const __m512i p1 = _mm512_mul_epu32(c2, splat64(format::kPhiloxMul1));
     c0 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p1, 32), c1, key0, kXor3);

@@ -81,9 +81,10 @@ contains "unknown rounding is named" "sideways" "$err"
 err=$(echo 1 | "$altgrad" quantize --format e4m3 --scale -1 2>&1); status=$?
 check "bad scale exit status" 2 "$status"
 
-# bench: prints a memcpy baseline and a ratio per case.
+# bench: one row per case at one thread, each with its memcpy baseline, ratio and target verdict.
 bench=$("$altgrad" bench quantize --values 100000 --repeats 1)
-check "bench rows" 12 "$(grep -cE '^(memcpy|e[0-9]m[0-9] )' <<<"$bench")"
+check "bench rows at one thread" 5 "$(awk '$1 ~ /^e[0-9]m[0-9]$/ && $3 == 1' <<<"$bench" | wc -l)"
+check "bench rows with a verdict" "$(grep -cE '^e[0-9]m[0-9] ' <<<"$bench")" "$(grep -cE ' (met|NOT MET)$' <<<"$bench")"
 contains "bench ratio column" "vs memcpy" "$bench"
 
 # train / eval / sample on a small generated corpus with the tiny preset.
