@@ -1,12 +1,14 @@
 #include "quant/mx.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "format/bits.hpp"
+#include "format/codec.hpp"
 #include "quant/quantize.hpp"
 
 namespace altgrad::quant {
@@ -34,23 +36,27 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
 }
 
 // max |x| over the finite elements of one block, on this thread (amax_of would open a parallel
-// region per block, and counts Inf).
+// region per block, and counts Inf). Magnitude bits order like the values they encode.
 float finite_block_amax(const float* x, std::size_t n) {
-  float amax = 0.0f;
+  std::uint32_t amax = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    amax = (a > amax && a <= std::numeric_limits<float>::max()) ? a : amax;
+    const std::uint32_t a = format::float_bits(x[i]) & ~format::kSignBit;
+    amax = std::max(amax, a < format::kFloatInfBits ? a : 0u);
   }
-  return amax;
+  return format::bits_float(amax);
 }
+
+// 2^k as a double, for k within double's normal range.
+double exp2_double(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52); }
 
 }  // namespace
 
 int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;
-  const int emax = std::ilogb(element.max_finite());
-  int k = std::ilogb(amax) - emax;
-  if (rule == MxScaleRule::round_up && std::ldexp(static_cast<double>(amax), -k) > element.max_finite()) ++k;
+  const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
+  int k = format::detail::floor_log2_bits(format::float_bits(amax)) - emax;
+  // amax · 2^−k > max finite, exactly (a float times a power of two is exact in double).
+  if (rule == MxScaleRule::round_up && static_cast<double>(amax) > element.max_finite() * exp2_double(k)) ++k;
   return std::clamp(k, -kE8m0Bias, kE8m0Bias);
 }
 
@@ -66,24 +72,32 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   const std::size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
   const bool stochastic = format::is_stochastic(options.rounding);
 
-  // Per-task partials merged in task order: identical statistics for any thread count.
+  // Per-task partials merged in task order: identical statistics for any thread count. Each call
+  // quantizes up to kMaxBlock elements of a row: whole blocks, at least one.
+  const std::size_t blocks_per_call = std::max<std::size_t>(1, kMaxBlock / block);
   MxStats partial[kMaxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
     std::uint32_t words[kMaxBlock];
+    int exponents[kMaxBlock];
+    std::uint64_t overflows[kMaxBlock];
     const std::size_t row_end = std::min(rows, (t + 1) * rows_per_task);
     for (std::size_t row = t * rows_per_task; row < row_end; ++row) {
-      for (std::size_t b = 0; b < blocks_per_row; ++b) {
-        const std::size_t begin = row * row_length + b * block;
-        const std::size_t len = std::min(block, row_length - b * block);
-        const int k = mx_shared_exponent(element, finite_block_amax(in.data() + begin, len), options.rule);
+      for (std::size_t first_block = 0; first_block < blocks_per_row; first_block += blocks_per_call) {
+        const std::size_t blocks = std::min(blocks_per_call, blocks_per_row - first_block);
+        const std::size_t begin = row * row_length + first_block * block;
+        const std::size_t len = std::min(blocks * block, row_length - first_block * block);
+        for (std::size_t j = 0; j < blocks; ++j) {
+          const std::size_t block_len = std::min(block, len - j * block);
+          exponents[j] = mx_shared_exponent(element, finite_block_amax(in.data() + begin + j * block, block_len), options.rule);
+          if (!scale_codes.empty()) {
+            scale_codes[row * blocks_per_row + first_block + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
+          }
+        }
         if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
-        QuantStats s;
-        quantize_block(element, options.rounding, in.data() + begin, out.data() + begin, len,
-                       format::exp2_exact(-k), words, nullptr, s);
-        partial[t].clipped_blocks += s.overflow > 0;
-        partial[t].elements.merge(s);
-        if (!scale_codes.empty()) scale_codes[row * blocks_per_row + b] = static_cast<std::uint8_t>(k + kE8m0Bias);
+        quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
+                               words, overflows, partial[t].elements);
+        for (std::size_t j = 0; j < blocks; ++j) partial[t].clipped_blocks += overflows[j] > 0;
       }
     }
     partial[t].blocks = (row_end - t * rows_per_task) * blocks_per_row;

@@ -173,8 +173,29 @@ void quantize_block(const Format& f, Rounding rounding, const float* in, float* 
                     float scale, const std::uint32_t* random, std::uint64_t* histogram,
                     QuantStats& stats) {
   if (histogram) count_codes(f, rounding, in, n, scale, random, histogram);
-  if (has_vector_kernel(f, rounding, scale)) return quantize_block_vector(f, rounding, in, out, n, scale, random, stats);
+  if (has_vector_kernel(f, rounding)) return quantize_block_vector(f, rounding, in, out, n, scale, random, stats);
   quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+}
+
+void quantize_scaled_blocks_portable(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                                     std::size_t block, const int* exponents, const std::uint32_t* random,
+                                     std::uint64_t* overflows, QuantStats& stats) {
+  for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
+    QuantStats s;
+    quantize_block_portable(f, rounding, in + begin, out + begin, std::min(block, n - begin),
+                            format::exp2_exact(-exponents[b]), random ? random + begin : nullptr, s);
+    overflows[b] = s.overflow;
+    stats.merge(s);
+  }
+}
+
+void quantize_scaled_blocks(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                            std::size_t block, const int* exponents, const std::uint32_t* random,
+                            std::uint64_t* overflows, QuantStats& stats) {
+  if (has_vector_kernel(f, rounding)) {
+    return quantize_scaled_blocks_vector(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+  }
+  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
 }
 
 QuantStats quantize(const Format& f, std::span<const float> in, std::span<float> out,

@@ -45,4 +45,16 @@ void quantize_block(const format::Format& f, format::Rounding rounding, const fl
 void quantize_block_portable(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                              std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats);
 
+// Blocks of `block` consecutive elements (the last may be shorter) on the calling thread, block b
+// at scale 2^−exponents[b] (MX's shared exponents); overflows[b] receives how many of block b's
+// elements overflowed. Uses the vector kernel where this build has one for (f, rounding).
+void quantize_scaled_blocks(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                            std::size_t n, std::size_t block, const int* exponents, const std::uint32_t* random,
+                            std::uint64_t* overflows, QuantStats& stats);
+
+// quantize_scaled_blocks through the portable kernel.
+void quantize_scaled_blocks_portable(const format::Format& f, format::Rounding rounding, const float* in,
+                                     float* out, std::size_t n, std::size_t block, const int* exponents,
+                                     const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);
+
 }  // namespace altgrad::quant

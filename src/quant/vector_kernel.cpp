@@ -7,6 +7,7 @@
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -25,6 +26,9 @@ __m512i splat(std::uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); 
 // and format::round_stochastic_simple(), whose results these kernels reproduce lane by lane.
 struct Grid {
   __m512i max_finite, min_normal;
+  // The largest |x·s| (float32 bits) the kernel rounds itself: every finite one where overflow
+  // saturates, max finite where it gives Inf or NaN (those go to the portable kernel).
+  __m512i own_limit;
   __m512i keep_mask, step;  // the float32 bits a normal value keeps; one step of them
   __m128i remainder_shift;  // 32 − the bits it drops: moves the dropped bits to the top of a word
   // Nearest-even: ties go up when the lowest kept bit, flipped where the code's parity differs
@@ -41,6 +45,8 @@ struct Grid {
     const int dropped = format::kFloatMantissaBits - M;
     const std::uint32_t dropped_mask = (1u << dropped) - 1u;
     max_finite = splat(f.max_finite_bits);
+    const bool saturates = f.spec.overflow == format::Overflow::saturate || !f.has_nan;
+    own_limit = splat(saturates ? 0x7F7F'FFFFu : f.max_finite_bits);
     min_normal = splat(f.min_normal_bits);
     keep_mask = splat(~dropped_mask);
     step = splat(1u << dropped);
@@ -57,7 +63,7 @@ struct Grid {
   }
 };
 
-// |x| (float32 bits a ≤ max finite) rounded to nearest-even on the grid.
+// |x| (finite float32 bits a) rounded to nearest-even on the grid extended upward.
 __m512i round_nearest_even(const Grid& g, __m512i a) {
   const __mmask16 lsb = _mm512_test_epi32_mask(a, g.lowest_kept_bit) ^ g.parity_flip;
   const __m512i biased = _mm512_add_epi32(a, g.half_step_less_one);
@@ -67,7 +73,8 @@ __m512i round_nearest_even(const Grid& g, __m512i a) {
   return _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(normal), subnormal, shifted, g.subnormal_shift));
 }
 
-// |x| (float32 bits a ≤ max finite) rounded stochastically with the uniform words `random`: up
+// |x| (finite float32 bits a) rounded stochastically on the grid extended upward with the uniform
+// words `random`: up
 // when the word is below the dropped part taken to 32 bits.
 __m512i round_stochastic(const Grid& g, __m512i a, __m512i random) {
   const __m512i dropped_bits = _mm512_sll_epi32(a, g.remainder_shift);
@@ -92,11 +99,13 @@ struct Accumulators {
   __m512d sum_sq_error[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
   __m512d sum_sq_input[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
   std::uint64_t count = 0;
+  std::uint64_t overflow = 0;
   std::uint64_t underflow = 0;
 
   // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
-  void add(__m512 x, __m512 y, __m512i x_magnitude, __m512i on_grid, __mmask16 valid) {
+  void add(__m512 x, __m512 y, __m512i x_magnitude, __m512i on_grid, __mmask16 valid, __mmask16 overflowed) {
     count += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid)));
+    overflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(overflowed)));
     amax_bits = _mm512_max_epu32(amax_bits, x_magnitude);
     const __mmask16 underflowed = _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(x_magnitude, x_magnitude),
                                                                on_grid, on_grid);
@@ -116,6 +125,7 @@ struct Accumulators {
   QuantStats totals() const {
     QuantStats s;
     s.count = count;
+    s.overflow = overflow;
     s.underflow = underflow;
     s.amax = format::bits_float(_mm512_reduce_max_epu32(amax_bits));
     s.sum_sq_error = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_error[0], sum_sq_error[1]));
@@ -124,29 +134,31 @@ struct Accumulators {
   }
 };
 
-// What a kernel call holds fixed: the grid, the scale and the way back from it.
-template <bool kNegativeZero, typename Unscale>
+// The vector kernel for one format, rounding and sign rule; scales come per call, with the value
+// that takes a rounded value back: the scale's reciprocal to multiply by where that is exact (a
+// power of two, as in the portable kernel), else the scale to divide by.
+template <Rounding R, bool kNegativeZero>
 struct Kernel {
   Grid grid;
-  __m512 scale;
-  Unscale unscale;
 
   // Quantizes the lanes of `valid` (a prefix) at in/out; returns false, having stored nothing, when
   // a lane needs the portable kernel.
-  template <Rounding R>
-  bool quantize_vector(const float* in, float* out, const std::uint32_t* random, __mmask16 valid,
-                       Accumulators& acc) const {
+  template <bool kExactInverse>
+  bool quantize_vector(const float* in, float* out, const std::uint32_t* random, __mmask16 valid, __m512 scale,
+                       __m512 back, Accumulators& acc) const {
     const __m512i magnitude_mask = splat(~format::kSignBit);
     const __m512 x = _mm512_maskz_loadu_ps(valid, in);
     const __m512i product = _mm512_castps_si512(_mm512_mul_ps(x, scale));
     const __m512i a = _mm512_and_si512(product, magnitude_mask);
-    if (_mm512_cmpgt_epu32_mask(a, grid.max_finite)) return false;  // beyond max finite, Inf or NaN
-    __m512i on_grid;
+    if (_mm512_cmpgt_epu32_mask(a, grid.own_limit)) return false;
+    __m512i rounded;
     if constexpr (R == Rounding::stochastic) {
-      on_grid = round_stochastic(grid, a, _mm512_maskz_loadu_epi32(valid, random));
+      rounded = round_stochastic(grid, a, _mm512_maskz_loadu_epi32(valid, random));
     } else {
-      on_grid = round_nearest_even(grid, a);
+      rounded = round_nearest_even(grid, a);
     }
+    const __mmask16 overflowed = _mm512_cmpgt_epu32_mask(rounded, grid.max_finite);
+    const __m512i on_grid = _mm512_min_epu32(rounded, grid.max_finite);
     constexpr int kOrSign = 0xF8;  // ternary-logic truth table of a | (b & c): the product's sign onto the grid value
     const __m512i sign_mask = splat(format::kSignBit);
     __m512i signed_bits;
@@ -156,53 +168,39 @@ struct Kernel {
       signed_bits = _mm512_mask_ternarylogic_epi32(on_grid, _mm512_test_epi32_mask(on_grid, on_grid), product,
                                                    sign_mask, kOrSign);
     }
-    const __m512 y = unscale(_mm512_castsi512_ps(signed_bits));
+    const __m512 q = _mm512_castsi512_ps(signed_bits);
+    const __m512 y = kExactInverse ? _mm512_mul_ps(q, back) : _mm512_div_ps(q, back);
     _mm512_mask_storeu_ps(out, valid, y);
-    acc.add(x, y, _mm512_and_si512(_mm512_castps_si512(x), magnitude_mask), on_grid, valid);
+    acc.add(x, y, _mm512_and_si512(_mm512_castps_si512(x), magnitude_mask), on_grid, valid, overflowed);
     return true;
   }
 
-  template <Rounding R>
+  // n elements at one scale for which has_vector_kernel() holds; statistics into acc and, for the
+  // vectors handed over, into handed_over.
   void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
-           const std::uint32_t* random, QuantStats& stats) const {
-    Accumulators acc;
-    QuantStats handed_over;  // of the vectors the portable kernel quantized
+           const std::uint32_t* random, Accumulators& acc, QuantStats& handed_over) const {
+    if (is_power_of_two_scale(scale_value)) {
+      run<true>(f, in, out, n, scale_value, 1.0f / scale_value, random, acc, handed_over);
+    } else {
+      run<false>(f, in, out, n, scale_value, scale_value, random, acc, handed_over);
+    }
+  }
+
+  template <bool kExactInverse>
+  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, float back_value,
+           const std::uint32_t* random, Accumulators& acc, QuantStats& handed_over) const {
+    const __m512 scale = _mm512_set1_ps(scale_value), back = _mm512_set1_ps(back_value);
     const auto step = [&](std::size_t i, __mmask16 valid, std::size_t len) {
       const std::uint32_t* words = random ? random + i : nullptr;
-      if (!quantize_vector<R>(in + i, out + i, words, valid, acc)) {
+      if (!quantize_vector<kExactInverse>(in + i, out + i, words, valid, scale, back, acc)) {
         quantize_block_portable(f, R, in + i, out + i, len, scale_value, words, handed_over);
       }
     };
     std::size_t i = 0;
     for (; i + kLanes <= n; i += kLanes) step(i, kAllLanes, kLanes);
     if (i < n) step(i, static_cast<__mmask16>((1u << (n - i)) - 1u), n - i);
-    stats.merge(acc.totals());
-    stats.merge(handed_over);
   }
 };
-
-template <Rounding R, bool kNegativeZero>
-void quantize_with(const Format& f, const float* in, float* out, std::size_t n, float scale,
-                   const std::uint32_t* random, QuantStats& stats) {
-  const Grid grid(f);
-  const __m512 s = _mm512_set1_ps(scale);
-  // As in the portable kernel: a power-of-two scale has an exact reciprocal to multiply by.
-  if (is_power_of_two_scale(scale)) {
-    const __m512 inverse = _mm512_set1_ps(1.0f / scale);
-    const auto multiply = [inverse](__m512 q) { return _mm512_mul_ps(q, inverse); };
-    Kernel<kNegativeZero, decltype(multiply)>{grid, s, multiply}.template run<R>(f, in, out, n, scale, random, stats);
-  } else {
-    const auto divide = [s](__m512 q) { return _mm512_div_ps(q, s); };
-    Kernel<kNegativeZero, decltype(divide)>{grid, s, divide}.template run<R>(f, in, out, n, scale, random, stats);
-  }
-}
-
-template <Rounding R>
-void quantize_rounding(const Format& f, const float* in, float* out, std::size_t n, float scale,
-                       const std::uint32_t* random, QuantStats& stats) {
-  if (f.has_negative_zero) return quantize_with<R, true>(f, in, out, n, scale, random, stats);
-  quantize_with<R, false>(f, in, out, n, scale, random, stats);
-}
 
 // Max finite taken back through the scale stays finite, so every output of a vector within max
 // finite is finite too, and the kernel need not check its outputs.
@@ -211,20 +209,74 @@ bool outputs_stay_finite(const Format& f, float scale) {
   return std::isfinite(back);
 }
 
+// quantize_block_vector and quantize_scaled_blocks_vector for one rounding and sign rule.
+template <Rounding R, bool kNegativeZero>
+struct Quantizer {
+  static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                    const std::uint32_t* random, QuantStats& stats) {
+    if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
+    const Kernel<R, kNegativeZero> kernel{Grid(f)};
+    Accumulators acc;
+    QuantStats handed_over;  // of the vectors the portable kernel quantized
+    kernel.run(f, in, out, n, scale, random, acc, handed_over);
+    stats.merge(acc.totals());
+    stats.merge(handed_over);
+  }
+
+  // One grid and one set of register statistics for all the blocks; a block's overflows are what
+  // the counters gained during it.
+  static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
+                            const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
+                            QuantStats& stats) {
+    const Kernel<R, kNegativeZero> kernel{Grid(f)};
+    Accumulators acc;
+    QuantStats handed_over;
+    for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
+      const std::size_t len = std::min(block, n - begin);
+      const std::uint32_t* words = random ? random + begin : nullptr;
+      const float scale = format::exp2_exact(-exponents[b]);
+      const std::uint64_t before = acc.overflow + handed_over.overflow;
+      if (outputs_stay_finite(f, scale)) {
+        // 2^k itself is the exact reciprocal, including where is_power_of_two_scale() is too strict.
+        kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), words,
+                                  acc, handed_over);
+      } else {
+        quantize_block_portable(f, R, in + begin, out + begin, len, scale, words, handed_over);
+      }
+      overflows[b] = acc.overflow + handed_over.overflow - before;
+    }
+    stats.merge(acc.totals());
+    stats.merge(handed_over);
+  }
+};
+
+// op(Quantizer<R, kNegativeZero>{}) for the rounding and the format's sign rule.
+template <typename Op>
+void with_quantizer(const Format& f, Rounding rounding, const Op& op) {
+  const bool stochastic = rounding == Rounding::stochastic;
+  if (stochastic && f.has_negative_zero) return op(Quantizer<Rounding::stochastic, true>{});
+  if (stochastic) return op(Quantizer<Rounding::stochastic, false>{});
+  if (f.has_negative_zero) return op(Quantizer<Rounding::nearest_even, true>{});
+  op(Quantizer<Rounding::nearest_even, false>{});
+}
+
 }  // namespace
 
-bool has_vector_kernel(const Format& f, Rounding rounding, float scale) {
-  return (rounding == Rounding::nearest_even || rounding == Rounding::stochastic) && format::has_simple_grid(f) &&
-         outputs_stay_finite(f, scale);
+bool has_vector_kernel(const Format& f, Rounding rounding) {
+  return (rounding == Rounding::nearest_even || rounding == Rounding::stochastic) && format::has_simple_grid(f);
 }
 
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                            float scale, const std::uint32_t* random, QuantStats& stats) {
-  if (rounding == Rounding::stochastic) {
-    quantize_rounding<Rounding::stochastic>(f, in, out, n, scale, random, stats);
-  } else {
-    quantize_rounding<Rounding::nearest_even>(f, in, out, n, scale, nullptr, stats);
-  }
+  with_quantizer(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+}
+
+void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                                   std::size_t block, const int* exponents, const std::uint32_t* random,
+                                   std::uint64_t* overflows, QuantStats& stats) {
+  with_quantizer(f, rounding, [&](auto quantizer) {
+    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats);
+  });
 }
 
 }  // namespace altgrad::quant
@@ -233,11 +285,17 @@ void quantize_block_vector(const Format& f, Rounding rounding, const float* in, 
 
 namespace altgrad::quant {
 
-bool has_vector_kernel(const format::Format&, format::Rounding, float) { return false; }
+bool has_vector_kernel(const format::Format&, format::Rounding) { return false; }
 
 void quantize_block_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                            std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats) {
   quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+}
+
+void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                                   std::size_t n, std::size_t block, const int* exponents,
+                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats) {
+  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
 }
 
 }  // namespace altgrad::quant

@@ -3,7 +3,8 @@
 // on every operand — sixteen elements per AVX-512 instruction, on formats with
 // format::has_simple_grid(), with the statistics kept in registers. It produces the same bits and
 // counts as quantize_block_portable(): a vector of sixteen that holds anything its formulation
-// does not cover (a product beyond max finite, Inf or NaN) is handed to the portable kernel whole. Builds without AVX-512 have no vector kernel.
+// does not cover (Inf, NaN, a product x·s beyond float32, or beyond max finite in a format whose
+// overflow gives Inf or NaN) is handed to the portable kernel whole. Builds without AVX-512 have no vector kernel.
 #include <cstddef>
 #include <cstdint>
 
@@ -13,14 +14,19 @@
 
 namespace altgrad::quant {
 
-// Whether this build has a vector kernel for `rounding` on `f` at `scale`: one whose outputs within
-// max finite are all finite (true of every scale a quantizer derives from an amax).
-bool has_vector_kernel(const format::Format& f, format::Rounding rounding, float scale);
+// Whether this build has a vector kernel for `rounding` on `f`.
+bool has_vector_kernel(const format::Format& f, format::Rounding rounding);
 
-// quantize_block's contract without a histogram, for a (format, rounding, scale) with has_vector_kernel().
-// The error sums are taken in another order than the portable kernel's, so they may differ from
-// its sums in their last bits; every other output is identical.
+// quantize_block's contract without a histogram, for a (format, rounding) with has_vector_kernel().
+// At a scale through which max finite does not come back finite (0, NaN, or tiny enough), the
+// portable kernel does the work. The error sums are taken in another order than the portable
+// kernel's, so they may differ from its sums in their last bits; every other output is identical.
 void quantize_block_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                            std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats);
+
+// quantize_scaled_blocks' contract, for a (format, rounding) with has_vector_kernel().
+void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                                   std::size_t n, std::size_t block, const int* exponents,
+                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);
 
 }  // namespace altgrad::quant

@@ -2,8 +2,9 @@
 // counts and amax, and sums that agree to their last few bits, on every simple-grid format, at
 // scales with and without an exact reciprocal, on random bit patterns (NaN, Inf and float32
 // subnormals included), on values spread over each format's range, and with every special value
-// planted at every lane of a vector. Each vector that holds a special value goes to the portable
-// kernel whole, so these also check the hand-over at every position and length.
+// planted at every lane of a vector. A vector holding a value the vector kernel does not round
+// itself goes to the portable kernel whole, so these also check the hand-over at every position
+// and length.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -102,34 +103,37 @@ std::vector<std::uint32_t> words_for(std::size_t n, std::uint32_t seed) {
 class VectorKernel : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!quant::has_vector_kernel(load("e4m3"), Rounding::nearest_even, 1.0f)) {
+    if (!quant::has_vector_kernel(load("e4m3"), Rounding::nearest_even)) {
       GTEST_SKIP() << "this build has no vector kernel (it needs AVX-512: a -march=native build on such a CPU)";
     }
   }
 };
 
-TEST_F(VectorKernel, AppliesToNearestAndStochasticOnSimpleGridsAtScalesWithFiniteOutputs) {
+TEST_F(VectorKernel, AppliesToNearestAndStochasticOnSimpleGrids) {
   for (const char* name : kFormats) {
     const format::Format f = load(name);
-    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::nearest_even, 3.0f)) << name;
-    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::stochastic, 3.0f)) << name;
-    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::toward_zero, 3.0f)) << name;
-    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::stochastic_equal, 3.0f)) << name;
+    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::nearest_even)) << name;
+    EXPECT_TRUE(quant::has_vector_kernel(f, Rounding::stochastic)) << name;
+    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::toward_zero)) << name;
+    EXPECT_FALSE(quant::has_vector_kernel(f, Rounding::stochastic_equal)) << name;
   }
-  const format::Format e4m3 = load("e4m3");
-  EXPECT_FALSE(quant::has_vector_kernel(load("e8m0fnu"), Rounding::nearest_even, 1.0f));
-  EXPECT_FALSE(quant::has_vector_kernel(load("e5m2,subnormals=off"), Rounding::nearest_even, 1.0f));
-  // Scales whose way back can overflow: 448 / s beyond float32.
-  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, 0.0f));
-  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, 1e-37f));
-  EXPECT_FALSE(quant::has_vector_kernel(e4m3, Rounding::nearest_even, kNan));
+  EXPECT_FALSE(quant::has_vector_kernel(load("e8m0fnu"), Rounding::nearest_even));
+  EXPECT_FALSE(quant::has_vector_kernel(load("e5m2,subnormals=off"), Rounding::nearest_even));
+}
+
+// Scales through which max finite does not come back finite, where the portable kernel takes over.
+TEST_F(VectorKernel, MatchesThePortableKernelAtScalesWhoseWayBackOverflows) {
+  for (float scale : {0.0f, 1e-37f, kNan, kInf, -0.37f}) {
+    for (Rounding r : kRoundings) {
+      EXPECT_TRUE(kernels_agree(load("e4m3"), r, random_bits(999, 13), scale)) << "scale " << scale;
+    }
+  }
 }
 
 TEST_F(VectorKernel, MatchesThePortableKernelOnRandomBitPatterns) {
   for (const char* name : kFormats) {
     const format::Format f = load(name);
     for (float scale : kScales) {
-      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
       for (Rounding r : kRoundings) {
         SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
         EXPECT_TRUE(kernels_agree(f, r, random_bits(4099, 11), scale));
@@ -142,7 +146,6 @@ TEST_F(VectorKernel, MatchesThePortableKernelAcrossEachFormatsRange) {
   for (const char* name : kFormats) {
     const format::Format f = load(name);
     for (float scale : kScales) {
-      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
       for (Rounding r : kRoundings) {
         SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
         EXPECT_TRUE(kernels_agree(f, r, spread_values(f, scale, 20000, 5), scale));
@@ -155,7 +158,6 @@ TEST_F(VectorKernel, MatchesThePortableKernelOnEveryTie) {
   for (const char* name : kFormats) {
     const format::Format f = load(name);
     for (float scale : {1.0f, 0x1p-3f, 0.37f}) {
-      if (!quant::has_vector_kernel(f, Rounding::nearest_even, scale)) continue;
       for (Rounding r : kRoundings) {
         SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
         EXPECT_TRUE(kernels_agree(f, r, midpoints(f, scale), scale));
@@ -193,19 +195,59 @@ TEST_F(VectorKernel, StochasticRoundingAgreesAtTheThresholdWord) {
   }
 }
 
-// One special value at each lane of a vector, and arrays of every length around a vector's,
-// so that a hand-over happens at every lane and in partial vectors.
-TEST_F(VectorKernel, HandsVectorsWithSpecialValuesOverWholeAtEveryLaneAndLength) {
-  const format::Format f = load("e4m3");
-  const float specials[] = {kNan, kInf, -kInf, 449.0f, -1e30f, std::numeric_limits<float>::max()};
-  for (Rounding r : kRoundings) {
-    for (std::size_t n = 0; n <= 48; ++n) {
-      for (float special : specials) {
-        for (std::size_t at = 0; at < n; ++at) {
-          std::vector<float> x = spread_values(f, 1.0f, n, static_cast<std::uint32_t>(n));
-          x[at] = special;
-          ASSERT_TRUE(kernels_agree(f, r, x, 1.0f)) << "n " << n << " special " << special << " at " << at;
+// One special value at each lane of a vector, in arrays of every length around a vector's: NaN and
+// Inf, a product beyond float32 (handed over), and values beyond max finite, which the vector kernel
+// saturates itself under e4m3 and hands over under an overflow=inf format.
+TEST_F(VectorKernel, AgreesWithASpecialValueAtEveryLaneAndLength) {
+  const float specials[] = {kNan, kInf, -kInf, std::numeric_limits<float>::max(), 1000.0f, -3e4f};
+  for (const char* name : {"e4m3", "e5m2,overflow=inf"}) {
+    const format::Format f = load(name);
+    for (Rounding r : kRoundings) {
+      for (std::size_t n = 0; n <= 48; ++n) {
+        for (float special : specials) {
+          for (std::size_t at = 0; at < n; ++at) {
+            std::vector<float> x = spread_values(f, 2.0f, n, static_cast<std::uint32_t>(n));
+            x[at] = special;
+            ASSERT_TRUE(kernels_agree(f, r, x, 2.0f)) << name << " n " << n << " special " << special << " at " << at;
+          }
         }
+      }
+    }
+  }
+}
+
+// MX's form: one shared exponent per block, blocks of any length, the last one short; exponents
+// from E8M0's whole range (at the ends of which the portable kernel takes a block over).
+TEST_F(VectorKernel, ScaledBlocksMatchThePortableKernelBlockByBlock) {
+  for (const char* name : {"e4m3", "e2m1", "e5m2,overflow=inf", "e4m3fnuz"}) {
+    const format::Format f = load(name);
+    for (std::size_t block : {1u, 7u, 16u, 32u, 33u}) {
+      for (Rounding r : kRoundings) {
+        SCOPED_TRACE(::testing::Message() << name << " block " << block << " rounding " << format::rounding_name(r));
+        const std::size_t n = 40 * block + block / 2;
+        const auto x = random_bits(n, static_cast<std::uint32_t>(block));
+        const auto words = words_for(n, 5);
+        TensorRng rng(static_cast<std::uint32_t>(block) + 1);
+        std::vector<int> exponents((n + block - 1) / block);
+        for (int& k : exponents) k = rng.integer(-127, 127);
+        std::vector<float> vector_out(n), portable_out(n);
+        std::vector<std::uint64_t> vector_overflows(exponents.size()), portable_overflows(exponents.size());
+        quant::QuantStats v, p;
+        quant::quantize_scaled_blocks_vector(f, r, x.data(), vector_out.data(), n, block, exponents.data(),
+                                             words.data(), vector_overflows.data(), v);
+        quant::quantize_scaled_blocks_portable(f, r, x.data(), portable_out.data(), n, block, exponents.data(),
+                                               words.data(), portable_overflows.data(), p);
+        EXPECT_TRUE(bit_identical(vector_out, portable_out));
+        EXPECT_EQ(vector_overflows, portable_overflows);
+        EXPECT_GT(p.overflow, 0u);
+        EXPECT_EQ(v.count, p.count);
+        EXPECT_EQ(v.overflow, p.overflow);
+        EXPECT_EQ(v.underflow, p.underflow);
+        EXPECT_EQ(v.nan_inputs, p.nan_inputs);
+        EXPECT_EQ(v.inf_inputs, p.inf_inputs);
+        EXPECT_EQ(v.amax, p.amax);
+        EXPECT_TRUE(close_relative(v.sum_sq_error, p.sum_sq_error, 1e-12));
+        EXPECT_TRUE(close_relative(v.sum_sq_input, p.sum_sq_input, 1e-12));
       }
     }
   }
