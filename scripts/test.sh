@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is missing, then builds and runs the whole test suite twice: an optimised build,
-# and a build under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Installs what is missing, then builds and runs the whole test suite three times: an optimised
+# build for this CPU (with AVX-512, the quantizer's vector kernel), a portable optimised build (the
+# portable kernel everywhere), and a build for this CPU under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 (cd "$root/build" && ctest --output-on-failure)
+
+"$root/scripts/build.sh" build-portable -DALTGRAD_TESTS=ON -DALTGRAD_NATIVE=OFF
+(cd "$root/build-portable" && ctest --output-on-failure)
 
 "$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DALTGRAD_SANITIZE=ON
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
