@@ -31,9 +31,9 @@ struct Grid {
   __m512i own_limit;
   __m512i keep_mask, step;  // the float32 bits a normal value keeps; one step of them
   __m128i remainder_shift;  // 32 − the bits it drops: moves the dropped bits to the top of a word
-  // Nearest-even: ties go up when the lowest kept bit, flipped where the code's parity differs
-  // from that bit's (M = 0 with an even bias), is set.
-  __m512i half_step_less_one, lowest_kept_bit;
+  // Nearest-even: ties go up when the lowest kept bit (`step`), flipped where the code's parity
+  // differs from that bit's (M = 0 with an even bias), is set.
+  __m512i half_step_less_one;
   __mmask16 parity_flip;
   // Below min normal the step is fixed: adding C = 2^(emin − M + 23) makes float32's own rounding
   // land on it. |x| · to_fraction_1 · to_fraction_2 is |x| in units of 2^−32 steps (two exact
@@ -52,7 +52,6 @@ struct Grid {
     step = splat(1u << dropped);
     remainder_shift = _mm_cvtsi32_si128(32 - dropped);
     half_step_less_one = splat(dropped_mask >> 1);
-    lowest_kept_bit = splat(1u << dropped);
     parity_flip = (M == 0 && (f.spec.bias + 1) % 2 != 0) ? kAllLanes : 0;
     subnormal_shift = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
     subnormal_step = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M));
@@ -65,7 +64,7 @@ struct Grid {
 
 // |x| (finite float32 bits a) rounded to nearest-even on the grid extended upward.
 __m512i round_nearest_even(const Grid& g, __m512i a) {
-  const __mmask16 lsb = _mm512_test_epi32_mask(a, g.lowest_kept_bit) ^ g.parity_flip;
+  const __mmask16 lsb = _mm512_test_epi32_mask(a, g.step) ^ g.parity_flip;
   const __m512i biased = _mm512_add_epi32(a, g.half_step_less_one);
   const __m512i normal = _mm512_and_si512(_mm512_mask_add_epi32(biased, lsb, biased, _mm512_set1_epi32(1)), g.keep_mask);
   const __m512 shifted = _mm512_add_ps(_mm512_castsi512_ps(a), g.subnormal_shift);
@@ -74,8 +73,7 @@ __m512i round_nearest_even(const Grid& g, __m512i a) {
 }
 
 // |x| (finite float32 bits a) rounded stochastically on the grid extended upward with the uniform
-// words `random`: up
-// when the word is below the dropped part taken to 32 bits.
+// words `random`: up when the word is below the dropped part taken to 32 bits.
 __m512i round_stochastic(const Grid& g, __m512i a, __m512i random) {
   const __m512i dropped_bits = _mm512_sll_epi32(a, g.remainder_shift);
   const __m512i truncated = _mm512_and_si512(a, g.keep_mask);
