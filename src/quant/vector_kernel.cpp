@@ -27,12 +27,15 @@ __m512i splat(std::uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); 
 struct Grid {
   __m512i max_finite, min_normal;
   // The largest |x·s| (float32 bits) the kernel rounds itself: every finite one where overflow
-  // saturates, max finite where it gives Inf or NaN (those go to the portable kernel).
+  // saturates, max finite where it gives Inf or NaN (those go to the portable kernel); and below
+  // 2^(105 + M) in any case, where nearest-even's shift constant stays a float32.
   __m512i own_limit;
+  __m512i plain_limit;      // the smaller of max finite and own_limit: below it, no check is needed
   __m512i keep_mask, step;  // the float32 bits a normal value keeps; one step of them
   __m128i remainder_shift;  // 32 − the bits it drops: moves the dropped bits to the top of a word
-  // Nearest-even: ties go up when the lowest kept bit (`step`), flipped where the code's parity
-  // differs from that bit's (M = 0 with an even bias), is set.
+  __m512i shift_offset;     // (23 − M) in the exponent field: 2^e becomes 2^(e − M + 23)
+  // M = 0 (a grid of powers of two): ties go up when the lowest exponent bit (`step`), flipped
+  // where the code's parity differs from that bit's (an even bias), is set.
   __m512i half_step_less_one;
   __mmask16 parity_flip;
   // Below min normal the step is fixed: adding C = 2^(emin − M + 23) makes float32's own rounding
@@ -46,11 +49,15 @@ struct Grid {
     const std::uint32_t dropped_mask = (1u << dropped) - 1u;
     max_finite = splat(f.max_finite_bits);
     const bool saturates = f.spec.overflow == format::Overflow::saturate || !f.has_nan;
-    own_limit = splat(saturates ? 0x7F7F'FFFFu : f.max_finite_bits);
+    const std::uint32_t shift_limit = format::float_bits(format::exp2_exact(105 + M)) - 1u;
+    const std::uint32_t limit = std::min(saturates ? 0x7F7F'FFFFu : f.max_finite_bits, shift_limit);
+    own_limit = splat(limit);
+    plain_limit = splat(std::min(limit, f.max_finite_bits));
     min_normal = splat(f.min_normal_bits);
     keep_mask = splat(~dropped_mask);
     step = splat(1u << dropped);
     remainder_shift = _mm_cvtsi32_si128(32 - dropped);
+    shift_offset = splat(static_cast<std::uint32_t>(dropped) << format::kFloatMantissaBits);
     half_step_less_one = splat(dropped_mask >> 1);
     parity_flip = (M == 0 && (f.spec.bias + 1) % 2 != 0) ? kAllLanes : 0;
     subnormal_shift = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
@@ -62,8 +69,20 @@ struct Grid {
   }
 };
 
-// |x| (finite float32 bits a) rounded to nearest-even on the grid extended upward.
+// |x| (finite float32 bits a within own_limit) rounded to nearest-even on the grid extended upward,
+// for M ≥ 1: adding C = 2^(max(e, emin) − M + 23), e the exponent of |x|, makes float32's rounding
+// land on the grid step there (ties to an even significand: the even code), and taking C away
+// again is exact.
 __m512i round_nearest_even(const Grid& g, __m512i a) {
+  const __m512i exponent = _mm512_max_epu32(_mm512_and_si512(a, splat(format::kFloatInfBits)), g.min_normal);
+  const __m512 shift = _mm512_castsi512_ps(_mm512_add_epi32(exponent, g.shift_offset));
+  const __m512 sum = _mm512_add_round_ps(_mm512_castsi512_ps(a), shift, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm512_castps_si512(_mm512_sub_ps(sum, shift));
+}
+
+// The same for M = 0, whose ties go to the even exponent field, which float32's rounding does not
+// know: on the bit pattern, as format::round_nearest_even_simple() does.
+__m512i round_nearest_even_powers_of_two(const Grid& g, __m512i a) {
   const __mmask16 lsb = _mm512_test_epi32_mask(a, g.step) ^ g.parity_flip;
   const __m512i biased = _mm512_add_epi32(a, g.half_step_less_one);
   const __m512i normal = _mm512_and_si512(_mm512_mask_add_epi32(biased, lsb, biased, _mm512_set1_epi32(1)), g.keep_mask);
@@ -135,7 +154,7 @@ struct Accumulators {
 // The vector kernel for one format, rounding and sign rule; scales come per call, with the value
 // that takes a rounded value back: the scale's reciprocal to multiply by where that is exact (a
 // power of two, as in the portable kernel), else the scale to divide by.
-template <Rounding R, bool kNegativeZero>
+template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Kernel {
   Grid grid;
 
@@ -148,15 +167,23 @@ struct Kernel {
     const __m512 x = _mm512_maskz_loadu_ps(valid, in);
     const __m512i product = _mm512_castps_si512(_mm512_mul_ps(x, scale));
     const __m512i a = _mm512_and_si512(product, magnitude_mask);
-    if (_mm512_cmpgt_epu32_mask(a, grid.own_limit)) return false;
-    __m512i rounded;
+    // Beyond plain_limit is rare: only then check own_limit, and saturate and count after rounding
+    // (below max finite, which is on the grid, no value rounds past it).
+    const __mmask16 beyond = _mm512_cmpgt_epu32_mask(a, grid.plain_limit);
+    if (beyond && _mm512_cmpgt_epu32_mask(a, grid.own_limit)) return false;
+    __m512i on_grid;
     if constexpr (R == Rounding::stochastic) {
-      rounded = round_stochastic(grid, a, _mm512_maskz_loadu_epi32(valid, random));
+      on_grid = round_stochastic(grid, a, _mm512_maskz_loadu_epi32(valid, random));
+    } else if constexpr (kPowersOfTwo) {
+      on_grid = round_nearest_even_powers_of_two(grid, a);
     } else {
-      rounded = round_nearest_even(grid, a);
+      on_grid = round_nearest_even(grid, a);
     }
-    const __mmask16 overflowed = _mm512_cmpgt_epu32_mask(rounded, grid.max_finite);
-    const __m512i on_grid = _mm512_min_epu32(rounded, grid.max_finite);
+    __mmask16 overflowed = 0;
+    if (beyond) {
+      overflowed = _mm512_cmpgt_epu32_mask(on_grid, grid.max_finite);
+      on_grid = _mm512_min_epu32(on_grid, grid.max_finite);
+    }
     constexpr int kOrSign = 0xF8;  // ternary-logic truth table of a | (b & c): the product's sign onto the grid value
     const __m512i sign_mask = splat(format::kSignBit);
     __m512i signed_bits;
@@ -208,12 +235,12 @@ bool outputs_stay_finite(const Format& f, float scale) {
 }
 
 // quantize_block_vector and quantize_scaled_blocks_vector for one rounding and sign rule.
-template <Rounding R, bool kNegativeZero>
+template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Quantizer {
   static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
                     const std::uint32_t* random, QuantStats& stats) {
     if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
-    const Kernel<R, kNegativeZero> kernel{Grid(f)};
+    const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
     Accumulators acc;
     QuantStats handed_over;  // of the vectors the portable kernel quantized
     kernel.run(f, in, out, n, scale, random, acc, handed_over);
@@ -226,7 +253,7 @@ struct Quantizer {
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
                             QuantStats& stats) {
-    const Kernel<R, kNegativeZero> kernel{Grid(f)};
+    const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
     Accumulators acc;
     QuantStats handed_over;
     for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
@@ -248,14 +275,19 @@ struct Quantizer {
   }
 };
 
-// op(Quantizer<R, kNegativeZero>{}) for the rounding and the format's sign rule.
+// op(Quantizer<...>{}) for the rounding, the format's sign rule and, for nearest-even, whether its
+// grid is powers of two.
 template <typename Op>
 void with_quantizer(const Format& f, Rounding rounding, const Op& op) {
-  const bool stochastic = rounding == Rounding::stochastic;
-  if (stochastic && f.has_negative_zero) return op(Quantizer<Rounding::stochastic, true>{});
-  if (stochastic) return op(Quantizer<Rounding::stochastic, false>{});
-  if (f.has_negative_zero) return op(Quantizer<Rounding::nearest_even, true>{});
-  op(Quantizer<Rounding::nearest_even, false>{});
+  const bool negative_zero = f.has_negative_zero, powers_of_two = f.spec.mantissa_bits == 0;
+  if (rounding == Rounding::stochastic) {
+    if (negative_zero) return op(Quantizer<Rounding::stochastic, true, false>{});
+    return op(Quantizer<Rounding::stochastic, false, false>{});
+  }
+  if (negative_zero && powers_of_two) return op(Quantizer<Rounding::nearest_even, true, true>{});
+  if (negative_zero) return op(Quantizer<Rounding::nearest_even, true, false>{});
+  if (powers_of_two) return op(Quantizer<Rounding::nearest_even, false, true>{});
+  op(Quantizer<Rounding::nearest_even, false, false>{});
 }
 
 }  // namespace
