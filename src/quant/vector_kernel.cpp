@@ -131,7 +131,7 @@ struct Accumulators {
     add_squares(_mm512_extractf32x8_ps(x, 1), _mm512_extractf32x8_ps(y, 1), 1);
   }
 
-  // Squares of float32 values are exact in double, so the fused multiply-add rounds only the sum.
+  // In double, as the portable kernel sums; the fused multiply-add rounds once (x² is exact anyway).
   void add_squares(__m256 x, __m256 y, int half) {
     const __m512d xd = _mm512_cvtps_pd(x);
     const __m512d error = _mm512_sub_pd(xd, _mm512_cvtps_pd(y));
