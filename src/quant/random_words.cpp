@@ -1,6 +1,7 @@
 #include "quant/random_words.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "format/philox.hpp"
 
@@ -23,6 +24,8 @@ constexpr std::size_t kMaxChains = 4;
 __m512i splat64(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
 
 constexpr int kXor3 = 0x96;  // ternary-logic truth table of a ^ b ^ c
+constexpr _MM_PERM_ENUM kHighDown = _MM_PERM_DDBB;    // each 64-bit lane's high half into its low half
+constexpr _MM_PERM_ENUM kSwapHalves = _MM_PERM_CDAB;  // the two halves of each 64-bit lane swapped
 
 // The counter words of eight groups, each in the low half of a 64-bit lane: _mm512_mul_epu32
 // multiplies exactly those halves into full 64-bit products, whose high halves are what the next
@@ -41,23 +44,27 @@ struct Chain {
             _mm512_ternarylogic_epi32(_mm512_srli_epi64(p0, 32), splat64(stream >> 32), splat64(k1), kXor3), p0};
   }
 
-  // One round of format::philox4x32_10.
+  // One round of format::philox4x32_10. vpshufd moves the high halves down: it issues on more
+  // ports than a 64-bit shift.
   void round(__m512i key0, __m512i key1) {
     const __m512i p0 = _mm512_mul_epu32(c0, splat64(format::kPhiloxMul0));
     const __m512i p1 = _mm512_mul_epu32(c2, splat64(format::kPhiloxMul1));
-    c0 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p1, 32), c1, key0, kXor3);
+    c0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(p1, kHighDown), c1, key0, kXor3);
     c1 = p1;
-    c2 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p0, 32), c3, key1, kXor3);
+    c2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(p0, kHighDown), c3, key1, kXor3);
     c3 = p0;
   }
 
-  // The eight groups' words in element order.
-  void store(std::uint32_t* words) const {
-    // Words 0 and 1 of each group side by side in its 64-bit lane, and words 2 and 3 ...
-    const auto pair_up = static_cast<_MM_PERM_ENUM>(_MM_SHUFFLE(2, 2, 0, 0));
-    const __m512i c01 = _mm512_mask_shuffle_epi32(c0, 0xAAAA, c1, pair_up);
-    const __m512i c23 = _mm512_mask_shuffle_epi32(c2, 0xAAAA, c3, pair_up);
-    // ... then the two pairs of each group next to each other.
+  // The last round, its words written in element order. Swapping the halves of a product puts
+  // its high half where word 0 (or 2) goes and its low half, word 1 (or 3) as it stands, where
+  // that goes; the XOR then touches the even elements only.
+  void last_round_and_store(__m512i key0, __m512i key1, std::uint32_t* words) const {
+    const __m512i p0 = _mm512_mul_epu32(c0, splat64(format::kPhiloxMul0));
+    const __m512i p1 = _mm512_mul_epu32(c2, splat64(format::kPhiloxMul1));
+    constexpr __mmask16 kEven = 0x5555;
+    const __m512i c01 = _mm512_mask_ternarylogic_epi32(_mm512_shuffle_epi32(p1, kSwapHalves), kEven, c1, key0, kXor3);
+    const __m512i c23 = _mm512_mask_ternarylogic_epi32(_mm512_shuffle_epi32(p0, kSwapHalves), kEven, c3, key1, kXor3);
+    // The two pairs of each group next to each other.
     _mm512_storeu_si512(words, _mm512_permutex2var_epi64(c01, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), c23));
     _mm512_storeu_si512(words + 16, _mm512_permutex2var_epi64(c01, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), c23));
   }
@@ -71,13 +78,17 @@ void philox_chains(std::uint64_t seed, std::uint64_t stream, std::uint64_t first
   for (std::size_t c = 0; c < kChains; ++c) {
     chains[c] = Chain::after_first_round(first_group + c * kGroupsPerChain, stream, k0, k1);
   }
-  for (int round = 1; round < 10; ++round) {
+  const auto next_keys = [&] {
     k0 += format::kPhiloxWeyl0;
     k1 += format::kPhiloxWeyl1;
-    const __m512i key0 = _mm512_set1_epi32(static_cast<int>(k0)), key1 = _mm512_set1_epi32(static_cast<int>(k1));
+    return std::pair{_mm512_set1_epi32(static_cast<int>(k0)), _mm512_set1_epi32(static_cast<int>(k1))};
+  };
+  for (int round = 1; round < 9; ++round) {
+    const auto [key0, key1] = next_keys();
     for (Chain& chain : chains) chain.round(key0, key1);
   }
-  for (std::size_t c = 0; c < kChains; ++c) chains[c].store(words + c * kWordsPerChain);
+  const auto [key0, key1] = next_keys();
+  for (std::size_t c = 0; c < kChains; ++c) chains[c].last_round_and_store(key0, key1, words + c * kWordsPerChain);
 }
 
 #else

@@ -39,9 +39,9 @@ struct Grid {
   __m512i half_step_less_one;
   __mmask16 parity_flip;
   // Below min normal the step is fixed: adding C = 2^(emin − M + 23) makes float32's own rounding
-  // land on it. |x| · to_fraction_1 · to_fraction_2 is |x| in units of 2^−32 steps (two exact
-  // factors, since one can leave float32's range).
-  __m512 subnormal_shift, subnormal_step, to_fraction_1, to_fraction_2;
+  // land on it. scalef(|x|, to_fraction) is |x| in units of 2^−32 steps (scalef: 2^to_fraction
+  // need not be a float32).
+  __m512 subnormal_shift, subnormal_step, to_fraction;
 
   explicit Grid(const Format& f) {
     const int M = f.spec.mantissa_bits;
@@ -62,10 +62,7 @@ struct Grid {
     parity_flip = (M == 0 && (f.spec.bias + 1) % 2 != 0) ? kAllLanes : 0;
     subnormal_shift = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
     subnormal_step = _mm512_set1_ps(format::exp2_exact(f.min_normal_exp - M));
-    const int to_fraction = M - f.min_normal_exp + 32;
-    const int first = to_fraction < 100 ? to_fraction : 100;
-    to_fraction_1 = _mm512_set1_ps(format::exp2_exact(first));
-    to_fraction_2 = _mm512_set1_ps(format::exp2_exact(to_fraction - first));
+    to_fraction = _mm512_set1_ps(static_cast<float>(M - f.min_normal_exp + 32));
   }
 };
 
@@ -94,41 +91,47 @@ __m512i round_nearest_even_powers_of_two(const Grid& g, __m512i a) {
 // |x| (finite float32 bits a) rounded stochastically on the grid extended upward with the uniform
 // words `random`: up when the word is below the dropped part taken to 32 bits.
 __m512i round_stochastic(const Grid& g, __m512i a, __m512i random) {
+  // Normal: one step added to a where the word says up; the dropped bits are masked off below.
   const __m512i dropped_bits = _mm512_sll_epi32(a, g.remainder_shift);
-  const __m512i truncated = _mm512_and_si512(a, g.keep_mask);
-  const __m512i normal = _mm512_mask_add_epi32(truncated, _mm512_cmplt_epu32_mask(random, dropped_bits), truncated, g.step);
+  const __m512i stepped = _mm512_mask_add_epi32(a, _mm512_cmplt_epu32_mask(random, dropped_bits), a, g.step);
 
   // Below min normal: truncate to the fixed step with one addition rounded toward zero; the
   // remainder is exact, and so is its scaling to 2^−32 steps.
   const __m512 magnitude = _mm512_castsi512_ps(a);
   const __m512 truncated_sum = _mm512_add_round_ps(magnitude, g.subnormal_shift, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __m512 below = _mm512_sub_ps(truncated_sum, g.subnormal_shift);
-  const __m512 remainder = _mm512_sub_ps(magnitude, below);
-  const __m512i remainder_bits = _mm512_cvttps_epu32(_mm512_mul_ps(_mm512_mul_ps(remainder, g.to_fraction_1), g.to_fraction_2));
+  const __m512i remainder_bits =
+      _mm512_cvttps_epu32(_mm512_scalef_ps(_mm512_sub_ps(magnitude, below), g.to_fraction));
   const __mmask16 up = _mm512_cmplt_epu32_mask(random, remainder_bits);
   const __m512 subnormal = _mm512_mask_add_ps(below, up, below, g.subnormal_step);
-  return _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, g.min_normal), normal, _mm512_castps_si512(subnormal));
+  // (a + step) & keep = (a & keep) + step: one masked AND both truncates the normal lanes and
+  // merges them with the subnormal ones.
+  const __mmask16 normal = _mm512_cmpge_epu32_mask(a, g.min_normal);
+  return _mm512_mask_and_epi32(_mm512_castps_si512(subnormal), normal, stepped, g.keep_mask);
 }
 
 // Statistics of the vectors the kernel finished itself, in registers until the end of the call.
 struct Accumulators {
-  __m512i amax_bits = _mm512_setzero_si512();
+  __m512 amax = _mm512_setzero_ps();
   __m512d sum_sq_error[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
   __m512d sum_sq_input[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
   std::uint64_t count = 0;
   std::uint64_t overflow = 0;
   std::uint64_t underflow = 0;
 
-  // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
-  void add(__m512 x, __m512 y, __m512i x_magnitude, __m512i on_grid, __mmask16 valid, __mmask16 overflowed) {
+  // x (loaded again from `in`, so that the conversions to double read memory) and the dequantized
+  // y of one vector whose lanes are all finite; lanes beyond the array are 0.
+  void add(const float* in, __m512 x, __m512 y, __m512i on_grid, __mmask16 valid, __mmask16 overflowed) {
     count += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid)));
     overflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(overflowed)));
-    amax_bits = _mm512_max_epu32(amax_bits, x_magnitude);
-    const __mmask16 underflowed = _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(x_magnitude, x_magnitude),
-                                                               on_grid, on_grid);
-    underflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(underflowed)));
-    add_squares(_mm512_castps512_ps256(x), _mm512_castps512_ps256(y), 0);
-    add_squares(_mm512_extractf32x8_ps(x, 1), _mm512_extractf32x8_ps(y, 1), 1);
+    constexpr int kMaxMagnitude = 0x0B;  // vrangeps: the larger magnitude, sign cleared
+    amax = _mm512_range_ps(amax, x, kMaxMagnitude);
+    const __mmask16 nonzero = _mm512_test_epi32_mask(_mm512_castps_si512(x), splat(~format::kSignBit));
+    underflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(
+        _mm512_mask_testn_epi32_mask(nonzero, on_grid, on_grid))));
+    const auto low = static_cast<__mmask8>(valid), high = static_cast<__mmask8>(valid >> 8);
+    add_squares(_mm256_maskz_loadu_ps(low, in), _mm512_castps512_ps256(y), 0);
+    add_squares(_mm256_maskz_loadu_ps(high, in + 8), _mm512_extractf32x8_ps(y, 1), 1);
   }
 
   // In double, as the portable kernel sums; the fused multiply-add rounds once (x² is exact anyway).
@@ -144,7 +147,7 @@ struct Accumulators {
     s.count = count;
     s.overflow = overflow;
     s.underflow = underflow;
-    s.amax = format::bits_float(_mm512_reduce_max_epu32(amax_bits));
+    s.amax = _mm512_reduce_max_ps(amax);
     s.sum_sq_error = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_error[0], sum_sq_error[1]));
     s.sum_sq_input = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_input[0], sum_sq_input[1]));
     return s;
@@ -195,8 +198,8 @@ struct Kernel {
     }
     const __m512 q = _mm512_castsi512_ps(signed_bits);
     const __m512 y = kExactInverse ? _mm512_mul_ps(q, back) : _mm512_div_ps(q, back);
+    acc.add(in, x, y, on_grid, valid, overflowed);  // before the store: `in` may be `out`
     _mm512_mask_storeu_ps(out, valid, y);
-    acc.add(x, y, _mm512_and_si512(_mm512_castps_si512(x), magnitude_mask), on_grid, valid, overflowed);
     return true;
   }
 
