@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace altgrad::quant {
 namespace {
@@ -21,6 +22,17 @@ constexpr std::size_t kLanes = 16;
 constexpr __mmask16 kAllLanes = 0xFFFF;
 
 __m512i splat(std::uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
+
+// The lane p falls in when vectors start on 64-byte boundaries: loads and stores at such vectors
+// never split a cache line, which on misaligned buffers costs more than the rounding.
+std::size_t lane_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(float); }
+
+// The address `lanes` 4-byte elements before p, where a vector's lane 0 is: it may lie before the
+// array, but those lanes are masked off, and masked loads and stores do not touch them.
+template <typename T>
+T* lanes_before(T* p, std::size_t lanes) {
+  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - lanes * sizeof(float));
+}
 
 // The grid of a simple-grid format as broadcast constants; see format::round_nearest_even_simple()
 // and format::round_stochastic_simple(), whose results these kernels reproduce lane by lane.
@@ -110,6 +122,16 @@ __m512i round_stochastic(const Grid& g, __m512i a, __m512i random) {
   return _mm512_mask_and_epi32(_mm512_castps_si512(subnormal), normal, stepped, g.keep_mask);
 }
 
+// The sum of 16 lanes (two registers of 8) as a butterfly: lane k with lane k + 8, then with k + 4,
+// k + 2, k + 1. Each level pairs the same lanes whatever cyclic shift the lanes had, and addition
+// commutes, so the sum does not depend on which lane element 0 of a call sat in.
+double sum_lanes(const __m512d (&halves)[2]) {
+  const __m512d eight = _mm512_add_pd(halves[0], halves[1]);
+  const __m256d four = _mm256_add_pd(_mm512_castpd512_pd256(eight), _mm512_extractf64x4_pd(eight, 1));
+  const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+}
+
 // Statistics of the vectors the kernel finished itself, in registers until the end of the call.
 struct Accumulators {
   __m512 amax = _mm512_setzero_ps();
@@ -142,14 +164,34 @@ struct Accumulators {
     sum_sq_input[half] = _mm512_fmadd_pd(xd, xd, sum_sq_input[half]);
   }
 
+  // The sums of a vector the portable kernel quantized, as that kernel defines them (nothing for a
+  // non-finite input, Inf for a non-finite output), in the lanes and with the operations of
+  // add_squares(): whether a vector is handed over depends on where the array starts, the sums
+  // must not.
+  void add_handed_over(__m512 x, __m512 y) {
+    const __m512 max_finite = _mm512_set1_ps(std::numeric_limits<float>::max());
+    const __mmask16 x_finite = _mm512_cmp_ps_mask(_mm512_abs_ps(x), max_finite, _CMP_LE_OQ);
+    const __mmask16 both_finite = x_finite & _mm512_cmp_ps_mask(_mm512_abs_ps(y), max_finite, _CMP_LE_OQ);
+    const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity());
+    for (int half = 0; half < 2; ++half) {
+      const auto both = static_cast<__mmask8>(both_finite >> (8 * half)), only_x = static_cast<__mmask8>((x_finite & ~both_finite) >> (8 * half));
+      const __m512d xd = _mm512_cvtps_pd(half ? _mm512_extractf32x8_ps(x, 1) : _mm512_castps512_ps256(x));
+      const __m512d yd = _mm512_cvtps_pd(half ? _mm512_extractf32x8_ps(y, 1) : _mm512_castps512_ps256(y));
+      const __m512d error = _mm512_sub_pd(xd, yd);
+      sum_sq_error[half] = _mm512_mask3_fmadd_pd(error, error, sum_sq_error[half], both);
+      sum_sq_error[half] = _mm512_mask_add_pd(sum_sq_error[half], only_x, sum_sq_error[half], inf);
+      sum_sq_input[half] = _mm512_mask3_fmadd_pd(xd, xd, sum_sq_input[half], static_cast<__mmask8>(x_finite >> (8 * half)));
+    }
+  }
+
   QuantStats totals() const {
     QuantStats s;
     s.count = count;
     s.overflow = overflow;
     s.underflow = underflow;
     s.amax = _mm512_reduce_max_ps(amax);
-    s.sum_sq_error = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_error[0], sum_sq_error[1]));
-    s.sum_sq_input = _mm512_reduce_add_pd(_mm512_add_pd(sum_sq_input[0], sum_sq_input[1]));
+    s.sum_sq_error = sum_lanes(sum_sq_error);
+    s.sum_sq_input = sum_lanes(sum_sq_input);
     return s;
   }
 };
@@ -203,30 +245,45 @@ struct Kernel {
     return true;
   }
 
-  // n elements at one scale for which has_vector_kernel() holds; statistics into acc and, for the
-  // vectors handed over, into handed_over.
+  // n elements at one scale for which has_vector_kernel() holds, element 0 in lane `first_lane` of
+  // its vector; statistics into acc and, for the vectors handed over, into handed_over.
   void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
-           const std::uint32_t* random, Accumulators& acc, QuantStats& handed_over) const {
+           const std::uint32_t* random, std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
     if (is_power_of_two_scale(scale_value)) {
-      run<true>(f, in, out, n, scale_value, 1.0f / scale_value, random, acc, handed_over);
+      run<true>(f, in, out, n, scale_value, 1.0f / scale_value, random, first_lane, acc, handed_over);
     } else {
-      run<false>(f, in, out, n, scale_value, scale_value, random, acc, handed_over);
+      run<false>(f, in, out, n, scale_value, scale_value, random, first_lane, acc, handed_over);
     }
   }
 
   template <bool kExactInverse>
   void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, float back_value,
-           const std::uint32_t* random, Accumulators& acc, QuantStats& handed_over) const {
+           const std::uint32_t* random, std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
     const __m512 scale = _mm512_set1_ps(scale_value), back = _mm512_set1_ps(back_value);
-    const auto step = [&](std::size_t i, __mmask16 valid, std::size_t len) {
-      const std::uint32_t* words = random ? random + i : nullptr;
-      if (!quantize_vector<kExactInverse>(in + i, out + i, words, valid, scale, back, acc)) {
-        quantize_block_portable(f, R, in + i, out + i, len, scale_value, words, handed_over);
+    // Elements [e, e + count) in lanes [lane, lane + count) of one vector.
+    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) {
+      const auto valid = static_cast<__mmask16>(((1u << count) - 1u) << lane);
+      const std::uint32_t* words = random ? random + e : nullptr;
+      const float* in_vector = lanes_before(in + e, lane);
+      float* out_vector = lanes_before(out + e, lane);
+      if (quantize_vector<kExactInverse>(in_vector, out_vector, words ? lanes_before(words, lane) : nullptr, valid,
+                                         scale, back, acc)) [[likely]] {
+        return;
       }
+      const __m512 x = _mm512_maskz_loadu_ps(valid, in_vector);  // before the portable kernel: `in` may be `out`
+      QuantStats portable;
+      quantize_block_portable(f, R, in + e, out + e, count, scale_value, words, portable);
+      portable.sum_sq_error = portable.sum_sq_input = 0.0;
+      handed_over.merge(portable);
+      acc.add_handed_over(x, _mm512_maskz_loadu_ps(valid, out_vector));
     };
-    std::size_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) step(i, kAllLanes, kLanes);
-    if (i < n) step(i, static_cast<__mmask16>((1u << (n - i)) - 1u), n - i);
+    std::size_t e = 0;
+    if (first_lane != 0) {
+      e = std::min(kLanes - first_lane, n);
+      step(0, first_lane, e);
+    }
+    for (; e + kLanes <= n; e += kLanes) step(e, 0, kLanes);
+    if (e < n) step(e, 0, n - e);
   }
 };
 
@@ -246,7 +303,7 @@ struct Quantizer {
     const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
     Accumulators acc;
     QuantStats handed_over;  // of the vectors the portable kernel quantized
-    kernel.run(f, in, out, n, scale, random, acc, handed_over);
+    kernel.run(f, in, out, n, scale, random, lane_of(in), acc, handed_over);
     stats.merge(acc.totals());
     stats.merge(handed_over);
   }
@@ -266,7 +323,7 @@ struct Quantizer {
       const std::uint64_t before = acc.overflow + handed_over.overflow;
       if (outputs_stay_finite(f, scale)) {
         // 2^k itself is the exact reciprocal, including where is_power_of_two_scale() is too strict.
-        kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), words,
+        kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), words, 0,
                                   acc, handed_over);
       } else {
         quantize_block_portable(f, R, in + begin, out + begin, len, scale, words, handed_over);
