@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace altgrad::quant {
@@ -302,7 +303,7 @@ struct Quantizer {
     if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
     const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
     Accumulators acc;
-    QuantStats handed_over;  // of the vectors the portable kernel quantized
+    QuantStats handed_over;  // counts of the vectors the portable kernel quantized (their sums are in acc)
     kernel.run(f, in, out, n, scale, random, lane_of(in), acc, handed_over);
     stats.merge(acc.totals());
     stats.merge(handed_over);
