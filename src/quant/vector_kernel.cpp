@@ -52,8 +52,8 @@ struct Grid {
   __m512i half_step_less_one;
   __mmask16 parity_flip;
   // Below min normal the step is fixed: adding C = 2^(emin − M + 23) makes float32's own rounding
-  // land on it. scalef(|x|, to_fraction) is |x| in units of 2^−32 steps (scalef: 2^to_fraction
-  // need not be a float32).
+  // land on it. scalef(r, to_fraction) is a remainder r in units of 2^−32 steps (scalef, since
+  // 2^to_fraction need not be a float32).
   __m512 subnormal_shift, subnormal_step, to_fraction;
 
   explicit Grid(const Format& f) {
@@ -175,13 +175,14 @@ struct Accumulators {
     const __mmask16 both_finite = x_finite & _mm512_cmp_ps_mask(_mm512_abs_ps(y), max_finite, _CMP_LE_OQ);
     const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity());
     for (int half = 0; half < 2; ++half) {
-      const auto both = static_cast<__mmask8>(both_finite >> (8 * half)), only_x = static_cast<__mmask8>((x_finite & ~both_finite) >> (8 * half));
+      const auto lanes = [half](unsigned mask) { return static_cast<__mmask8>(mask >> (8 * half)); };
       const __m512d xd = _mm512_cvtps_pd(half ? _mm512_extractf32x8_ps(x, 1) : _mm512_castps512_ps256(x));
       const __m512d yd = _mm512_cvtps_pd(half ? _mm512_extractf32x8_ps(y, 1) : _mm512_castps512_ps256(y));
       const __m512d error = _mm512_sub_pd(xd, yd);
-      sum_sq_error[half] = _mm512_mask3_fmadd_pd(error, error, sum_sq_error[half], both);
-      sum_sq_error[half] = _mm512_mask_add_pd(sum_sq_error[half], only_x, sum_sq_error[half], inf);
-      sum_sq_input[half] = _mm512_mask3_fmadd_pd(xd, xd, sum_sq_input[half], static_cast<__mmask8>(x_finite >> (8 * half)));
+      sum_sq_error[half] = _mm512_mask3_fmadd_pd(error, error, sum_sq_error[half], lanes(both_finite));
+      const __mmask8 output_not_finite = lanes(x_finite & ~both_finite);
+      sum_sq_error[half] = _mm512_mask_add_pd(sum_sq_error[half], output_not_finite, sum_sq_error[half], inf);
+      sum_sq_input[half] = _mm512_mask3_fmadd_pd(xd, xd, sum_sq_input[half], lanes(x_finite));
     }
   }
 
