@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -93,9 +94,11 @@ int run_quantize_bench(const QuantizeBenchOptions& options, std::ostream& out) {
   out << line;
   std::vector<int> thread_counts = {1};
   if (max_threads > 1) thread_counts.push_back(max_threads);
+  double one_thread_seconds[std::size(kCases)] = {};
   for (int threads : thread_counts) {
     omp_set_num_threads(threads);
-    for (const Case& c : kCases) {
+    for (std::size_t i = 0; i < std::size(kCases); ++i) {
+      const Case& c = kCases[i];
       const format::Format f = format::make_format(format::parse_format(c.format));
       quant::QuantizeOptions q;
       q.rounding = c.rounding;
@@ -106,6 +109,15 @@ int run_quantize_bench(const QuantizeBenchOptions& options, std::ostream& out) {
                     n / t.quantize * 1e-9, bytes / t.quantize * 1e-9, n / t.copy * 1e-9, 100.0 * ratio, ">=",
                     100.0 * c.target, ratio >= c.target ? "met" : "NOT MET");
       out << line;
+      if (threads == 1) one_thread_seconds[i] = t.quantize;
+      // The quantizer is bound by the core at one thread: with cores of their own, more threads
+      // speed it up. When they do not, the row measured shared or busy cores, not the quantizer.
+      const double speedup = one_thread_seconds[i] / t.quantize;
+      if (threads > 1 && speedup < 1.2) {
+        std::snprintf(line, sizeof line, "note: %s ran %.2fx faster on %d threads than on 1: the threads shared cores\n",
+                      c.label, speedup, threads);
+        out << line;
+      }
     }
   }
   omp_set_num_threads(max_threads);
