@@ -114,8 +114,9 @@ int run_quantize_bench(const QuantizeBenchOptions& options, std::ostream& out) {
       // speed it up. When they do not, the row measured shared or busy cores, not the quantizer.
       const double speedup = one_thread_seconds[i] / t.quantize;
       if (threads > 1 && speedup < 1.2) {
-        std::snprintf(line, sizeof line, "note: %s ran %.2fx faster on %d threads than on 1: the threads shared cores\n",
-                      c.label, speedup, threads);
+        std::snprintf(line, sizeof line,
+                      "note: %s ran %.2fx faster on %d threads than on 1: the threads shared cores\n", c.label,
+                      speedup, threads);
         out << line;
       }
     }

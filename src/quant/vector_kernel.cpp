@@ -133,7 +133,8 @@ double sum_lanes(const __m512d (&halves)[2]) {
   return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
 }
 
-// Statistics of the vectors the kernel finished itself, in registers until the end of the call.
+// Statistics in registers until the end of the call: everything for the vectors the kernel
+// finished itself, and the sums of those it handed over too (add_handed_over()).
 struct Accumulators {
   __m512 amax = _mm512_setzero_ps();
   __m512d sum_sq_error[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};

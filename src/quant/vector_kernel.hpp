@@ -4,7 +4,9 @@
 // format::has_simple_grid(), with the statistics kept in registers. It produces the same bits and
 // counts as quantize_block_portable(): a vector of sixteen that holds anything its formulation
 // does not cover (Inf, NaN, a product x·s beyond float32 or at least 2^(105 + M), or beyond max
-// finite in a format whose overflow gives Inf or NaN) is handed to the portable kernel whole. Builds without AVX-512 have no vector kernel.
+// finite in a format whose overflow gives Inf or NaN) is handed to the portable kernel whole.
+// Nothing it returns depends on where the arrays start. Builds without AVX-512 have no vector
+// kernel.
 #include <cstddef>
 #include <cstdint>
 
