@@ -1,6 +1,6 @@
 #pragma once
-// Determinism checks: a kernel run twice gives the same bits, and the kernels other than the BLAS
-// GEMMs give the same bits for any OpenMP thread count (see ops/cpu/parallel.hpp).
+// Determinism checks: a kernel run twice gives the same bits, and the same bits for any OpenMP
+// thread count (see ops/cpu/parallel.hpp and ops/cpu/gemm.hpp).
 #include <gtest/gtest.h>
 #include <omp.h>
 

@@ -29,8 +29,8 @@ Scalar score_scale(std::size_t hs) {
 }
 
 // Each head's products are GEMMs over strided views of qkv (row stride 3C) and out (row stride C).
-// They run inside the parallel loop over heads, where the OpenMP build of OpenBLAS stays on the
-// calling thread, so every head is computed the same way whatever the thread count. The full T×T
+// They run inside the parallel loop over heads, each on the calling thread (ops/cpu/gemm.hpp), so
+// every head is computed the same way whatever the thread count. The full T×T
 // score matrix is computed and the masked half discarded: twice the flops of a triangle, but in
 // BLAS instead of scalar loops.
 struct HeadView {
@@ -48,8 +48,7 @@ struct HeadOffsets {
   std::size_t qkv, out, probs;
 };
 
-// Calls body(offsets) for every (b, h) pair, the pairs in parallel. No `if` clause: see HeadView
-// for why every head runs inside the parallel region.
+// Calls body(offsets) for every (b, h) pair, the pairs in parallel.
 template <typename Body>
 void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, Body&& body) {
   const std::size_t hs = C / NH;

@@ -1,17 +1,32 @@
 #pragma once
-// Row-major C = op(A) · op(B) + beta · C through OpenBLAS, one overload per scalar type.
+// Row-major C = op(A) · op(B) + beta · C through OpenBLAS, one overload per scalar type, with the
+// same bits for any OpenMP thread count.
+//
+// OpenBLAS's own threading splits a GEMM by the thread count and blocks the reduction dimension
+// differently per split, so each C element's sum is added in an order that depends on how many
+// threads ran (docs/determinism.md shows it for the training step's shapes). Here C is cut into
+// tiles whose bounds depend on m, n and k alone; each tile is one single-threaded BLAS call on
+// one thread, so every element's sum is formed the same way whatever the thread count.
 #include <cblas.h>
+
+#include <cstddef>
 
 namespace altgrad::ops::cpu {
 
-inline void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
-                 const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
+// How one GEMM's output is cut: `parts` slices of at most `length` rows (by_rows) or columns.
+// A function of the shape only; m, n ≥ 1.
+struct GemmTiling {
+  bool by_rows;
+  std::size_t length;
+  std::size_t parts;
+};
 
-inline void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
-                 const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
+GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k);
+
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float beta, float* c, int ldc);
+
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc);
 
 }  // namespace altgrad::ops::cpu

@@ -4,8 +4,8 @@
 // Every value a kernel writes is computed by one thread, in an order fixed by the shapes alone:
 // rows of an activation are independent, and a sum over rows (a bias or norm-weight gradient, an
 // embedding scatter) is owned column by column by one thread that adds the rows in order. So the
-// kernels use no atomics and their results are the same bits for any thread count; only the GEMMs
-// inside matmul depend on how BLAS splits its work.
+// kernels use no atomics and their results are the same bits for any thread count. The GEMMs are
+// cut into tiles by their shape alone (ops/cpu/gemm.hpp), for the same reason.
 #include <algorithm>
 #include <cstddef>
 
