@@ -10,6 +10,7 @@
 
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "ops/cpu/gemm.hpp"
 #include "optim/adamw.hpp"
 #include "optim/schedule.hpp"
 #include "diag/spike_detectors.hpp"
@@ -204,7 +205,8 @@ class Run {
     if (s_.hooks) quant_metrics.emplace(*s_.hooks);
     TensorBoardLog tensorboard(options_.run_dir);
     log.event({{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
-               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}});
+               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
+               {"blas_kernel", ops::cpu::blas_kernel()}});
     Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
     TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0};
     const auto started = Clock::now();

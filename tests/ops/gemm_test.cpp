@@ -124,7 +124,7 @@ TEST(Gemm, MatchesTheDefinitionInDouble) {
   }
 }
 
-TEST(Gemm, SameBitsForAnyThreadCount) {
+TEST(Gemm, BitsDoNotDependOnThreadCount) {
   for (const GemmCase& g : {kForward, kInputGradient, kWeightGradient}) {
     const GemmInputs in = inputs(g, 77);
     const std::vector<float> one = [&] {

@@ -103,7 +103,7 @@ TEST(Matmul, BackwardAccumulates) {
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-14, 1e-14}));
 }
 
-TEST(Matmul, SameBitsForAnyThreadCount) {
+TEST(Matmul, BitsDoNotDependOnThreadCount) {
   const Case k = make_case(96, 128, 160, true, 5);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }

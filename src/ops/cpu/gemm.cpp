@@ -73,6 +73,8 @@ void tiled_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, 
 
 }  // namespace
 
+const char* blas_kernel() { return openblas_get_corename(); }
+
 GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
   const bool by_rows = m >= n;
   const std::size_t dim = by_rows ? m : n;

@@ -23,6 +23,11 @@ struct GemmTiling {
 
 GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k);
 
+// The BLAS kernel family chosen for this CPU at load time ("Haswell", "SkylakeX", ...; Debian's
+// OpenBLAS picks one per CPU, and OPENBLAS_CORETYPE overrides it). Runs agree bit for bit only
+// under the same kernel, so the trainer records it.
+const char* blas_kernel();
+
 void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc);
 
