@@ -120,6 +120,10 @@ check "eval --recipe fp32 names it" "recipe fp32" "$(head -1 <<<"$unquantized")"
 out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan" --inject-nan "h.0.mlp.c_fc:act@3" 2>/dev/null); status=$?
 check "an injected NaN stops the run" 1 "$status"
 contains "the stop reason names the point" "non-finite loss at step 3; first non-finite value at quantization point h.0.mlp.c_fc:act" "$out"
+check "steps count from 1: the NaN of step 3 leaves steps 1 and 2 in metrics" "1 2" "$(python3 -c "import json,sys; print(*[json.loads(l)['step'] for l in open(sys.argv[1])])" "$scratch/nan/metrics.jsonl")"
+check "the stop event has the step of --inject-nan" 3 "$(python3 -c "import json,sys; print([e for e in map(json.loads, open(sys.argv[1])) if e['event'] == 'stop'][0]['step'])" "$scratch/nan/events.jsonl")"
+"$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan0" --inject-nan "h.0.mlp.c_fc:act@0" >/dev/null 2>&1; status=$?
+check "--inject-nan refuses step 0" 2 "$status"
 printf '[quant]\npreset = "fp9"\n' > "$scratch/bad-recipe.toml"
 err=$("$altgrad" train "$scratch/bad-recipe.toml" --out "$scratch/bad" 2>&1); status=$?
 check "bad recipe exit status" 2 "$status"

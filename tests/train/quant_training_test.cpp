@@ -145,13 +145,19 @@ TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  // Steps count from 1 everywhere: the NaN goes into the 5th update, which is the one that stops,
+  // after 4 completed updates whose metrics lines say steps 1..4.
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.1.mlp.c_fc:act", 5);
-  EXPECT_EQ(outcome.steps, 5);
+  EXPECT_EQ(outcome.steps, 4);
   EXPECT_NE(outcome.stop_reason.find("non-finite loss at step 5"), std::string::npos) << outcome.stop_reason;
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines.back().at("step"), 4);
   EXPECT_NE(outcome.stop_reason.find("h.1.mlp.c_fc:act"), std::string::npos) << outcome.stop_reason;
   const auto stops = events_of(dir.path() / "run", "stop");
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].at("reason"), outcome.stop_reason);
+  EXPECT_EQ(stops[0].at("step"), 5);
   // The checkpoint of step 4 is intact and loads, quantization state included.
   const fs::path checkpoint = dir.path() / "run" / "checkpoints" / "step_4";
   EXPECT_FALSE(fs::exists(dir.path() / "run" / "checkpoints" / "step_5"));
@@ -169,7 +175,8 @@ TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.0.attn.c_proj:weight", 2);
-  EXPECT_EQ(outcome.steps, 2);
+  EXPECT_EQ(outcome.steps, 1);
+  EXPECT_NE(outcome.stop_reason.find("at step 2;"), std::string::npos) << outcome.stop_reason;
   EXPECT_NE(outcome.stop_reason.find("h.0.attn.c_proj:weight"), std::string::npos) << outcome.stop_reason;
 }
 
