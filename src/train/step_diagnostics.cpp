@@ -9,6 +9,7 @@
 #include "diag/gradient_stats.hpp"
 #include "diag/log2_histogram.hpp"
 #include "diag/moments.hpp"
+#include "model/matmul_points.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -35,32 +36,47 @@ json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
   return usage;
 }
 
+// Whether the :act point of this matmul is quantized: only then can outliers in its input clip
+// or flush, so only then is a high kurtosis a warning.
+bool act_quantized(const QuantHooks* hooks, const model::MatmulPoint& matmul) {
+  const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::act);
+  return hooks != nullptr && hooks->point(index) != nullptr;
+}
+
+// The statistic for every tensor; the warning only where a narrow format reads the tensor. A block's
+// output reaches a quantized operand as the next matmul's input (after its norm): c_attn of the
+// next block, or the LM head after the last block.
 json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
               ScalarLog& scalars) {
   json out = json::object();
-  const auto add = [&](const std::string& name, std::span<const float> values) {
+  const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
     const double k = diag::moments_of(values).kurtosis;
     out[name] = number(k);
     scalars.add("diag/kurtosis/" + name, k);
-    if (k > config.warn_kurtosis) {
+    if (quantized && k > config.warn_kurtosis) {
       warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
                     name + " has kurtosis " + short_number(k) + " (threshold " + short_number(config.warn_kurtosis) +
                         "; a normal distribution has 3): outliers that a narrow format will clip or flush");
     }
   };
   const model::MatmulPoints& points = in.model.matmuls();
-  for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
+  const std::size_t layers = in.acts.layers.size();
+  for (std::size_t l = 0; l < layers; ++l) {
     const auto& layer = in.acts.layers[l];
-    const auto act = [&](model::BlockMatmul m) {
-      return std::string(points.block(l, m).operand_name(model::Operand::act));
+    const auto add_act = [&](model::BlockMatmul m, std::span<const float> values) {
+      const model::MatmulPoint& matmul = points.block(l, m);
+      add(std::string(matmul.operand_name(model::Operand::act)), values, act_quantized(in.hooks, matmul));
     };
-    add(act(model::BlockMatmul::attn_c_attn), layer.ln_1);
-    add(act(model::BlockMatmul::attn_c_proj), layer.att_y);
-    add(act(model::BlockMatmul::mlp_c_fc), layer.ln_2);
-    add(act(model::BlockMatmul::mlp_c_proj), layer.fc_act);
-    add("h." + std::to_string(l), layer.residual3);
+    add_act(model::BlockMatmul::attn_c_attn, layer.ln_1);
+    add_act(model::BlockMatmul::attn_c_proj, layer.att_y);
+    add_act(model::BlockMatmul::mlp_c_fc, layer.ln_2);
+    add_act(model::BlockMatmul::mlp_c_proj, layer.fc_act);
+    const model::MatmulPoint& reader =
+        l + 1 < layers ? points.block(l + 1, model::BlockMatmul::attn_c_attn) : points.lm_head();
+    add("h." + std::to_string(l), layer.residual3, act_quantized(in.hooks, reader));
   }
-  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f);
+  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f,
+      act_quantized(in.hooks, points.lm_head()));
   return out;
 }
 

@@ -10,7 +10,8 @@
 //   dead_units         per layer: fraction of MLP hidden units in their nonlinearity's flat tail
 //                      for every token of the batch (diag/dead_units.hpp)
 //   weight_log2        per parameter tensor, counts of log2|w| in integer buckets
-// Kurtosis and entropy beyond their thresholds are warnings.
+// Entropy beyond its threshold is a warning; so is kurtosis, but only for a tensor that a
+// quantized :act point reads (a plain FP32 run has no narrow format to clip its outliers).
 #include <cstdint>
 #include <span>
 
