@@ -14,6 +14,7 @@
 #include "model/sample.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
+#include "train/evaluation_hooks.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::cli {
@@ -79,7 +80,8 @@ void run(const TrainArgs& args) {
     model::SampleOptions sample_options;
     sample_options.tokens = 300;
     sample_options.seed = config.seed;
-    std::printf("sample:\n%s\n", model::sample(trained, "\n", sample_options).c_str());
+    train::EvaluationHooks hooks = train::evaluation_hooks(outcome.last_checkpoint, trained.matmuls(), "");
+    std::printf("sample:\n%s\n", model::sample(trained, "\n", sample_options, hooks.get()).c_str());
   }
   if (outcome.stop_reason != "completed") throw CommandFailed{1};
 }

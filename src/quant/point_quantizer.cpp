@@ -54,12 +54,14 @@ void PointQuantizer::end_step() {
   if (delayed_ && step_.calls > 0) delayed_->record(step_.values.amax);
 }
 
-float PointQuantizer::scale_for(std::span<const float> in) const {
+float PointQuantizer::scale_for(std::span<const float> in, bool frozen) const {
   switch (settings_.scaling) {
     case Scaling::tensor:
       return current_scale(settings_.format, in, settings_.margin);
     case Scaling::delayed:
-      return step_scale_;
+      // An evaluation between steps (or of a restored checkpoint) uses the scale the next step will:
+      // the history's, which already holds the amax of the step that just ended.
+      return frozen ? delayed_->scale() : step_scale_;
     case Scaling::none:
     case Scaling::block:
       break;
@@ -84,7 +86,7 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in), seed_, stream(frozen), offset, {}};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), seed_, stream(frozen), offset, {}};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = quantize(settings_.format, in, out, options);
     call.scale = options.scale;

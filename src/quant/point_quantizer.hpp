@@ -7,8 +7,8 @@
 // records the step's amax, the largest of its calls, into the history. Stochastic rounding draws
 // Philox keyed by (seed, stream = step·2^20 + point index) at counter = the element's offset
 // among all elements the point saw this step, so a run is the same bits for any thread count and
-// any split into calls. Frozen calls (evaluation) use the scale without recording anything and
-// draw from streams of their own.
+// any split into calls. Frozen calls (evaluation) record nothing, draw from streams of their own
+// and, under delayed scaling, use the scale the next step will use (the current history's).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -61,7 +61,7 @@ class PointQuantizer {
   DelayedScaling* delayed() { return delayed_ ? &*delayed_ : nullptr; }
 
  private:
-  float scale_for(std::span<const float> in) const;
+  float scale_for(std::span<const float> in, bool frozen) const;
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;

@@ -90,6 +90,30 @@ TEST(PointQuantizer, FrozenCallsChangeNoStateOrStatistics) {
   EXPECT_EQ(point.delayed()->history(), (std::vector<float>{3.0f}));
 }
 
+// Evaluation between steps (validation during training, `altgrad eval` of a checkpoint) must use
+// the scale the next step will use: after a step with amax 2, that is 448 / 2 = 224, not the ended
+// step's scale (1, the first step's) and not 1 after a restore. Values worked by hand on E4M3's grid:
+// 0.0107 · 224 = 2.3968 rounds to 2.5 (step 0.25 in [2, 4)), so x̂ = 2.5 / 224; at scale 1 it would be
+// the subnormal 5 · 2^-9 = 0.009765625.
+TEST(PointQuantizer, FrozenCallsUseTheScaleOfTheNextStep) {
+  PointQuantizer point(settings("e4m3", Scaling::delayed), 1, 0);
+  std::vector<float> out(2);
+  point.begin_step(0);
+  point.apply(std::vector<float>{2.0f, -1.0f}, out, 2);
+  point.end_step();
+  point.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 2.5f / 224.0f);
+
+  PointQuantizer restored(settings("e4m3", Scaling::delayed), 1, 0);
+  const std::vector<float> history{2.0f};
+  restored.delayed()->restore(history, 224.0f);
+  restored.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 2.5f / 224.0f);
+  restored.delayed()->restore(history, 1.0f);
+  restored.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 0.009765625f);
+}
+
 TEST(PointQuantizer, TensorScalingUsesTheCallsOwnAmax) {
   PointQuantizer point(settings("e4m3", Scaling::tensor), 1, 0);
   std::vector<float> out(970);
