@@ -80,26 +80,43 @@ json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& 
   return out;
 }
 
+// One layer's entropy summary as metrics and TensorBoard scalars ("<key>/<layer>/mean", ...).
+diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInputs& in, const std::string& key,
+                              const std::string& name, json& out, ScalarLog& scalars) {
+  const std::vector<double> heads =
+      diag::attention_entropy_per_head(probs, in.acts.B, in.model.config().n_head, in.acts.T);
+  const diag::LayerEntropy layer = diag::layer_entropy(heads);
+  json per_head = json::array();
+  for (const double h : heads) per_head.push_back(number(h));
+  out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
+  scalars.add("diag/" + key + "/" + name + "/mean", layer.mean);
+  scalars.add("diag/" + key + "/" + name + "/min", layer.min);
+  return layer;
+}
+
+// attention_entropy: of the probabilities probs·v multiplied (the quantized ones where the probs
+// point is on), the attention the model actually used. attention_entropy_unquantized: of the
+// softmax output, only for layers whose probs point is quantized, to show what quantizing did.
 json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
                        ScalarLog& scalars) {
-  json out = json::object();
-  const model::GptConfig& c = in.model.config();
+  json used = json::object(), unquantized = json::object();
   for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
-    const std::vector<double> heads =
-        diag::attention_entropy_per_head(in.acts.layers[l].att_probs, in.acts.B, c.n_head, in.acts.T);
-    const diag::LayerEntropy layer = diag::layer_entropy(heads);
+    const auto& layer = in.acts.layers[l];
     const std::string name = "h." + std::to_string(l) + ".attn";
-    json per_head = json::array();
-    for (const double h : heads) per_head.push_back(number(h));
-    out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
-    scalars.add("diag/attention_entropy/" + name + "/mean", layer.mean);
-    scalars.add("diag/attention_entropy/" + name + "/min", layer.min);
-    if (layer.min < config.warn_attention_entropy) {
-      warnings.warn(step, "attention_entropy", name, layer.min, config.warn_attention_entropy,
-                    name + " has a head with mean attention entropy " + short_number(layer.min) + " nats (threshold " +
-                        short_number(config.warn_attention_entropy) + "): attention collapsing onto few keys");
+    const std::span<const float> probs_used = layer.attention_used.probs;
+    const diag::LayerEntropy entropy = entropy_of(probs_used, in, "attention_entropy", name, used, scalars);
+    if (probs_used.data() != layer.att_probs.data()) {
+      entropy_of(layer.att_probs, in, "attention_entropy_unquantized", name, unquantized, scalars);
+    }
+    if (entropy.min < config.warn_attention_entropy) {
+      warnings.warn(step, "attention_entropy", name, entropy.min, config.warn_attention_entropy,
+                    name + " has a head with mean attention entropy " + short_number(entropy.min) +
+                        " nats (threshold " + short_number(config.warn_attention_entropy) +
+                        "): attention collapsing onto few keys");
     }
   }
+  json out = {{"attention_entropy", used}};
+  if (!unquantized.empty()) out["attention_entropy_unquantized"] = unquantized;
   return out;
 }
 
@@ -168,7 +185,7 @@ json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const Train
   json out = gradients_and_weights(in, scalars);
   out["code_usage"] = code_usage(in.hooks, scalars);
   out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
-  out["attention_entropy"] = attention_entropy(in, step, config, warnings, scalars);
+  out.update(attention_entropy(in, step, config, warnings, scalars));
   out["dead_units"] = dead_units(in, scalars);
   return out;
 }
