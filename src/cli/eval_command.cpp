@@ -6,7 +6,6 @@
 #include <iterator>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -14,8 +13,7 @@
 #include "model/gpt.hpp"
 #include "train/byte_dataset.hpp"
 #include "train/checkpoint.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
+#include "train/evaluation_hooks.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -33,29 +31,6 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// The forward recipe to evaluate with, its hooks frozen (evaluation changes no scale). A preset
-// brings no amax history, so its delayed-scaling points use per-tensor current scaling instead.
-std::optional<train::QuantHooks> eval_hooks(const EvalArgs& args, const std::filesystem::path& dir,
-                                            const model::MatmulPoints& points, std::string& name) {
-  std::optional<train::Recipe> recipe;
-  if (args.recipe.empty()) {
-    recipe = train::load_checkpoint_recipe(dir, points);
-    name = recipe ? recipe->preset + " (the checkpoint's)" : "fp32 (the checkpoint has no recipe)";
-  } else {
-    recipe = train::preset_recipe(points, args.recipe, 0);
-    for (auto& point : recipe->points) {
-      if (point.settings.scaling == quant::Scaling::delayed) point.settings.scaling = quant::Scaling::tensor;
-    }
-    name = args.recipe;
-  }
-  std::optional<train::QuantHooks> hooks;
-  if (!recipe || !recipe->any_enabled()) return hooks;
-  hooks.emplace(points, *recipe);
-  if (args.recipe.empty()) train::load_quant_state(dir, *hooks);
-  hooks->set_frozen(true);
-  return hooks;
-}
-
 // Consecutive non-overlapping windows of block_size + 1 bytes from the start of the text: inputs are
 // the first block_size bytes, targets the same shifted by one. The loss is the mean over windows.
 void run(const EvalArgs& args) {
@@ -71,16 +46,15 @@ void run(const EvalArgs& args) {
     throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
                                 std::to_string(T + 1));
   }
-  std::string recipe_name;
-  std::optional<train::QuantHooks> hooks = eval_hooks(args, dir, gpt.matmuls(), recipe_name);
-  model::MatmulHooks<float>* hooked = hooks ? &*hooks : nullptr;
-  model::Activations<float> acts(gpt.config(), 1, T, hooks ? model::OperandCopies::allocated : model::OperandCopies::none);
+  train::EvaluationHooks hooks = train::evaluation_hooks(dir, gpt.matmuls(), args.recipe);
+  model::MatmulHooks<float>* hooked = hooks.get();
+  model::Activations<float> acts(gpt.config(), 1, T, hooked ? model::OperandCopies::allocated : model::OperandCopies::none);
   double sum = 0.0;
   for (std::size_t w = 0; w < windows.count; ++w) {
     const std::span<const std::int32_t> x(windows.x.data() + w * T, T), y(windows.y.data() + w * T, T);
     sum += model::gpt_forward(gpt, acts, x, y, hooked);
   }
-  std::printf("recipe %s\n", recipe_name.c_str());
+  std::printf("recipe %s\n", hooks.recipe_name.c_str());
   std::printf("windows %zu\n", windows.count);
   std::printf("loss %.9g\n", sum / static_cast<double>(windows.count));
 }

@@ -1,4 +1,5 @@
-// `altgrad sample --checkpoint DIR [--prompt S] [--tokens N] [--temperature T] [--top-k K] [--seed S]`.
+// `altgrad sample --checkpoint DIR [--prompt S] [--tokens N] [--temperature T] [--top-k K] [--seed S]
+// [--recipe PRESET]`: the forward pass quantized as the run trained, unless a preset says otherwise.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -6,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "model/sample.hpp"
 #include "train/checkpoint.hpp"
+#include "train/evaluation_hooks.hpp"
 
 namespace altgrad::cli {
 
@@ -15,6 +17,7 @@ void add_sample_command(CLI::App& app) {
     std::string checkpoint;
     std::string prompt = "\n";
     model::SampleOptions options;
+    std::string recipe;  // empty: the checkpoint's
   };
   auto args = std::make_shared<SampleArgs>();
   cmd->add_option("--checkpoint", args->checkpoint, "Checkpoint directory, or a run directory (its latest)")->required();
@@ -23,11 +26,14 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--temperature", args->options.temperature, "Sampling temperature (> 0)")->capture_default_str();
   cmd->add_option("--top-k", args->options.top_k, "Sample among the k most likely bytes (0 = all)")->capture_default_str();
   cmd->add_option("--seed", args->options.seed, "Seed; the same seed gives the same text")->capture_default_str();
+  cmd->add_option("--recipe", args->recipe,
+                  "Quantize the forward pass with this preset instead of the checkpoint's recipe (fp32: none)");
   cmd->callback([args] {
     const auto dir = train::resolve_checkpoint(args->checkpoint);
     model::Gpt<float> gpt(train::load_checkpoint_config(dir));
     train::load_model(dir, gpt);
-    std::printf("%s%s\n", args->prompt.c_str(), model::sample(gpt, args->prompt, args->options).c_str());
+    train::EvaluationHooks hooks = train::evaluation_hooks(dir, gpt.matmuls(), args->recipe);
+    std::printf("%s%s\n", args->prompt.c_str(), model::sample(gpt, args->prompt, args->options, hooks.get()).c_str());
   });
 }
 

@@ -14,6 +14,7 @@
 #include "model/sample.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
+#include "train/evaluation_hooks.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::cli {
@@ -38,8 +39,8 @@ std::pair<std::string, std::int64_t> parse_injection(const std::string& text) {
     const auto [ptr, ec] = std::from_chars(text.data() + at + 1, end, step);
     if (ec != std::errc() || ptr != end) step = -1;
   }
-  if (at == std::string::npos || at == 0 || step < 0) {
-    throw std::invalid_argument("--inject-nan " + text + ": expected POINT@STEP, e.g. h.0.mlp.c_fc:act@3");
+  if (at == std::string::npos || at == 0 || step < 1) {
+    throw std::invalid_argument("--inject-nan " + text + ": expected POINT@STEP with STEP >= 1, e.g. h.0.mlp.c_fc:act@3");
   }
   return {text.substr(0, at), step};
 }
@@ -79,7 +80,8 @@ void run(const TrainArgs& args) {
     model::SampleOptions sample_options;
     sample_options.tokens = 300;
     sample_options.seed = config.seed;
-    std::printf("sample:\n%s\n", model::sample(trained, "\n", sample_options).c_str());
+    train::EvaluationHooks hooks = train::evaluation_hooks(outcome.last_checkpoint, trained.matmuls(), "");
+    std::printf("sample:\n%s\n", model::sample(trained, "\n", sample_options, hooks.get()).c_str());
   }
   if (outcome.stop_reason != "completed") throw CommandFailed{1};
 }
@@ -94,7 +96,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Run directory (default: the config's out_dir)");
   cmd->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
   cmd->add_option("--inject-nan", args->inject_nan,
-                  "Make the operand at quantization point POINT NaN in step STEP (POINT@STEP), to try the stop path");
+                  "Make the operand at quantization point POINT NaN in step STEP (POINT@STEP, steps count from 1), to try the stop path");
   cmd->callback([args] { run(*args); });
 }
 

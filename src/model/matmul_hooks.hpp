@@ -29,6 +29,9 @@ struct MatmulOperand {
   // The operand as a row-major matrix: act (B·T, in), weight (out, in), grad (B·T, out).
   std::size_t rows;
   std::size_t cols;
+  // Causal attention probabilities: (rows, cols) in cols × cols tiles whose entries above the
+  // diagonal are the mask's exact zeros, which statistics should not count as values.
+  bool causal = false;
 };
 
 template <typename Scalar>

@@ -34,7 +34,8 @@ std::size_t draw(std::span<const float> logits, const SampleOptions& options, do
 
 }  // namespace
 
-std::string sample(const Gpt<float>& model, std::string_view prompt, const SampleOptions& options) {
+std::string sample(const Gpt<float>& model, std::string_view prompt, const SampleOptions& options,
+                   MatmulHooks<float>* hooks) {
   if (!(options.temperature > 0.0)) throw std::invalid_argument("sample: temperature must be > 0");
   const std::size_t block = model.config().block_size;
   const std::size_t V = model.config().vocab_size;
@@ -44,9 +45,9 @@ std::string sample(const Gpt<float>& model, std::string_view prompt, const Sampl
   std::string generated;
   for (std::size_t i = 0; i < options.tokens; ++i) {
     const std::size_t T = std::min(context.size(), block);
-    Activations<float> acts(model.config(), 1, T);
+    Activations<float> acts(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
     const std::span<const std::int32_t> window(context.data() + context.size() - T, T);
-    gpt_forward(model, acts, window, {});
+    gpt_forward(model, acts, window, {}, hooks);
     const std::span<const float> last = acts.logits.subspan((T - 1) * V, V);
     const double u = format::philox_word(options.seed, 0, i) * 0x1p-32;
     const auto next = static_cast<std::int32_t>(draw(last, options, u));

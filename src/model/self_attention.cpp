@@ -84,7 +84,8 @@ ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out
     return {qkv, probs};
   }
   const std::span<const Scalar> qkv_used = hooked_qkv(qkv, copies, points, layer, *hooks, B * T, C);
-  const MatmulOperand described = describe(points.attention(layer, Operand::probs), B * NH * T, T);
+  MatmulOperand described = describe(points.attention(layer, Operand::probs), B * NH * T, T);
+  described.causal = true;
   if (!hooks->active(described)) {
     ops::cpu::attention_forward<Scalar>(out, probs, qkv_used, B, T, C, NH);
     return {qkv_used, probs};

@@ -15,7 +15,7 @@ namespace altgrad::quant {
 namespace {
 
 constexpr int kE8m0Bias = 127;
-constexpr std::size_t kMaxBlock = 1024;
+constexpr std::size_t kMaxBlock = kMaxMxBlock;
 constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 

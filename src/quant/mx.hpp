@@ -16,6 +16,9 @@ enum class MxScaleRule : std::uint8_t {
   round_up,  // the smallest power of two that keeps amax · 2^−k ≤ max finite; never clips
 };
 
+// The largest block the quantizer takes; recipes are checked against it when they are read.
+inline constexpr std::size_t kMaxMxBlock = 1024;
+
 struct MxOptions {
   std::size_t block_size = 32;
   MxScaleRule rule = MxScaleRule::floor;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "format/codec.hpp"
+#include "quant/causal_mask.hpp"
 #include "quant/mx.hpp"
 #include "quant/quantize.hpp"
 
@@ -54,12 +56,14 @@ void PointQuantizer::end_step() {
   if (delayed_ && step_.calls > 0) delayed_->record(step_.values.amax);
 }
 
-float PointQuantizer::scale_for(std::span<const float> in) const {
+float PointQuantizer::scale_for(std::span<const float> in, bool frozen) const {
   switch (settings_.scaling) {
     case Scaling::tensor:
       return current_scale(settings_.format, in, settings_.margin);
     case Scaling::delayed:
-      return step_scale_;
+      // An evaluation between steps (or of a restored checkpoint) uses the scale the next step will:
+      // the history's, which already holds the amax of the step that just ended.
+      return frozen ? delayed_->scale() : step_scale_;
     case Scaling::none:
     case Scaling::block:
       break;
@@ -72,7 +76,20 @@ std::uint64_t PointQuantizer::stream(bool frozen) const {
   return (frozen ? kFrozenStreams : 0) | (step * kMaxPoints + index_);
 }
 
-PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen) {
+// The masked entries are +0 in, +0 out: one more value and one more use of +0's code each, and
+// under MX blocks of nothing else. Taking exactly those back out leaves the statistics of the
+// entries a query can attend to.
+void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements, std::size_t row_length,
+                                          bool histogram) {
+  const bool blocked = settings_.scaling == Scaling::block;
+  const CausalMaskCount masked = causal_mask_count(elements, row_length, blocked ? settings_.block : 0);
+  call.values.count -= masked.values;
+  call.blocks -= masked.blocks;
+  if (histogram) histogram_[format::code_of_grid_value(settings_.format, 0u)] -= masked.values;
+}
+
+PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen,
+                                 Layout layout) {
   std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
   PointStats call;
   call.calls = 1;
@@ -84,11 +101,12 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in), seed_, stream(frozen), offset, {}};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), seed_, stream(frozen), offset, {}};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = quantize(settings_.format, in, out, options);
     call.scale = options.scale;
   }
+  if (layout == Layout::causal) discount_causal_mask(call, in.size(), row_length, collecting_codes_ && !frozen);
   offset += in.size();
   if (!frozen) step_.merge(call);
   return call;

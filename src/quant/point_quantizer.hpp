@@ -7,8 +7,8 @@
 // records the step's amax, the largest of its calls, into the history. Stochastic rounding draws
 // Philox keyed by (seed, stream = step·2^20 + point index) at counter = the element's offset
 // among all elements the point saw this step, so a run is the same bits for any thread count and
-// any split into calls. Frozen calls (evaluation) use the scale without recording anything and
-// draw from streams of their own.
+// any split into calls. Frozen calls (evaluation) record nothing, draw from streams of their own
+// and, under delayed scaling, use the scale the next step will use (the current history's).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,6 +31,12 @@ struct PointStats {
   void merge(const PointStats& o);
 };
 
+// How the elements of a call count in the statistics.
+enum class Layout : std::uint8_t {
+  dense,   // every element
+  causal,  // causal attention probabilities: the masked entries are left out (quant/causal_mask.hpp)
+};
+
 class PointQuantizer {
  public:
   static constexpr std::uint64_t kMaxPoints = std::uint64_t{1} << 20;
@@ -45,8 +51,10 @@ class PointQuantizer {
 
   // Writes the quantized and dequantized `in` to `out` (same size, no overlap). `row_length` is the
   // contiguous dimension (MX blocks run along it). Frozen: no state or statistics change. Returns
-  // this call's statistics.
-  PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false);
+  // this call's statistics. Under Layout::causal, `in` is (rows, row_length) in square tiles whose
+  // masked entries are exact zeros; they are quantized like the rest but not counted.
+  PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false,
+                   Layout layout = Layout::dense);
 
   const PointStats& step_stats() const { return step_; }
 
@@ -61,7 +69,8 @@ class PointQuantizer {
   DelayedScaling* delayed() { return delayed_ ? &*delayed_ : nullptr; }
 
  private:
-  float scale_for(std::span<const float> in) const;
+  float scale_for(std::span<const float> in, bool frozen) const;
+  void discount_causal_mask(PointStats& call, std::size_t elements, std::size_t row_length, bool histogram);
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;

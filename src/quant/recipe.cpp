@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include "format/parse.hpp"
+#include "quant/mx.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -12,7 +13,7 @@ constexpr std::array<std::string_view, 5> kPresetNames = {"fp32", "bf16", "fp8-h
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
-constexpr std::size_t kMaxBlock = 1 << 20;
+constexpr std::size_t kMaxBlock = kMaxMxBlock;  // what quantize_mx accepts
 constexpr int kMaxMargin = 64;
 
 template <typename Enum, std::size_t N>

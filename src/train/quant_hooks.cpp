@@ -50,7 +50,8 @@ bool QuantHooks::active(const model::MatmulOperand& operand) {
 void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
   std::uint64_t non_finite = 0;
   if (auto& point = points_[operand.index]) {
-    const quant::PointStats call = point->apply(in, out, operand.cols, frozen_);
+    const auto layout = operand.causal ? quant::Layout::causal : quant::Layout::dense;
+    const quant::PointStats call = point->apply(in, out, operand.cols, frozen_, layout);
     non_finite = call.values.nan_inputs + call.values.inf_inputs;
   } else {
     std::copy(in.begin(), in.end(), out.begin());

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "format/parse.hpp"
+#include "quant/mx.hpp"
 #include "train/nearest_name.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
@@ -101,7 +102,7 @@ void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& 
   } else if (key == "margin") {
     patch.margin = static_cast<int>(integer_of(node, key, -64, 64));
   } else if (key == "block") {
-    patch.block = static_cast<std::size_t>(integer_of(node, key, 1, 1 << 20));
+    patch.block = static_cast<std::size_t>(integer_of(node, key, 1, quant::kMaxMxBlock));
   } else if (key == "scale_rule") {
     patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule, quant::kScaleRuleNames);
   }

@@ -9,6 +9,7 @@
 #include "diag/gradient_stats.hpp"
 #include "diag/log2_histogram.hpp"
 #include "diag/moments.hpp"
+#include "model/matmul_points.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -35,55 +36,87 @@ json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
   return usage;
 }
 
+// Whether the :act point of this matmul is quantized: only then can outliers in its input clip
+// or flush, so only then is a high kurtosis a warning.
+bool act_quantized(const QuantHooks* hooks, const model::MatmulPoint& matmul) {
+  const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::act);
+  return hooks != nullptr && hooks->point(index) != nullptr;
+}
+
+// The statistic for every tensor; the warning only where a narrow format reads the tensor. A block's
+// output reaches a quantized operand as the next matmul's input (after its norm): c_attn of the
+// next block, or the LM head after the last block.
 json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
               ScalarLog& scalars) {
   json out = json::object();
-  const auto add = [&](const std::string& name, std::span<const float> values) {
+  const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
     const double k = diag::moments_of(values).kurtosis;
     out[name] = number(k);
     scalars.add("diag/kurtosis/" + name, k);
-    if (k > config.warn_kurtosis) {
+    if (quantized && k > config.warn_kurtosis) {
       warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
                     name + " has kurtosis " + short_number(k) + " (threshold " + short_number(config.warn_kurtosis) +
                         "; a normal distribution has 3): outliers that a narrow format will clip or flush");
     }
   };
   const model::MatmulPoints& points = in.model.matmuls();
-  for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
+  const std::size_t layers = in.acts.layers.size();
+  for (std::size_t l = 0; l < layers; ++l) {
     const auto& layer = in.acts.layers[l];
-    const auto act = [&](model::BlockMatmul m) {
-      return std::string(points.block(l, m).operand_name(model::Operand::act));
+    const auto add_act = [&](model::BlockMatmul m, std::span<const float> values) {
+      const model::MatmulPoint& matmul = points.block(l, m);
+      add(std::string(matmul.operand_name(model::Operand::act)), values, act_quantized(in.hooks, matmul));
     };
-    add(act(model::BlockMatmul::attn_c_attn), layer.ln_1);
-    add(act(model::BlockMatmul::attn_c_proj), layer.att_y);
-    add(act(model::BlockMatmul::mlp_c_fc), layer.ln_2);
-    add(act(model::BlockMatmul::mlp_c_proj), layer.fc_act);
-    add("h." + std::to_string(l), layer.residual3);
+    add_act(model::BlockMatmul::attn_c_attn, layer.ln_1);
+    add_act(model::BlockMatmul::attn_c_proj, layer.att_y);
+    add_act(model::BlockMatmul::mlp_c_fc, layer.ln_2);
+    add_act(model::BlockMatmul::mlp_c_proj, layer.fc_act);
+    const model::MatmulPoint& reader =
+        l + 1 < layers ? points.block(l + 1, model::BlockMatmul::attn_c_attn) : points.lm_head();
+    add("h." + std::to_string(l), layer.residual3, act_quantized(in.hooks, reader));
   }
-  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f);
+  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f,
+      act_quantized(in.hooks, points.lm_head()));
   return out;
 }
 
+// One layer's entropy summary as metrics and TensorBoard scalars ("<key>/<layer>/mean", ...).
+diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInputs& in, const std::string& key,
+                              const std::string& name, json& out, ScalarLog& scalars) {
+  const std::vector<double> heads =
+      diag::attention_entropy_per_head(probs, in.acts.B, in.model.config().n_head, in.acts.T);
+  const diag::LayerEntropy layer = diag::layer_entropy(heads);
+  json per_head = json::array();
+  for (const double h : heads) per_head.push_back(number(h));
+  out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
+  scalars.add("diag/" + key + "/" + name + "/mean", layer.mean);
+  scalars.add("diag/" + key + "/" + name + "/min", layer.min);
+  return layer;
+}
+
+// attention_entropy: of the probabilities probs·v multiplied (the quantized ones where the probs
+// point is on), the attention the model actually used. attention_entropy_unquantized: of the
+// softmax output, only for layers whose probs point is quantized, to show what quantizing did.
 json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
                        ScalarLog& scalars) {
-  json out = json::object();
-  const model::GptConfig& c = in.model.config();
+  json used = json::object(), unquantized = json::object();
   for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
-    const std::vector<double> heads =
-        diag::attention_entropy_per_head(in.acts.layers[l].att_probs, in.acts.B, c.n_head, in.acts.T);
-    const diag::LayerEntropy layer = diag::layer_entropy(heads);
+    const auto& layer = in.acts.layers[l];
     const std::string name = "h." + std::to_string(l) + ".attn";
-    json per_head = json::array();
-    for (const double h : heads) per_head.push_back(number(h));
-    out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
-    scalars.add("diag/attention_entropy/" + name + "/mean", layer.mean);
-    scalars.add("diag/attention_entropy/" + name + "/min", layer.min);
-    if (layer.min < config.warn_attention_entropy) {
-      warnings.warn(step, "attention_entropy", name, layer.min, config.warn_attention_entropy,
-                    name + " has a head with mean attention entropy " + short_number(layer.min) + " nats (threshold " +
-                        short_number(config.warn_attention_entropy) + "): attention collapsing onto few keys");
+    const std::span<const float> probs_used = layer.attention_used.probs;
+    const diag::LayerEntropy entropy = entropy_of(probs_used, in, "attention_entropy", name, used, scalars);
+    if (probs_used.data() != layer.att_probs.data()) {
+      entropy_of(layer.att_probs, in, "attention_entropy_unquantized", name, unquantized, scalars);
+    }
+    if (entropy.min < config.warn_attention_entropy) {
+      warnings.warn(step, "attention_entropy", name, entropy.min, config.warn_attention_entropy,
+                    name + " has a head with mean attention entropy " + short_number(entropy.min) +
+                        " nats (threshold " + short_number(config.warn_attention_entropy) +
+                        "): attention collapsing onto few keys");
     }
   }
+  json out = {{"attention_entropy", used}};
+  if (!unquantized.empty()) out["attention_entropy_unquantized"] = unquantized;
   return out;
 }
 
@@ -152,7 +185,7 @@ json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const Train
   json out = gradients_and_weights(in, scalars);
   out["code_usage"] = code_usage(in.hooks, scalars);
   out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
-  out["attention_entropy"] = attention_entropy(in, step, config, warnings, scalars);
+  out.update(attention_entropy(in, step, config, warnings, scalars));
   out["dead_units"] = dead_units(in, scalars);
   return out;
 }

@@ -4,13 +4,16 @@
 // backward on the same batch. Definitions (docs/quantization.md has them in full):
 //   code_usage         fraction of the format's non-NaN codes a point's values landed on
 //   kurtosis           E[(x−μ)⁴]/σ⁴ of each block output ("h.N") and each matmul input (its :act point)
-//   attention_entropy  per layer: mean and min over heads of the head's mean row entropy (nats)
+//   attention_entropy  per layer: mean and min over heads of the head's mean row entropy (nats), of
+//                      the probabilities probs·v multiplied (quantized where the probs point is on)
+//   attention_entropy_unquantized  the same of the softmax output, where the probs point is on
 //   grad_norm          ‖g‖ per parameter tensor, and "global"
 //   grad_snr_db        10·log10(‖g32‖² / ‖g_q − g32‖²) per parameter tensor; "inf" when equal
 //   dead_units         per layer: fraction of MLP hidden units in their nonlinearity's flat tail
 //                      for every token of the batch (diag/dead_units.hpp)
 //   weight_log2        per parameter tensor, counts of log2|w| in integer buckets
-// Kurtosis and entropy beyond their thresholds are warnings.
+// Entropy beyond its threshold is a warning; so is kurtosis, but only for a tensor that a
+// quantized :act point reads (a plain FP32 run has no narrow format to clip its outliers).
 #include <cstdint>
 #include <span>
 

@@ -256,6 +256,7 @@ class Run {
   }
 
   void inject(const std::pair<std::string, std::int64_t>& where) {
+    if (where.second < 1) throw ConfigError("--inject-nan: steps count from 1, got " + std::to_string(where.second));
     const auto points = s_.model.matmuls().operands();
     const auto found = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == where.first; });
     if (found == points.end()) {
@@ -265,12 +266,14 @@ class Run {
     if (s_.acts.copies != model::OperandCopies::allocated) {
       s_.acts = model::Activations<float>(s_.model.config(), s_.acts.B, s_.acts.T, model::OperandCopies::allocated);
     }
-    s_.hooks->inject_nan(found->index, where.second);
+    // Step N is the N-th optimizer update; the hooks number the step in progress from 0.
+    s_.hooks->inject_nan(found->index, where.second - 1);
   }
 
-  bool stop(std::int64_t step, const std::string& what, Loop& loop, TrainOutcome& outcome) {
-    outcome.stop_reason = what + " at step " + std::to_string(step) + "; " + s_.locate_non_finite();
-    loop.log.event({{"event", "stop"}, {"step", step}, {"reason", outcome.stop_reason}});
+  // `done` is the failed step's number as metrics count it: the update it would have made.
+  bool stop(std::int64_t done, const std::string& what, Loop& loop, TrainOutcome& outcome) {
+    outcome.stop_reason = what + " at step " + std::to_string(done) + "; " + s_.locate_non_finite();
+    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}});
     loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
     return false;
   }
@@ -286,7 +289,7 @@ class Run {
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
       const float micro_loss = s_.forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
-      if (!std::isfinite(micro_loss)) return stop(step, "non-finite loss", loop, outcome);
+      if (!std::isfinite(micro_loss)) return stop(done, "non-finite loss", loop, outcome);
       loss += micro_loss;
       model::gpt_backward(s_.model, s_.acts, static_cast<model::MatmulHooks<float>*>(s_.quant()));
     }
@@ -301,7 +304,7 @@ class Run {
                                      scalars);
     }
     const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
-    if (!std::isfinite(grad_norm)) return stop(step, "non-finite gradient norm", loop, outcome);
+    if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
     if (loop.quant_metrics) loop.quant_metrics->add_step(done, config_, loop.warnings);
     check_spikes(done, loss, grad_norm, loop.warnings);
 

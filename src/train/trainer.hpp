@@ -20,7 +20,7 @@ struct TrainOptions {
   std::ostream* progress = nullptr;     // progress output (none when null)
   bool terminal = false;                // redraw one progress line instead of printing lines
   // Makes the operand at this quantization point NaN in this step (`--inject-nan POINT@STEP`),
-  // to exercise the non-finite stop path.
+  // to exercise the non-finite stop path. Steps count from 1, as in metrics and checkpoints.
   std::optional<std::pair<std::string, std::int64_t>> inject_nan;
 };
 

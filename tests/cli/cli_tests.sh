@@ -117,9 +117,27 @@ unquantized=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpu
 check "eval applies the checkpoint's recipe" "recipe fp8-hybrid (the checkpoint's)" "$(head -1 <<<"$as_trained")"
 check "eval --recipe fp32 names it" "recipe fp32" "$(head -1 <<<"$unquantized")"
 [[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$unquantized")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval with and without the recipe agree: $as_trained"; }
+# The saved delayed scales are what eval uses: shrink every one 10^4 times and the loss must move.
+cp -r "$(ls -d "$scratch"/fp8/checkpoints/step_* | tail -1)" "$scratch/fp8-rescaled"
+python3 - "$scratch/fp8-rescaled/quant.safetensors" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+(length,) = struct.unpack("<Q", data[:8])
+for name, entry in json.loads(data[8:8 + length]).items():
+    if name.endswith(".scale"):
+        at = 8 + length + entry["data_offsets"][0]
+        struct.pack_into("<f", data, at, struct.unpack_from("<f", data, at)[0] * 1e-4)
+open(sys.argv[1], "wb").write(data)
+PY
+rescaled=$("$altgrad" eval --checkpoint "$scratch/fp8-rescaled" --text "$scratch/corpus.txt" --max-windows 4)
+[[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$rescaled")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval ignores the saved scales: $(tail -1 <<<"$rescaled")"; }
 out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan" --inject-nan "h.0.mlp.c_fc:act@3" 2>/dev/null); status=$?
 check "an injected NaN stops the run" 1 "$status"
 contains "the stop reason names the point" "non-finite loss at step 3; first non-finite value at quantization point h.0.mlp.c_fc:act" "$out"
+check "steps count from 1: the NaN of step 3 leaves steps 1 and 2 in metrics" "1 2" "$(python3 -c "import json,sys; print(*[json.loads(l)['step'] for l in open(sys.argv[1])])" "$scratch/nan/metrics.jsonl")"
+check "the stop event has the step of --inject-nan" 3 "$(python3 -c "import json,sys; print([e for e in map(json.loads, open(sys.argv[1])) if e['event'] == 'stop'][0]['step'])" "$scratch/nan/events.jsonl")"
+"$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan0" --inject-nan "h.0.mlp.c_fc:act@0" >/dev/null 2>&1; status=$?
+check "--inject-nan refuses step 0" 2 "$status"
 printf '[quant]\npreset = "fp9"\n' > "$scratch/bad-recipe.toml"
 err=$("$altgrad" train "$scratch/bad-recipe.toml" --out "$scratch/bad" 2>&1); status=$?
 check "bad recipe exit status" 2 "$status"

@@ -176,4 +176,32 @@ TEST(AttentionHooks, ZeroedProbabilitiesStillTeachQueriesAndKeys) {
   EXPECT_GT(qk_norm, 0.0);
 }
 
+// The probs operand arrives as (B·NH·T, T) tiles with its causal mask declared, so statistics can
+// leave the masked zeros out; no other operand claims to be causal.
+TEST(AttentionHooks, OnlyTheProbabilitiesAreDescribedAsCausal) {
+  struct Recorder : MatmulHooks<double> {
+    std::vector<MatmulOperand> seen;
+    bool active(const MatmulOperand&) override { return true; }
+    void apply(const MatmulOperand& operand, std::span<const double> in, std::span<double> out) override {
+      seen.push_back(operand);
+      std::copy(in.begin(), in.end(), out.begin());
+    }
+  };
+  Gpt<double> model(tiny_config());
+  randomize_parameters(model, 111);
+  const Batch batch = make_batch(model.config(), 2, 8, 112);
+  Activations<double> acts(model.config(), batch.B, batch.T, OperandCopies::allocated);
+  Recorder recorder;
+  gpt_forward(model, acts, batch.tokens, batch.targets, &recorder);
+  std::size_t probs = 0;
+  for (const MatmulOperand& operand : recorder.seen) {
+    EXPECT_EQ(operand.causal, operand.operand == Operand::probs) << operand.name;
+    if (operand.operand != Operand::probs) continue;
+    ++probs;
+    EXPECT_EQ(operand.rows, batch.B * model.config().n_head * batch.T);
+    EXPECT_EQ(operand.cols, batch.T);
+  }
+  EXPECT_EQ(probs, model.config().n_layer);
+}
+
 }  // namespace

@@ -90,6 +90,30 @@ TEST(PointQuantizer, FrozenCallsChangeNoStateOrStatistics) {
   EXPECT_EQ(point.delayed()->history(), (std::vector<float>{3.0f}));
 }
 
+// Evaluation between steps (validation during training, `altgrad eval` of a checkpoint) must use
+// the scale the next step will use: after a step with amax 2, that is 448 / 2 = 224, not the ended
+// step's scale (1, the first step's) and not 1 after a restore. Values worked by hand on E4M3's grid:
+// 0.0107 · 224 = 2.3968 rounds to 2.5 (step 0.25 in [2, 4)), so x̂ = 2.5 / 224; at scale 1 it would be
+// the subnormal 5 · 2^-9 = 0.009765625.
+TEST(PointQuantizer, FrozenCallsUseTheScaleOfTheNextStep) {
+  PointQuantizer point(settings("e4m3", Scaling::delayed), 1, 0);
+  std::vector<float> out(2);
+  point.begin_step(0);
+  point.apply(std::vector<float>{2.0f, -1.0f}, out, 2);
+  point.end_step();
+  point.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 2.5f / 224.0f);
+
+  PointQuantizer restored(settings("e4m3", Scaling::delayed), 1, 0);
+  const std::vector<float> history{2.0f};
+  restored.delayed()->restore(history, 224.0f);
+  restored.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 2.5f / 224.0f);
+  restored.delayed()->restore(history, 1.0f);
+  restored.apply(std::vector<float>{0.0107f, 0.0f}, out, 2, /*frozen=*/true);
+  EXPECT_EQ(out[0], 0.009765625f);
+}
+
 TEST(PointQuantizer, TensorScalingUsesTheCallsOwnAmax) {
   PointQuantizer point(settings("e4m3", Scaling::tensor), 1, 0);
   std::vector<float> out(970);
@@ -128,6 +152,48 @@ TEST(PointQuantizer, StepStatisticsMatchADirectCount) {
   std::uint64_t codes = 0;
   for (const auto c : point.code_histogram()) codes += c;
   EXPECT_EQ(codes, 8u);
+}
+
+// One causal 4 × 4 tile of attention probabilities, counted by hand: 10 entries a query can attend
+// to, 6 masked zeros. On E4M3 without scaling, 1e-4 flushes to zero (below half of 2^-9); 0.3 rounds
+// to 0.3125 and 0.7 to 0.6875. Codes used by attendable entries: 1, 0.5, 0, 0.3125, 0.6875, 0.25.
+const std::vector<float> kCausalTile{1.0f,  0.0f, 0.0f, 0.0f,  0.5f,  0.5f,  0.0f,  0.0f,
+                                     1e-4f, 0.3f, 0.7f, 0.0f,  0.25f, 0.25f, 0.25f, 0.25f};
+
+TEST(PointQuantizer, CausalLayoutCountsOnlyAttendableEntries) {
+  const format::Format f = format::make_format(format::parse_format("e4m3"));
+  PointQuantizer point(settings("e4m3", Scaling::none), 1, 0);
+  point.collect_codes(true);
+  std::vector<float> out(16);
+  const PointStats call = point.apply(kCausalTile, out, 4, false, Layout::causal);
+  EXPECT_EQ(call.values.count, 10u);
+  EXPECT_EQ(call.values.underflow, 1u);
+  EXPECT_DOUBLE_EQ(call.values.underflow_fraction(), 0.1);
+  EXPECT_EQ(point.step_stats().values.count, 10u);
+  std::uint64_t total = 0, used = 0;
+  for (const std::uint64_t n : point.code_histogram()) {
+    total += n;
+    used += n > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(total, 10u);
+  EXPECT_EQ(used, 6u);
+  EXPECT_EQ(point.code_histogram()[format::encode(f, format::Rounding::nearest_even, 0.0f)], 1u);  // the flushed 1e-4
+  EXPECT_EQ(out[9], 0.3125f);
+  EXPECT_EQ(out[10], 0.6875f);
+
+  // The same tile counted densely, as every other operand is: the 6 masked zeros count too.
+  PointQuantizer dense(settings("e4m3", Scaling::none), 1, 0);
+  EXPECT_EQ(dense.apply(kCausalTile, out, 4).values.count, 16u);
+}
+
+TEST(PointQuantizer, CausalLayoutLeavesWhollyMaskedBlocksOut) {
+  PointSettings s = settings("e4m3", Scaling::block);
+  s.block = 2;  // rows 0 and 1 have their second block wholly masked
+  PointQuantizer point(s, 1, 0);
+  std::vector<float> out(16);
+  const PointStats call = point.apply(kCausalTile, out, 4, false, Layout::causal);
+  EXPECT_EQ(call.values.count, 10u);
+  EXPECT_EQ(call.blocks, 6u);
 }
 
 TEST(PointQuantizer, RejectsADisabledPoint) {

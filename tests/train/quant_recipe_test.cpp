@@ -106,6 +106,9 @@ TEST(QuantRecipe, ErrorsNameFileLineKeyAndValue) {
   EXPECT_TRUE(mentions(error("[quant.act]\nrounding = \"nearest-even\"\n"),
                        {"test.toml:6", "rounding", "nearest-even", "stochastic"}));
   EXPECT_TRUE(mentions(error("[quant.grad]\nhistory = 0\n"), {"test.toml:6", "history", "0", "[1, 1024]"}));
+  // The MX quantizer takes blocks of at most 1024: a larger one is refused here, not at the first step.
+  EXPECT_TRUE(mentions(error("[quant.act]\nscaling = \"block\"\nblock = 2048\n"),
+                       {"test.toml:7", "block", "2048", "[1, 1024]"}));
   EXPECT_TRUE(mentions(error("[quant.grad]\nscalng = \"delayed\"\n"), {"test.toml:6", "scalng", "did you mean 'scaling'"}));
   EXPECT_TRUE(mentions(error("[quant.gradient]\nformat = \"e5m2\"\n"), {"gradient", "unknown key"}));
   EXPECT_TRUE(mentions(error("[quant]\n[[quant.override]]\nformat = \"e5m2\"\n"), {"needs match"}));

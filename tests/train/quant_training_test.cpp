@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include "diag/tensorboard_reader.hpp"
@@ -145,13 +146,19 @@ TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  // Steps count from 1 everywhere: the NaN goes into the 5th update, which is the one that stops,
+  // after 4 completed updates whose metrics lines say steps 1..4.
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.1.mlp.c_fc:act", 5);
-  EXPECT_EQ(outcome.steps, 5);
+  EXPECT_EQ(outcome.steps, 4);
   EXPECT_NE(outcome.stop_reason.find("non-finite loss at step 5"), std::string::npos) << outcome.stop_reason;
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines.back().at("step"), 4);
   EXPECT_NE(outcome.stop_reason.find("h.1.mlp.c_fc:act"), std::string::npos) << outcome.stop_reason;
   const auto stops = events_of(dir.path() / "run", "stop");
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].at("reason"), outcome.stop_reason);
+  EXPECT_EQ(stops[0].at("step"), 5);
   // The checkpoint of step 4 is intact and loads, quantization state included.
   const fs::path checkpoint = dir.path() / "run" / "checkpoints" / "step_4";
   EXPECT_FALSE(fs::exists(dir.path() / "run" / "checkpoints" / "step_5"));
@@ -169,7 +176,8 @@ TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.0.attn.c_proj:weight", 2);
-  EXPECT_EQ(outcome.steps, 2);
+  EXPECT_EQ(outcome.steps, 1);
+  EXPECT_NE(outcome.stop_reason.find("at step 2;"), std::string::npos) << outcome.stop_reason;
   EXPECT_NE(outcome.stop_reason.find("h.0.attn.c_proj:weight"), std::string::npos) << outcome.stop_reason;
 }
 
@@ -198,6 +206,39 @@ TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {
   ASSERT_TRUE(per_point.contains("h.0.attn.c_attn:grad"));
   for (const auto& [point, count] : per_point) EXPECT_EQ(count, 1) << point;  // warn_every = 100 > 8 steps
   EXPECT_GT(warnings[0].at("value").get<double>(), c.warn_underflow_pct);
+}
+
+// Kurtosis warnings name a quantization risk, so they come only from tensors a quantized :act point
+// reads; the statistic is logged for every tensor either way. A threshold of 1 (Pearson kurtosis is
+// never below 1, and is 1 only for a two-valued tensor) makes every eligible tensor warn.
+std::set<std::string> kurtosis_warnings(const std::string& quant_toml, const fs::path& run_dir,
+                                        const fs::path& corpus) {
+  TrainConfig c = quantized(corpus, quant_toml);
+  c.warn_kurtosis = 1.0;
+  run(c, run_dir);
+  std::set<std::string> where;
+  for (const auto& w : events_of(run_dir, "warning")) {
+    if (w.at("kind") == "kurtosis") where.insert(w.at("where").get<std::string>());
+  }
+  const nlohmann::json kurtosis = json_lines(run_dir / "metrics.jsonl")[3].at("diag").at("kurtosis");  // step 4
+  for (const char* name : {"h.0", "h.1", "h.0.attn.c_attn:act", "h.1.mlp.c_proj:act", "lm_head:act"}) {
+    EXPECT_GT(kurtosis.at(name).get<double>(), 1.0) << name;
+  }
+  return where;
+}
+
+TEST(QuantTraining, KurtosisWarnsOnlyWhereAQuantizedPointReads) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  EXPECT_EQ(kurtosis_warnings("", dir.path() / "fp32", corpus), std::set<std::string>{});
+  EXPECT_EQ(kurtosis_warnings("[quant]\n[[quant.override]]\nmatch = \"h.1.mlp.c_fc:act\"\n", dir.path() / "one", corpus),
+            std::set<std::string>{"h.1.mlp.c_fc:act"});
+  // fp8-hybrid quantizes every block's :act points but leaves the LM head in FP32: block 0's output
+  // reaches block 1's quantized c_attn, block 1's output only the FP32 LM head.
+  EXPECT_EQ(kurtosis_warnings("[quant]\npreset = \"fp8-hybrid\"\n", dir.path() / "hybrid", corpus),
+            (std::set<std::string>{"h.0", "h.0.attn.c_attn:act", "h.0.attn.c_proj:act", "h.0.mlp.c_fc:act",
+                                   "h.0.mlp.c_proj:act", "h.1.attn.c_attn:act", "h.1.attn.c_proj:act",
+                                   "h.1.mlp.c_fc:act", "h.1.mlp.c_proj:act"}));
 }
 
 }  // namespace
