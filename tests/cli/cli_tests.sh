@@ -114,13 +114,31 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 python3 -c "import random; r=random.Random(1); print(' '.join(r.choice(['law','court','article','shall','apply']) for _ in range(8000)))" > "$scratch/corpus.txt"
-train_out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" 2>/dev/null); status=$?
+train_out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" --dump-batch 3 2>/dev/null); status=$?
 check "train exit status" 0 "$status"
 contains "train names its run directory" "run directory: $scratch/run" "$train_out"
 check "train reports the last val loss it logged" \
   "final val loss: $(python3 -c 'import json,sys; print("%.4f" % [json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"])' "$scratch/run/metrics.jsonl")" \
   "$(grep '^final val loss:' <<<"$train_out")"
 check "metrics.jsonl has one line per step" 20 "$(wc -l < "$scratch/run/metrics.jsonl")"
+# --dump-batch: each row is a window of the corpus, its targets the same window one byte on.
+check "the dumped batch holds corpus windows and their next bytes" "1 4 32" "$(python3 -c '
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+header = json.loads(data[8:8 + n])
+def tensor(name):
+    begin, end = header[name]["data_offsets"]
+    return [int(v) for v in struct.unpack("<%df" % ((end - begin) // 4), data[8 + n + begin:8 + n + end])], header[name]["shape"]
+(x, shape), (y, _) = tensor("tokens"), tensor("targets")
+corpus = open(sys.argv[2], "rb").read()
+T = shape[-1]
+rows = [(x[i:i + T], y[i:i + T]) for i in range(0, len(x), T)]
+ok = all(ys[:-1] == xs[1:] and bytes(xs + ys[-1:]) in corpus for xs, ys in rows)
+print(*shape) if ok else print("rows that are not windows of the corpus")' "$scratch/run/batches/step_3.safetensors" "$scratch/corpus.txt")"
+err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/bad" --dump-batch 21 2>&1); status=$?
+check "--dump-batch past max_iters exit status" 2 "$status"
+contains "--dump-batch names the allowed steps" "steps run from 1 to max_iters (20)" "$err"
 err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" 2>&1); status=$?
 check "a second run into the same directory is refused" 2 "$status"
 contains "refusal suggests --resume" "--resume" "$err"

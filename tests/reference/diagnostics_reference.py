@@ -145,7 +145,8 @@ def module_of(model, point):
 
 
 def recompute(run_dir, step):
-    """{diagnostic: {name: value}} for logged step `step` of the run in run_dir."""
+    """{diagnostic: {name: value}} for logged step `step` of the run in run_dir, and the step's
+    training loss as {"loss": {"step": value}} (the forward pass is unquantized here)."""
     cfg, model = load_model(os.path.join(run_dir, "checkpoints", f"step_{step - 1}"))
     batch, _ = read_safetensors(os.path.join(run_dir, "batches", f"step_{step}.safetensors"))
     tokens, targets = batch["tokens"].long(), batch["targets"].long()
@@ -175,6 +176,7 @@ def recompute(run_dir, step):
 
     # The FP32 shadow pass's gradients (here float64, unquantized).
     _, loss = model(tokens, targets)
+    step_loss = loss.item()
     model.zero_grad()
     loss.backward()
     exact = {n: p.grad.clone() for n, p in model.named_parameters()}
@@ -199,8 +201,8 @@ def recompute(run_dir, step):
     for point, forward in originals.items():
         module_of(model, point).forward = forward
 
-    out = {"kurtosis": {}, "attention_entropy": {}, "dead_units": {}, "grad_norm": {}, "grad_snr_db": {},
-           "code_usage": {}}
+    out = {"loss": {"step": step_loss}, "kurtosis": {}, "attention_entropy": {}, "dead_units": {}, "grad_norm": {},
+           "grad_snr_db": {}, "code_usage": {}}
     for name, value in seen.items():
         if name.endswith(":act") or name.count(".") == 1:
             out["kurtosis"][name] = pearson_kurtosis(value)
@@ -231,10 +233,11 @@ def recompute(run_dir, step):
 
 
 def logged(run_dir, step):
+    """The diagnostics of metrics.jsonl's line for `step`, with the step's loss as {"loss": {"step": ...}}."""
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
         m = json.loads(line)
         if m["step"] == step:
-            return m["diag"]
+            return dict(m["diag"], loss={"step": m["loss"]})
     raise SystemExit(f"diagnostics_reference: no metrics line for step {step} in {run_dir}")
 
 
