@@ -12,6 +12,7 @@ its batch with --dump-batch 4. Step 4's diagnostics use the weights of checkpoin
 Usage: diagnostics_check.py PATH_TO_ALTGRAD
 Exit status 0 when every diagnostic agrees within its tolerance, 77 (skipped) without PyTorch.
 """
+import importlib.util
 import math
 import os
 import random
@@ -19,9 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import torch
-except ImportError:
+if importlib.util.find_spec("torch") is None:
     print("skipped: PyTorch not found (scripts/setup.sh installs python3-torch)")
     sys.exit(77)
 

@@ -227,7 +227,7 @@ def recompute(run_dir, step):
         signal = (exact[name] ** 2).sum().item()
         out["grad_snr_db"][name] = math.inf if noise == 0 else 10 * math.log10(signal / noise)
     out["grad_norm"]["global"] = math.sqrt(total)
-    for point, (format_name, fmt) in grad_points(run_dir).items():
+    for point, (_, fmt) in grad_points(run_dir).items():
         out["code_usage"][f"{point}:grad"] = len(codes[point]) / non_nan_codes(fmt)
     return out
 
