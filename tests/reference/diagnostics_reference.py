@@ -118,6 +118,14 @@ def row_entropy(p):
     return -(torch.where(p > 0, p * torch.log(p), torch.zeros_like(p))).sum(-1)
 
 
+def log2_histogram(w, lo=-24, hi=7):
+    """Counts of floor(log2|w|) for k = lo … hi (|w| in [2^k, 2^(k+1))), below 2^lo, from 2^(hi+1) up."""
+    finite = w[torch.isfinite(w)].abs()
+    counts = [int(((finite >= 2.0 ** k) & (finite < 2.0 ** (k + 1))).sum()) for k in range(lo, hi + 1)]
+    return {"counts": counts, "zero_or_below": int((finite < 2.0 ** lo).sum()),
+            "above": int((finite >= 2.0 ** (hi + 1)).sum()), "non_finite": int((~torch.isfinite(w)).sum())}
+
+
 def load_model(checkpoint):
     cfg = json.load(open(os.path.join(checkpoint, "config.json")))
     state, _ = read_safetensors(os.path.join(checkpoint, "model.safetensors"))
@@ -227,6 +235,7 @@ def recompute(run_dir, step):
         signal = (exact[name] ** 2).sum().item()
         out["grad_snr_db"][name] = math.inf if noise == 0 else 10 * math.log10(signal / noise)
     out["grad_norm"]["global"] = math.sqrt(total)
+    out["weight_log2"] = {name: log2_histogram(p.detach()) for name, p in model.named_parameters()}
     for point, (_, fmt) in grad_points(run_dir).items():
         out["code_usage"][f"{point}:grad"] = len(codes[point]) / non_nan_codes(fmt)
     return out
