@@ -1,4 +1,4 @@
-// `altgrad train [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR]`.
+// `altgrad train [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR] [--dump-batch STEP ...]`.
 #include <unistd.h>
 
 #include <cmath>
@@ -15,7 +15,9 @@
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
 #include "train/evaluation_hooks.hpp"
+#include "train/safetensors.hpp"
 #include "train/trainer.hpp"
+#include "train/training_data.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -28,6 +30,7 @@ struct TrainArgs {
   std::string out;
   std::string resume;
   std::string inject_nan;  // POINT@STEP
+  std::vector<std::int64_t> dump_batches;  // steps, counted as metrics.jsonl counts them (from 1)
 };
 
 // "h.1.mlp.c_fc:act@5" → (point, step).
@@ -54,6 +57,32 @@ train::TrainConfig resolve_config(const TrainArgs& args) {
   return train::load_config(args.config, args.overrides);
 }
 
+// The training batches of step `step` (as metrics.jsonl numbers it: the step's index plus one),
+// drawn exactly as the trainer draws them, into <run>/batches/step_<step>.safetensors: `tokens` and
+// `targets`, (gradient_accumulation_steps, batch_size, block_size), byte values stored as F32. For
+// recomputing a step's diagnostics outside the engine.
+void dump_batch(const train::TrainConfig& config, const fs::path& run_dir, std::int64_t step) {
+  if (step < 1 || step > config.max_iters) {
+    throw std::invalid_argument("--dump-batch " + std::to_string(step) + ": steps run from 1 to max_iters (" +
+                                std::to_string(config.max_iters) + ")");
+  }
+  const train::ByteDataset data = train::load_training_data(config, ALTGRAD_SOURCE_DIR);
+  const std::size_t micro = static_cast<std::size_t>(config.gradient_accumulation_steps);
+  const std::size_t n = static_cast<std::size_t>(config.batch_size) * static_cast<std::size_t>(config.block_size);
+  std::vector<std::int32_t> x(n), y(n);
+  std::vector<float> tokens, targets;
+  for (std::size_t m = 0; m < micro; ++m) {
+    data.get_batch(train::BatchKey::training(static_cast<std::uint64_t>(step - 1), static_cast<std::uint32_t>(m)),
+                   config.batch_size, config.block_size, x, y);
+    tokens.insert(tokens.end(), x.begin(), x.end());
+    targets.insert(targets.end(), y.begin(), y.end());
+  }
+  const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(micro), config.batch_size, config.block_size};
+  const train::TensorRef tensors[] = {{"tokens", shape, tokens}, {"targets", shape, targets}};
+  fs::create_directories(run_dir / "batches");
+  train::write_safetensors(run_dir / "batches" / ("step_" + std::to_string(step) + ".safetensors"), tensors);
+}
+
 void run(const TrainArgs& args) {
   const train::TrainConfig config = resolve_config(args);
   train::TrainOptions options;
@@ -68,6 +97,7 @@ void run(const TrainArgs& args) {
   options.progress = &std::cerr;
   options.terminal = ::isatty(STDERR_FILENO) != 0;
   if (!args.inject_nan.empty()) options.inject_nan = parse_injection(args.inject_nan);
+  for (const std::int64_t step : args.dump_batches) dump_batch(config, options.run_dir, step);
   const train::TrainOutcome outcome = train::train(config, options);
 
   std::printf("run directory: %s\n", outcome.run_dir.c_str());
@@ -97,6 +127,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
   cmd->add_option("--inject-nan", args->inject_nan,
                   "Make the operand at quantization point POINT NaN in step STEP (POINT@STEP, steps count from 1), to try the stop path");
+  cmd->add_option("--dump-batch", args->dump_batches,
+                  "Write the training batch of step STEP (numbered as in metrics.jsonl) to "
+                  "<run>/batches/step_STEP.safetensors (repeatable)");
   cmd->callback([args] { run(*args); });
 }
 

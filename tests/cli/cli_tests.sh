@@ -15,6 +15,10 @@ check() {  # check NAME EXPECTED ACTUAL
   fi
 }
 
+succeeded() {  # succeeded NAME STATUS: the command (or pipeline, under pipefail) before it exited 0
+  check "$1 exit status" 0 "$2"
+}
+
 contains() {  # contains NAME NEEDLE HAYSTACK
   if [[ "$3" == *"$2"* ]]; then
     passed=$((passed + 1))
@@ -25,43 +29,45 @@ contains() {  # contains NAME NEEDLE HAYSTACK
 }
 
 # formats: one row per named format, with the published maxima.
-table=$("$altgrad" formats)
+table=$("$altgrad" formats); succeeded "formats" $?
 check "formats row count" 15 "$(wc -l <<<"$table")"
 contains "e4m3 row" "e4m3       4  3    7 fn               448" "$table"
 contains "e5m2 row" "e5m2       5  2   15 ieee           57344" "$table"
-json=$("$altgrad" formats --json)
+json=$("$altgrad" formats --json); succeeded "formats --json" $?
 check "formats --json e4m3fnuz max" 240 "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(int(d["e4m3fnuz"]["max_finite"]))' <<<"$json")"
 check "formats --json e8m0fnu has no subnormals" None "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(d["e8m0fnu"]["min_subnormal"])' <<<"$json")"
 
 # formats --codes: every code, value, spacing to the next code toward +Inf.
-codes=$("$altgrad" formats --codes e4m3)
+codes=$("$altgrad" formats --codes e4m3); succeeded "formats --codes e4m3" $?
 check "e4m3 code count" 256 "$(wc -l <<<"$codes")"
 check "e4m3 smallest subnormal" "0x01 0.001953125 0.001953125" "$(sed -n 2p <<<"$codes")"
 check "e4m3 max finite has no finite successor" "0x7e 448 nan" "$(sed -n 127p <<<"$codes")"
 check "e4m3 NaN code" "0x7f nan nan" "$(sed -n 128p <<<"$codes")"
 check "e4m3 -min subnormal steps to zero" "0x81 -0.001953125 0.001953125" "$(sed -n 130p <<<"$codes")"
-check "e5m2 max finite steps to Inf" "0x7b 57344 nan" "$("$altgrad" formats --codes e5m2 | sed -n 124p)"
+out=$("$altgrad" formats --codes e5m2); succeeded "formats --codes e5m2" $?
+check "e5m2 max finite steps to Inf" "0x7b 57344 nan" "$(sed -n 124p <<<"$out")"
+out=$("$altgrad" formats --codes e2m1); succeeded "formats --codes e2m1" $?
 check "e2m1 codes" "0x0 0 0.5|0x1 0.5 0.5|0x2 1 0.5|0x3 1.5 0.5|0x4 2 1|0x5 3 1|0x6 4 2|0x7 6 nan" \
-  "$("$altgrad" formats --codes e2m1 | head -8 | paste -sd'|')"
+  "$(head -8 <<<"$out" | paste -sd'|')"
 
 # quantize: one line per input, specials by name.
-out=$(echo "1 0.1 464 465 -0 nan inf -inf 0.0009765625 1e-3" | "$altgrad" quantize --format e4m3 | paste -sd'|')
+out=$(echo "1 0.1 464 465 -0 nan inf -inf 0.0009765625 1e-3" | "$altgrad" quantize --format e4m3 | paste -sd'|'); succeeded "quantize --format e4m3" $?
 check "e4m3 nearest-even" "0x38 1|0x1d 0.1015625|0x7e 448|0x7e 448|0x80 -0|0x7f nan|0x7f nan|0x7f nan|0x00 0|0x01 0.001953125" "$out"
-out=$(echo "60000 61440 -1e9 inf" | "$altgrad" quantize --format e5m2 --no-saturate | paste -sd'|')
+out=$(echo "60000 61440 -1e9 inf" | "$altgrad" quantize --format e5m2 --no-saturate | paste -sd'|'); succeeded "quantize --format e5m2 --no-saturate" $?
 check "e5m2 overflow to Inf" "0x7b 57344|0x7c inf|0xfc -inf|0x7c inf" "$out"
-out=$(echo "1.1 -1.1 1.9" | "$altgrad" quantize --format e2m1 --rounding zero | paste -sd'|')
+out=$(echo "1.1 -1.1 1.9" | "$altgrad" quantize --format e2m1 --rounding zero | paste -sd'|'); succeeded "quantize --format e2m1 --rounding zero" $?
 check "e2m1 toward zero" "0x2 1|0xa -1|0x3 1.5" "$out"
-out=$(echo "1.1 -1.1" | "$altgrad" quantize --format e2m1 --rounding up | paste -sd'|')
+out=$(echo "1.1 -1.1" | "$altgrad" quantize --format e2m1 --rounding up | paste -sd'|'); succeeded "quantize --format e2m1 --rounding up" $?
 check "e2m1 toward +inf" "0x3 1.5|0xa -1" "$out"
-out=$(echo "0.001" | "$altgrad" quantize --format e4m3 --no-subnormals)
+out=$(echo "0.001" | "$altgrad" quantize --format e4m3 --no-subnormals); succeeded "quantize --format e4m3 --no-subnormals" $?
 check "e4m3 without subnormals flushes" "0x00 0" "$out"
-out=$(echo "1000" | "$altgrad" quantize --format e4m3 --scale 0.25)
+out=$(echo "1000" | "$altgrad" quantize --format e4m3 --scale 0.25); succeeded "quantize --format e4m3 --scale 0.25" $?
 check "scale multiplies before and divides after (250 rounds to 256)" "0x78 1024" "$out"
-out=$(echo "3 5 6" | "$altgrad" quantize --format e7m0 | paste -sd'|')
+out=$(echo "3 5 6" | "$altgrad" quantize --format e7m0 | paste -sd'|'); succeeded "quantize --format e7m0" $?
 check "e7m0 ties to the even code (3 -> 2, 6 -> 8)" "0x40 2|0x41 4|0x42 8" "$out"
-sr1=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum)
-sr2=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum)
-sr3=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 8 | md5sum)
+sr1=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum); succeeded "stochastic quantize 1" $?
+sr2=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 7 | md5sum); succeeded "stochastic quantize 2" $?
+sr3=$(seq 1 200 | sed 's/$/.3/' | "$altgrad" quantize --format e2m1 --rounding stochastic --seed 8 | md5sum); succeeded "stochastic quantize 3" $?
 check "stochastic rounding is reproducible" "$sr1" "$sr2"
 [[ "$sr1" != "$sr3" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL seeds change stochastic rounding"; }
 
@@ -82,9 +88,25 @@ err=$(echo 1 | "$altgrad" quantize --format e4m3 --scale -1 2>&1); status=$?
 check "bad scale exit status" 2 "$status"
 
 # bench: one row per case at one thread, each with its memcpy baseline, ratio and target verdict.
-bench=$("$altgrad" bench quantize --values 100000 --repeats 1)
+bench=$("$altgrad" bench quantize --values 100000 --repeats 1); succeeded "bench quantize" $?
 check "bench rows at one thread" 5 "$(awk '$1 ~ /^e[0-9]m[0-9]$/ && $3 == 1' <<<"$bench" | wc -l)"
-check "bench rows with a verdict" "$(grep -cE '^e[0-9]m[0-9] ' <<<"$bench")" "$(grep -cE ' (met|NOT MET)$' <<<"$bench")"
+# Each row's ratio is its rate over memcpy's and its verdict compares that ratio with the target
+# (within the rounding of the printed rates).
+check "bench rows: ratio and verdict follow from the rates" "ok" "$(python3 -c '
+import re, sys
+rows = [l for l in sys.stdin if re.match(r"e\dm\d ", l)]
+pattern = r"(\S+) (\S+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+)% +>=(\d+)% (met|NOT MET)$"
+bad = [l for l in rows if not re.match(pattern, l.strip())]
+for l in rows:
+    m = re.match(pattern, l.strip())
+    if not m:
+        continue
+    rate, memcpy, ratio, target = float(m[4]), float(m[6]), int(m[7]), int(m[8])
+    low = 100 * (rate - 5e-4) / (memcpy + 5e-4) - 0.5
+    high = 100 * (rate + 5e-4) / max(memcpy - 5e-4, 1e-9) + 0.5
+    if not low <= ratio <= high or (m[9] == "met") != (ratio >= target):
+        bad.append(l)
+print("ok" if rows and not bad else "bad rows: %r" % bad)' <<<"$bench")"
 contains "bench ratio column" "vs memcpy" "$bench"
 
 # train / eval / sample on a small generated corpus with the tiny preset.
@@ -92,28 +114,50 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 python3 -c "import random; r=random.Random(1); print(' '.join(r.choice(['law','court','article','shall','apply']) for _ in range(8000)))" > "$scratch/corpus.txt"
-train_out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" 2>/dev/null); status=$?
+train_out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" --dump-batch 3 2>/dev/null); status=$?
 check "train exit status" 0 "$status"
 contains "train names its run directory" "run directory: $scratch/run" "$train_out"
-contains "train reports the final val loss" "final val loss:" "$train_out"
+check "train reports the last val loss it logged" \
+  "final val loss: $(python3 -c 'import json,sys; print("%.4f" % [json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"])' "$scratch/run/metrics.jsonl")" \
+  "$(grep '^final val loss:' <<<"$train_out")"
 check "metrics.jsonl has one line per step" 20 "$(wc -l < "$scratch/run/metrics.jsonl")"
+# --dump-batch: each row is a window of the corpus, its targets the same window one byte on.
+check "the dumped batch holds corpus windows and their next bytes" "1 4 32" "$(python3 -c '
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+header = json.loads(data[8:8 + n])
+def tensor(name):
+    begin, end = header[name]["data_offsets"]
+    return [int(v) for v in struct.unpack("<%df" % ((end - begin) // 4), data[8 + n + begin:8 + n + end])], header[name]["shape"]
+(x, shape), (y, _) = tensor("tokens"), tensor("targets")
+corpus = open(sys.argv[2], "rb").read()
+T = shape[-1]
+rows = [(x[i:i + T], y[i:i + T]) for i in range(0, len(x), T)]
+ok = all(ys[:-1] == xs[1:] and bytes(xs + ys[-1:]) in corpus for xs, ys in rows)
+print(*shape) if ok else print("rows that are not windows of the corpus")' "$scratch/run/batches/step_3.safetensors" "$scratch/corpus.txt")"
+err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/bad" --dump-batch 21 2>&1); status=$?
+check "--dump-batch past max_iters exit status" 2 "$status"
+contains "--dump-batch names the allowed steps" "steps run from 1 to max_iters (20)" "$err"
 err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" 2>&1); status=$?
 check "a second run into the same directory is refused" 2 "$status"
 contains "refusal suggests --resume" "--resume" "$err"
-eval_out=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4)
+eval_out=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4); succeeded "eval" $?
 check "eval names its recipe" "recipe fp32 (the checkpoint's)" "$(head -1 <<<"$eval_out")"
 check "eval prints the window count" "windows 4" "$(sed -n 2p <<<"$eval_out")"
 [[ "$(tail -1 <<<"$eval_out")" =~ ^loss\ [0-9.]+$ ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval last line: $eval_out"; }
-s1=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3 | md5sum)
-s2=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3 | md5sum)
+s1=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3); succeeded "sample" $?
+s2=$("$altgrad" sample --checkpoint "$scratch/run" --prompt "law " --tokens 40 --seed 3); succeeded "sample again" $?
 check "sampling with a seed is reproducible" "$s1" "$s2"
+[[ "$s1" == "law "?* ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL sample continues its prompt: $s1"; }
 # Quantized training: the recipe goes into the run, eval applies it unless told otherwise.
 { cat "$root/configs/tiny.toml"; printf '\n[quant]\npreset = "fp8-hybrid"\n'; } > "$scratch/fp8.toml"
 "$altgrad" train "$scratch/fp8.toml" --set "data=$scratch/corpus.txt" --out "$scratch/fp8" >/dev/null 2>&1; status=$?
 check "quantized train exit status" 0 "$status"
 check "the run holds its resolved recipe" fp8-hybrid "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['preset'])" "$scratch/fp8/recipe.json")"
-as_trained=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpus.txt" --max-windows 4)
+as_trained=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpus.txt" --max-windows 4); succeeded "eval fp8" $?
 unquantized=$("$altgrad" eval --checkpoint "$scratch/fp8" --text "$scratch/corpus.txt" --max-windows 4 --recipe fp32)
+succeeded "eval fp8 --recipe fp32" $?
 check "eval applies the checkpoint's recipe" "recipe fp8-hybrid (the checkpoint's)" "$(head -1 <<<"$as_trained")"
 check "eval --recipe fp32 names it" "recipe fp32" "$(head -1 <<<"$unquantized")"
 [[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$unquantized")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval with and without the recipe agree: $as_trained"; }
@@ -143,12 +187,14 @@ err=$("$altgrad" train "$scratch/bad-recipe.toml" --out "$scratch/bad" 2>&1); st
 check "bad recipe exit status" 2 "$status"
 contains "bad recipe names file, line and value" "bad-recipe.toml:2: quant: unknown preset \"fp9\"" "$err"
 bench=$("$altgrad" bench train --recipe fp8-hybrid --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+succeeded "bench train --recipe" $?
 contains "bench train --recipe prints the overhead" "overhead of fp8-hybrid over fp32" "$bench"
 
 err=$("$altgrad" train --set n_head=5 --out "$scratch/bad" 2>&1); status=$?
 check "bad config exit status" 2 "$status"
 contains "bad config names the key and rule" "n_embd must be a multiple of n_head" "$err"
 err=$("$altgrad" train --set learning_rat=1 --out "$scratch/bad" 2>&1); status=$?
+check "unknown key exit status" 2 "$status"
 contains "unknown key is named" "unknown key 'learning_rat'" "$err"
 
 echo "$passed passed, $failed failed"

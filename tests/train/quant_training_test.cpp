@@ -1,6 +1,7 @@
 // Training with a quantization recipe, end to end on a tiny model: per-point statistics and
 // diagnostics in metrics.jsonl, warnings, the non-finite stop naming its point, bit-identical
-// resume with delayed scaling, and a format too coarse to learn that still runs to the end.
+// resume with delayed scaling, and a format too coarse to learn that still runs to the end and
+// shows why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,12 +54,21 @@ TEST(QuantTraining, MetricsCarryPerPointStatisticsAndDiagnostics) {
   EXPECT_GT(lines[1].at("quant").at("h.1.mlp.c_fc:grad").at("scale").get<double>(), 1.0);
   EXPECT_FALSE(lines[0].at("quant").contains("lm_head:act"));  // off in fp8-hybrid
   EXPECT_FALSE(lines[0].contains("diag"));
+  // Which diagnostics appear where; their values are recomputed from a checkpoint and batch and held
+  // to the logged ones by tests/reference/diagnostics_check.py.
   const nlohmann::json& diag = lines[3].at("diag");  // step 4
   EXPECT_GT(diag.at("code_usage").at("h.0.attn.c_attn:act").get<double>(), 0.0);
-  EXPECT_GE(diag.at("kurtosis").at("h.1").get<double>(), 1.0);  // Pearson kurtosis is never below 1
+  EXPECT_TRUE(diag.at("kurtosis").contains("h.1"));
   EXPECT_TRUE(diag.at("kurtosis").contains("h.0.mlp.c_proj:act"));
-  EXPECT_GT(diag.at("attention_entropy").at("h.0.attn").at("mean").get<double>(), 0.0);
-  EXPECT_EQ(diag.at("attention_entropy").at("h.0.attn").at("per_head").size(), 2u);
+  // A query at position t spreads over t + 1 keys, so a head's mean entropy over its rows is at
+  // most the mean of ln(t + 1) over t < T, reached by uniform attention.
+  double uniform = 0;
+  for (int t = 0; t < c.block_size; ++t) uniform += std::log(t + 1.0) / c.block_size;
+  ASSERT_EQ(diag.at("attention_entropy").at("h.0.attn").at("per_head").size(), 2u);
+  for (const auto& head : diag.at("attention_entropy").at("h.0.attn").at("per_head")) {
+    EXPECT_GT(head.get<double>(), 0.0);
+    EXPECT_LE(head.get<double>(), uniform + 1e-6);
+  }
   EXPECT_TRUE(diag.at("grad_snr_db").at("transformer.h.0.mlp.c_fc.weight").is_number());
   EXPECT_GT(diag.at("grad_norm").at("global").get<double>(), 0.0);
   EXPECT_TRUE(diag.at("dead_units").contains("h.1.mlp"));
@@ -181,7 +191,20 @@ TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
   EXPECT_NE(outcome.stop_reason.find("h.0.attn.c_proj:weight"), std::string::npos) << outcome.stop_reason;
 }
 
-TEST(QuantTraining, E7m0EverywhereRunsToTheEndAndReports) {
+// E7M0 rounds |x| to the nearest power of two, the midpoint between 2^k and 2^(k+1) being 1.5·2^k
+// (docs/formats.md): written here with frexp, apart from the format engine. A tie goes up here, not
+// to the even code; float weights exactly at 1.5·2^k are too rare to matter below.
+double nearest_power_of_two(float x) {
+  if (x == 0.0f) return 0.0;
+  int e = 0;
+  const double m = std::frexp(std::fabs(static_cast<double>(x)), &e);  // |x| = m·2^e, m in [0.5, 1)
+  const double below = std::ldexp(1.0, e - 1);
+  return std::copysign(m >= 0.75 ? 2 * below : below, static_cast<double>(x));
+}
+
+// E7M0 everywhere: no mantissa bit. The run is not stopped, and its statistics show the failure
+// mode: precision, not range.
+TEST(QuantTraining, E7m0EverywhereLosesPrecisionAndMostWeightUpdates) {
   testing::ScratchDir dir;
   const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
                                   "[quant]\n[quant.act]\nformat = \"e7m0\"\n[quant.weight]\nformat = \"e7m0\"\n"
@@ -190,7 +213,45 @@ TEST(QuantTraining, E7m0EverywhereRunsToTheEndAndReports) {
   EXPECT_EQ(outcome.stop_reason, "completed");
   EXPECT_EQ(outcome.steps, 8);
   EXPECT_TRUE(std::isfinite(outcome.final_val_loss));
-  EXPECT_EQ(events_of(dir.path() / "run", "end").size(), 1u);
+
+  // Every element is off by at most a third of its value (|x| = 1.5·2^k is 2^k/2 from both
+  // neighbours), so ‖x − x̂‖/‖x‖ ≤ 1/3. Mantissas spread smoothly over [1, 2) give 0.189 (uniform) to
+  // 0.194 (log-uniform); any format with a mantissa bit stays below 1/(2^(M+1)+1) per element, 0.2
+  // for M = 1, so norm-wise about half that. Nothing underflows: E7M0 reaches down to 2^-62.
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  ASSERT_EQ(lines.size(), 8u);
+  for (const auto& line : lines) {
+    ASSERT_EQ(line.at("quant").size(), 24u);  // 2 blocks × 4 matmuls × 3 operands; lm_head's are off
+    for (const auto& [point, stats] : line.at("quant").items()) {
+      const double rel_error = stats.at("rel_error").get<double>();
+      EXPECT_GE(rel_error, 0.15) << point << " at step " << line.at("step");
+      EXPECT_LE(rel_error, 1.0 / 3.0) << point << " at step " << line.at("step");
+      EXPECT_EQ(stats.at("underflow_pct").get<double>(), 0.0) << point;
+    }
+  }
+
+  // Lost updates. Over steps 5-8 AdamW moves every master weight, by about a tenth of its size
+  // (lr ≤ 1e-3 a step, |w| ≈ 0.016). The power of two the forward pass uses changes only where a
+  // weight crosses its binade's one midpoint 1.5·2^k: a move of relative size δ does so with
+  // probability about δ·|w|/2^k ≤ 2δ, so most updates never reach the forward pass.
+  const fs::path checkpoints = dir.path() / "run" / "checkpoints";
+  const std::vector<float> before = final_parameters(checkpoints / "step_4");
+  const std::vector<float> after = final_parameters(checkpoints / "step_8");
+  model::Gpt<float> gpt(load_checkpoint_config(checkpoints / "step_8"));
+  std::size_t weights = 0, moved = 0, moved_on_the_grid = 0;
+  for (const auto& spec : gpt.layout().tensors()) {
+    if (!spec.name.starts_with("transformer.h.") || spec.shape.size() != 2) continue;  // the :weight points
+    for (std::size_t i = spec.slot.offset; i < spec.slot.offset + spec.slot.size; ++i) {
+      ++weights;
+      moved += before[i] != after[i];
+      moved_on_the_grid += nearest_power_of_two(before[i]) != nearest_power_of_two(after[i]);
+    }
+  }
+  ASSERT_EQ(weights, 2u * (3 * 32 * 32 + 32 * 32 + 128 * 32 + 32 * 128));
+  EXPECT_GT(static_cast<double>(moved) / weights, 0.99);
+  EXPECT_LT(static_cast<double>(moved_on_the_grid) / weights, 0.5)
+      << moved_on_the_grid << " of " << weights << " weights changed their power of two";
+  EXPECT_GT(moved_on_the_grid, 0u);
 }
 
 TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {

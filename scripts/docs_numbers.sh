@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Regenerates every measured number the documentation quotes, from real runs, and prints each one
+# labelled with where it is quoted, so a reader can check them.
+#
+#   scripts/docs_numbers.sh [--quick] [--only corpus|default|failing] [--keep DIR]
+#
+# Sections (all by default):
+#   corpus   the default corpus: license count, size, training split    (README, configs/default.toml)
+#   default  the main job's model and speed: parameters, tokens/s, step time, run time, tokens,
+#            epochs, evaluations                                     (README, configs/default.toml)
+#   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
+#            the default model                                          (docs/quantization.md)
+# Full size takes about 15 minutes on two cores (the main job alone about 10). --quick shortens the
+# runs (default: 100 of 3,000 steps, whose speed is representative; failing: 60 steps), which checks
+# the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
+# machine and on what else it runs. --keep DIR keeps the run directories in DIR.
+# Uses build/altgrad (or $ALTGRAD), building it first when missing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+only=""
+keep=""
+while (($#)); do
+  case $1 in
+    --quick) quick=1 ;;
+    --only) only=$2; shift ;;
+    --keep) keep=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--only corpus|default|failing] [--keep DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+altgrad=${ALTGRAD:-$root/build/altgrad}
+if [[ ! -x "$altgrad" ]]; then
+  "$root/scripts/build.sh" build -DALTGRAD_TESTS=OFF
+fi
+if [[ -n "$keep" ]]; then
+  mkdir -p "$keep"
+  work=$(cd "$keep" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+corpus="$root/data/legal-corpus.txt"
+want() { [[ -z "$only" || "$only" == "$1" ]]; }
+if ((quick)); then echo "QUICK MODE: shortened runs; these are not the numbers the docs quote"; fi
+
+if want corpus; then
+  echo "== corpus (README.md, configs/default.toml)"
+  python3 - "$corpus" <<'PY'
+import sys
+size = len(open(sys.argv[1], "rb").read())
+val = round(size * 0.1)  # val_fraction in configs/default.toml
+print(f"corpus size: {size} bytes = {size / 1e6:.2f} MB")
+print(f"training split (the first 90%): {size - val} bytes = {(size - val) / 1e6:.2f} MB")
+PY
+  # The license count is a fact of the pinned npm package, so it needs npm and the registry.
+  if command -v npm >/dev/null && (cd "$work" && npm pack --silent spdx-license-list@6.12.0 >/dev/null 2>&1); then
+    tar xzf "$work/spdx-license-list-6.12.0.tgz" -C "$work"
+    python3 -c "import json,sys; print('licenses in spdx-license-list@6.12.0:', len(json.load(open(sys.argv[1]))))" \
+      "$work/package/spdx-full.json"
+  else
+    echo "licenses in spdx-license-list@6.12.0: not counted (needs npm and the npm registry)"
+  fi
+fi
+
+if want default; then
+  echo "== the main job, configs/default.toml (README.md, configs/default.toml; timings depend on the machine)"
+  steps=3000
+  ((quick)) && steps=100
+  start=$(date +%s.%N)
+  "$altgrad" train "$root/configs/default.toml" --set "max_iters=$steps" --out "$work/default" > "$work/default.out" \
+    2> "$work/default.err" || { cat "$work/default.err" >&2; exit 1; }
+  seconds=$(python3 -c "import sys,time; print(time.time() - float(sys.argv[1]))" "$start")
+  python3 - "$work/default" "$seconds" "$steps" "$corpus" <<'PY'
+import json, statistics, sys
+run, seconds, steps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+size = len(open(sys.argv[4], "rb").read())
+start = next(json.loads(l) for l in open(f"{run}/events.jsonl") if json.loads(l)["event"] == "start")
+metrics = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
+config = {}
+for line in open(f"{run}/config.toml"):
+    if "=" in line and not line.lstrip().startswith("#"):
+        key, value = (s.strip() for s in line.split("#")[0].split("=", 1))
+        config[key] = value
+tokens_per_step = int(config["batch_size"]) * int(config["block_size"]) * int(config["gradient_accumulation_steps"])
+# Steps without an evaluation or diagnostics: the training speed itself.
+plain = [m["tokens_per_s"] for m in metrics if "val_loss" not in m and "diag" not in m]
+rate = statistics.median(plain)
+full = 3000
+print(f"parameters: {start['parameters']} = {start['parameters'] / 1e6:.2f}M")
+print(f"tokens per step: {tokens_per_step}")
+print(f"training speed (median over logged steps): {rate:.0f} tokens/s = {tokens_per_step / rate:.3f} s per step")
+print(f"wall time of this run ({steps} steps, evaluations and diagnostics included): {seconds / 60:.1f} min")
+print(f"{full} steps at that speed: {full * tokens_per_step / rate / 60:.1f} min")
+print(f"tokens in {full} steps: {full * tokens_per_step / 1e6:.2f}M = {full * tokens_per_step / (size - round(size * 0.1)):.2f} epochs of the training split")
+evals = sum("val_loss" in m for m in metrics)
+print(f"evaluations in this run: {evals} of {config['eval_iters']} validation batches each")
+print(f"final val loss of this run: {metrics[-1].get('val_loss', float('nan')):.4f}")
+PY
+fi
+
+if want failing; then
+  echo "== Reading a failing run (docs/quantization.md)"
+  # The configs of docs/quantization.md; --quick shortens them (and the warmup, to fit).
+  common="max_iters = 300
+lr_decay_iters = 300
+eval_interval = 100
+log_interval = 50
+diag_interval = 100
+checkpoint_interval = 0"
+  steps=300 interval=100
+  if ((quick)); then
+    steps=60 interval=20
+    common="max_iters = 60
+lr_decay_iters = 60
+warmup_iters = 10
+eval_interval = 20
+log_interval = 10
+diag_interval = 20
+checkpoint_interval = 0"
+  fi
+  printf '%s\n' "$common" > "$work/fp32.toml"
+  printf '%s\n\n[quant]\npreset = "fp8-e4m3"\n\n[quant.grad]\nscaling = "none"\n' "$common" > "$work/unscaled.toml"
+  for name in fp32 unscaled; do
+    "$altgrad" train "$work/$name.toml" --out "$work/$name" > "$work/$name.out" 2> "$work/$name.err" ||
+      { cat "$work/$name.err" >&2; exit 1; }
+  done
+  python3 - "$work" "$steps" "$interval" <<'PY'
+import json, math, sys
+work, steps, interval = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def lines(run, file):
+    return [json.loads(l) for l in open(f"{work}/{run}/{file}")]
+def at(run, step):
+    return next(m for m in lines(run, "metrics.jsonl") if m["step"] == step)
+for run in ("unscaled", "fp32"):
+    print(f"{run}: val loss at step {steps}: {at(run, steps)['val_loss']:.3f}")
+warnings = [e for e in lines("unscaled", "events.jsonl") if e["event"] == "warning"]
+first = min(e["step"] for e in warnings)
+for e in warnings:
+    if e["step"] == first and e["kind"] == "underflow" and e["where"].startswith("h.0."):
+        print(f"warning at step {e['step']}: {e['where']} {e['kind']} {e['value']:.3g}%")
+for e in warnings:
+    if e["kind"] == "kurtosis" and e["where"] == "h.3":
+        print(f"warning at step {e['step']}: h.3 kurtosis {e['value']:.1f}")
+print(f"unscaled: kurtosis h.3 at step {steps - interval}: {at('unscaled', steps - interval)['diag']['kurtosis']['h.3']:.1f}")
+last = at("unscaled", steps)
+q = last["quant"]["h.0.attn.c_proj:grad"]
+print(f"unscaled step {steps}: h.0.attn.c_proj:grad underflow_pct {q['underflow_pct']:.3g}, amax {q['amax']:.2g}, "
+      f"scale {q['scale']}, rel_error {q['rel_error']:.3g}")
+print(f"unscaled step {steps}: h.3.mlp.c_fc:grad amax {last['quant']['h.3.mlp.c_fc:grad']['amax']:.3g}")
+snr = last["diag"]["grad_snr_db"]
+blocks = [float(v) for k, v in snr.items() if k.startswith("transformer.h.") and k.endswith(".weight") and v is not None]
+print(f"unscaled step {steps}: grad_snr_db of block weights: min {min(blocks):.1f} dB, max {max(blocks):.1f} dB")
+print(f"unscaled step {steps}: grad_snr_db transformer.wte.weight: {float(snr['transformer.wte.weight']):.1f} dB")
+fp32 = at("fp32", steps)["diag"]["grad_snr_db"]
+print(f"fp32 step {steps}: grad_snr_db values: {sorted(set(map(str, fp32.values())))}")
+PY
+fi
