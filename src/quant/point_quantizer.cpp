@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "format/philox_key.hpp"
 #include "quant/mx.hpp"
 #include "quant/quantize.hpp"
 
@@ -24,7 +25,7 @@ void PointStats::merge(const PointStats& o) {
 }
 
 PointQuantizer::PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index)
-    : settings_(settings), seed_(seed), index_(point_index) {
+    : settings_(settings), key_(format::philox_key(seed, format::RandomPurpose::stochastic_rounding)), index_(point_index) {
   if (!settings.enabled) throw RecipeError("PointQuantizer: the point is not enabled");
   if (point_index >= kMaxPoints) throw RecipeError("PointQuantizer: point index " + std::to_string(point_index) + " too large");
   if (settings.scaling == Scaling::delayed) delayed_.emplace(settings.format, settings.history, settings.amax, settings.margin);
@@ -42,6 +43,7 @@ void PointQuantizer::collect_codes(bool on) {
 }
 
 void PointQuantizer::begin_step(std::int64_t step) {
+  if (step < 0 || step >= kMaxSteps) throw RecipeError("PointQuantizer: step " + std::to_string(step) + " outside [0, 2^43)");
   step_number_ = step;
   step_offset_ = 0;
   frozen_offset_ = 0;
@@ -77,14 +79,14 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   PointStats call;
   call.calls = 1;
   if (settings_.scaling == Scaling::block) {
-    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, seed_, stream(frozen), offset};
+    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset};
     const MxStats mx = quantize_mx(settings_.format, in, out, row_length, options);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in), seed_, stream(frozen), offset, {}};
+    QuantizeOptions options{settings_.rounding, scale_for(in), key_, stream(frozen), offset, {}};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = quantize(settings_.format, in, out, options);
     call.scale = options.scale;

@@ -5,7 +5,8 @@
 // Steps: begin_step(t) fixes the step's delayed scale (from the amaxes of steps before t) and
 // clears the step's statistics; apply() quantizes (every micro-batch may call it); end_step()
 // records the step's amax, the largest of its calls, into the history. Stochastic rounding draws
-// Philox keyed by (seed, stream = step·2^20 + point index) at counter = the element's offset
+// Philox keyed by philox_key(seed, stochastic_rounding) (format/philox_key.hpp), stream = step·2^20 +
+// point index, at counter = the element's offset
 // among all elements the point saw this step, so a run is the same bits for any thread count and
 // any split into calls. Frozen calls (evaluation) use the scale without recording anything and
 // draw from streams of their own.
@@ -34,12 +35,15 @@ struct PointStats {
 class PointQuantizer {
  public:
   static constexpr std::uint64_t kMaxPoints = std::uint64_t{1} << 20;
+  // Steps below 2^43 keep step·2^20 + point below 2^63, under the bit that marks frozen streams.
+  static constexpr std::int64_t kMaxSteps = std::int64_t{1} << 43;
 
   // Throws RecipeError for a disabled point or an index of kMaxPoints or more.
   PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index);
 
   const PointSettings& settings() const { return settings_; }
 
+  // Throws RecipeError for a step outside [0, kMaxSteps).
   void begin_step(std::int64_t step);
   void end_step();
 
@@ -65,7 +69,7 @@ class PointQuantizer {
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;
-  std::uint64_t seed_;
+  std::uint64_t key_;  // the Philox key of stochastic rounding under the recipe's seed
   std::uint64_t index_;
   std::optional<DelayedScaling> delayed_;
   std::int64_t step_number_ = 0;
