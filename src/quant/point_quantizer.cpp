@@ -5,7 +5,6 @@
 #include <string>
 
 #include "format/philox_key.hpp"
-#include "quant/mx.hpp"
 #include "quant/quantize.hpp"
 
 namespace altgrad::quant {
@@ -48,6 +47,7 @@ void PointQuantizer::begin_step(std::int64_t step) {
   step_offset_ = 0;
   frozen_offset_ = 0;
   step_ = PointStats{};
+  columns_ = PointStats{};
   step_scale_ = delayed_ ? delayed_->scale() : 1.0f;
   step_.scale = settings_.scaling == Scaling::block ? std::numeric_limits<float>::quiet_NaN() : step_scale_;
 }
@@ -74,13 +74,28 @@ std::uint64_t PointQuantizer::stream(bool frozen) const {
   return (frozen ? kFrozenStreams : 0) | (step * kMaxPoints + index_);
 }
 
+MxStats PointQuantizer::quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                                        const MxOptions& options) const {
+  if (layout.along_rows) {
+    const std::size_t rows = layout.cols ? in.size() / layout.cols : 0;
+    return quantize_mx_columns(settings_.format, in, out, layout.cols, layout.run ? layout.run : rows, options);
+  }
+  return quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
+}
+
 PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen) {
+  return apply(in, out, OperandLayout{row_length, false, 0}, frozen);
+}
+
+PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                                 bool frozen) {
   std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
   PointStats call;
   call.calls = 1;
+  const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
     const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset};
-    const MxStats mx = quantize_mx(settings_.format, in, out, row_length, options);
+    const MxStats mx = quantize_blocks(in, out, layout, options);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
@@ -92,7 +107,7 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
     call.scale = options.scale;
   }
   offset += in.size();
-  if (!frozen) step_.merge(call);
+  if (!frozen) (column_copy ? columns_ : step_).merge(call);
   return call;
 }
 

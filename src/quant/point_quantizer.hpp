@@ -16,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "quant/mx.hpp"
 #include "quant/recipe.hpp"
 #include "quant/scaling.hpp"
 #include "quant/stats.hpp"
@@ -30,6 +31,15 @@ struct PointStats {
   std::uint64_t clipped_blocks = 0;
 
   void merge(const PointStats& o);
+};
+
+// How the GEMM that reads a copy reduces over the operand (row-major, `cols` wide). Block scaling
+// puts its blocks along that axis, within runs of `run` elements no block crosses (a head's
+// channels, one sequence's positions); 0 means the whole axis. Per-tensor scaling ignores it.
+struct OperandLayout {
+  std::size_t cols = 0;
+  bool along_rows = false;  // reduces down the columns: the column-wise copy
+  std::size_t run = 0;
 };
 
 class PointQuantizer {
@@ -51,8 +61,15 @@ class PointQuantizer {
   // contiguous dimension (MX blocks run along it). Frozen: no state or statistics change. Returns
   // this call's statistics.
   PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false);
+  // The copy for a GEMM that reduces along `layout`; apply(in, out, cols) is the row-wise copy.
+  PointStats apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout, bool frozen = false);
 
+  // The step's statistics. Under block scaling an operand may be quantized twice, once per
+  // reduction axis: step_stats() counts the row-wise copies (blocks along the contiguous
+  // dimension), column_stats() the column-wise ones. Per-tensor scaling makes one copy, whatever
+  // the axis, and counts it in step_stats(); column_stats() stays empty.
   const PointStats& step_stats() const { return step_; }
+  const PointStats& column_stats() const { return columns_; }
 
   // Per-code counts for code usage, gathered while on; only 8-bit formats under per-tensor or no
   // scaling have them (has_code_histogram).
@@ -66,6 +83,8 @@ class PointQuantizer {
 
  private:
   float scale_for(std::span<const float> in) const;
+  MxStats quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                          const MxOptions& options) const;
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;
@@ -77,6 +96,7 @@ class PointQuantizer {
   std::uint64_t step_offset_ = 0;    // elements seen this step: the next call's Philox counter
   std::uint64_t frozen_offset_ = 0;
   PointStats step_;
+  PointStats columns_;
   bool collecting_codes_ = false;
   std::vector<std::uint64_t> histogram_;
 };
