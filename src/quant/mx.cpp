@@ -140,7 +140,9 @@ Band band_at(std::size_t b, std::size_t cols, std::size_t run, std::size_t block
 }
 
 // Quantizes one band, a tile of columns at a time: each column's block is gathered into a
-// contiguous run of the tile, so the row-wise kernel quantizes it as one block.
+// contiguous run of the tile, so the row-wise kernel quantizes it as one block. The matrix is read
+// and written row by row (a power-of-two row stride, walked down a column, would map every row to
+// the same few cache sets); only the small tile is accessed with a stride.
 void quantize_band(const format::Format& element, const float* in, float* out, std::size_t cols, std::size_t run,
                    const Band& band, const MxOptions& options, MxStats& stats) {
   float tile_in[kMaxBlock], tile_out[kMaxBlock];
@@ -151,10 +153,12 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
   const bool stochastic = format::is_stochastic(options.rounding);
   for (std::size_t c0 = 0; c0 < cols; c0 += tile_cols) {
     const std::size_t width = std::min(tile_cols, cols - c0);
+    for (std::size_t r = 0; r < len; ++r) {
+      const float* row = in + (band.first_row + r) * cols + c0;
+      for (std::size_t j = 0; j < width; ++j) tile_in[j * len + r] = row[j];
+    }
     for (std::size_t j = 0; j < width; ++j) {
-      float* column = tile_in + j * len;
-      for (std::size_t r = 0; r < len; ++r) column[r] = in[(band.first_row + r) * cols + c0 + j];
-      exponents[j] = mx_shared_exponent(element, finite_block_amax(column, len), options.rule);
+      exponents[j] = mx_shared_exponent(element, finite_block_amax(tile_in + j * len, len), options.rule);
       if (stochastic) {
         const std::uint64_t first = options.first_index + band.word_base + (c0 + j) * run;
         fill_random(options.seed, options.stream, first, {words + j * len, len});
@@ -162,10 +166,11 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
     }
     quantize_scaled_blocks(element, options.rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
                            stats.elements);
-    for (std::size_t j = 0; j < width; ++j) {
-      for (std::size_t r = 0; r < len; ++r) out[(band.first_row + r) * cols + c0 + j] = tile_out[j * len + r];
-      stats.clipped_blocks += overflows[j] > 0;
+    for (std::size_t r = 0; r < len; ++r) {
+      float* row = out + (band.first_row + r) * cols + c0;
+      for (std::size_t j = 0; j < width; ++j) row[j] = tile_out[j * len + r];
     }
+    for (std::size_t j = 0; j < width; ++j) stats.clipped_blocks += overflows[j] > 0;
     stats.blocks += width;
   }
 }
