@@ -83,6 +83,11 @@ void carve(Activations<Scalar>& a, Carver<Scalar>& carver) {
   g.logits = carver.take(N * V);
   g.losses = carver.take(N);
   g.dout_hooked = carver.take_if(copies, N * std::max({3 * C, I, V}));
+  g.dout_hooked_columns = carver.take_if(copies, N * std::max({3 * C, I, V}));
+  g.inp_hooked_columns = carver.take_if(copies, N * std::max(C, H));
+  g.weight_hooked_columns = carver.take_if(copies, C * std::max({3 * C, I, H, V}));
+  g.qkv_hooked = carver.take_if(copies, N * 3 * C);
+  g.att_probs_hooked = carver.take_if(copies, a.B * config.n_head * a.T * a.T);
 }
 
 void check_shape(const GptConfig& config, std::size_t B, std::size_t T) {

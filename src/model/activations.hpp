@@ -87,6 +87,13 @@ struct ActivationGradients {
   std::span<Scalar> logits;       // (B, T, V)
   std::span<Scalar> losses;       // (B, T)      1/N each: d mean / d loss
   std::span<Scalar> dout_hooked;  // (B, T, max(3C, I, V)) a hooked dY; empty without copies
+  // The backward GEMMs' own copies where a hook's copy depends on the reduction axis (block
+  // scaling; linear.hpp, self_attention.hpp), shared by all layers; empty without copies.
+  std::span<Scalar> dout_hooked_columns;    // (B, T, max(3C, I, V)) dY for dW, blocked along tokens
+  std::span<Scalar> inp_hooked_columns;     // (B, T, max(C, H))     X for dW, blocked along tokens
+  std::span<Scalar> weight_hooked_columns;  // the largest matmul weight: W for dX, blocked along OC
+  std::span<Scalar> qkv_hooked;             // (B, T, 3C)      q, k, v as the attention backward reads them
+  std::span<Scalar> att_probs_hooked;       // (B, NH, T, T)   probs for dv, blocked along queries
 };
 
 template <typename Scalar>

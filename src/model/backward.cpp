@@ -9,6 +9,7 @@
 #include "model/linear.hpp"
 #include "model/mlp_activation.hpp"
 #include "model/norm.hpp"
+#include "model/self_attention.hpp"
 #include "ops/cpu/attention.hpp"
 #include "ops/cpu/embedding.hpp"
 #include "ops/cpu/softmax_cross_entropy.hpp"
@@ -38,6 +39,11 @@ void check_backward_arguments(const Gpt<Scalar>& model, const Activations<Scalar
   }
 }
 
+template <typename Scalar>
+LinearBackwardCopies<Scalar> backward_copies(const ActivationGradients<Scalar>& g) {
+  return {g.dout_hooked, g.dout_hooked_columns, g.inp_hooked_columns, g.weight_hooked_columns};
+}
+
 // One transformer block in reverse. On entry acts.grad.residual holds d loss / d residual3 of this
 // block; on exit, d loss / d residual (the block's input). Both residual additions pass the
 // gradient on unchanged, so the buffer is updated in place: each branch reads it as its dY, then
@@ -56,7 +62,7 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   const auto linear = [&](BlockMatmul m, std::span<Scalar> dinp, std::span<const Scalar> dout, Slot weight, Slot bias) {
     zero(dinp);
     linear_backward<Scalar>(dinp, weight.in(grads), bias.in(grads), dout, l.used[static_cast<std::size_t>(m)],
-                            g.dout_hooked, model.matmuls().block(layer, m), hooks, N);
+                            backward_copies(g), model.matmuls().block(layer, m), hooks, N);
   };
 
   // x + mlp(ln_2(x)): d fc_proj = d residual3.
@@ -70,9 +76,15 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   // x + attn(ln_1(x)): d att_proj = d residual2.
   linear(BlockMatmul::attn_c_proj, g.att_y, g.residual, p.attn_c_proj_weight, p.attn_c_proj_bias);
   zero(g.qkv);
-  // Straight-through: the products at the operands the forward pass multiplied, the softmax at
-  // the probabilities it produced.
-  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_probs, g.att_y, l.attention_used, l.att_probs, B, T, C,
+  // Straight-through: the products at the operands the forward pass multiplied (or, where the
+  // hooks block along the reduction axis, at copies along the backward products' axes), the
+  // softmax at the probabilities it produced.
+  const AttentionCopies<Scalar> attention_copies{g.qkv_hooked, g.att_probs_hooked, acts.qkv_third,
+                                                 acts.qkv_third_hooked};
+  const ops::cpu::AttentionOperands<Scalar> attention_used = self_attention_backward_operands<Scalar>(
+      l.attention_used, l.qkv, l.att_probs, attention_copies, model.matmuls(), layer, hooks,
+      AttentionShape{B, T, C, config.n_head});
+  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_probs, g.att_y, attention_used, l.att_probs, B, T, C,
                                        config.n_head);
   linear(BlockMatmul::attn_c_attn, g.ln, g.qkv, p.attn_c_attn_weight, p.attn_c_attn_bias);
   norm_backward<Scalar>(config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
@@ -98,7 +110,7 @@ void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Sca
 
   // lm_head: its weight gradient is wte's (tied), the first of wte's two contributions.
   zero(g.ln);
-  linear_backward<Scalar>(g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, g.dout_hooked,
+  linear_backward<Scalar>(g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, backward_copies(g),
                           model.matmuls().lm_head(), hooks, N);
   const std::span<const Scalar> last_residual = acts.layers.back().residual3;
   zero(g.residual);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/philox.hpp"
+#include "format/philox_key.hpp"
 
 namespace altgrad::model {
 namespace {
@@ -18,10 +19,10 @@ double uniform53(std::uint32_t high, std::uint32_t low) {
 }
 
 template <typename Scalar>
-void fill_normal(std::span<Scalar> tensor, double std, std::uint64_t seed, std::uint64_t stream) {
+void fill_normal(std::span<Scalar> tensor, double std, std::uint64_t key, std::uint64_t stream) {
   const std::size_t n = tensor.size();
 #pragma omp parallel for schedule(static) if (n >= (std::size_t{1} << 16))
-  for (std::size_t i = 0; i < n; ++i) tensor[i] = static_cast<Scalar>(std * philox_normal(seed, stream, i));
+  for (std::size_t i = 0; i < n; ++i) tensor[i] = static_cast<Scalar>(std * philox_normal(key, stream, i));
 }
 
 }  // namespace
@@ -40,8 +41,8 @@ double init_std(ParameterRole role, std::size_t n_layer) {
   return 0.0;
 }
 
-double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
-  const format::PhiloxCounter words = format::philox_block(seed, stream, index);
+double philox_normal(std::uint64_t key, std::uint64_t stream, std::uint64_t index) {
+  const format::PhiloxCounter words = format::philox_block(key, stream, index);
   // 1 − u maps [0, 1) onto (0, 1], so the logarithm is finite.
   const double u1 = 1.0 - uniform53(words[0], words[1]);
   const double u2 = uniform53(words[2], words[3]);
@@ -55,6 +56,7 @@ void initialize_parameters(const ParameterLayout& layout, std::span<Scalar> para
                                 " elements, the layout " + std::to_string(layout.size()));
   }
   const std::span<const TensorSpec> tensors = layout.tensors();
+  const std::uint64_t key = format::philox_key(seed, format::RandomPurpose::initialization);
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const std::span<Scalar> tensor = tensors[k].slot.in(parameters);
     switch (tensors[k].role) {
@@ -65,7 +67,7 @@ void initialize_parameters(const ParameterLayout& layout, std::span<Scalar> para
         std::fill(tensor.begin(), tensor.end(), Scalar{1});
         break;
       default:
-        fill_normal(tensor, init_std(tensors[k].role, layout.config().n_layer), seed, k);
+        fill_normal(tensor, init_std(tensors[k].role, layout.config().n_layer), key, k);
     }
   }
 }

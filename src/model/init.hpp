@@ -9,7 +9,7 @@
 //   every norm weight                          1
 //
 // Element i of the tensor with parameter index k (its position in ParameterLayout::tensors()) is
-// std · philox_normal(seed, k, i), computed in double and then rounded to Scalar, so a float and a
+// std · philox_normal(philox_key(seed, initialization), k, i), computed in double and then rounded to Scalar, so a float and a
 // double model from one seed hold the same values up to that rounding, and adding a layer leaves
 // the tensors before it unchanged.
 #include <cstdint>
@@ -25,9 +25,9 @@ inline constexpr double kInitStd = 0.02;
 // which are constants).
 double init_std(ParameterRole role, std::size_t n_layer);
 
-// A standard normal sample by Box–Muller from one Philox4x32-10 block keyed by seed, counter
+// A standard normal sample by Box–Muller from one Philox4x32-10 block keyed by `key`, counter
 // (index, stream): two 53-bit uniforms u1 in (0, 1], u2 in [0, 1), z = sqrt(−2 ln u1)·cos(2π u2).
-double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index);
+double philox_normal(std::uint64_t key, std::uint64_t stream, std::uint64_t index);
 
 // Overwrites every parameter. Throws std::invalid_argument when the buffer is not layout.size().
 template <typename Scalar>

@@ -8,19 +8,24 @@
 namespace altgrad::model {
 namespace {
 
+MatmulOperand describe(const MatmulPoint& point, Operand operand, std::size_t rows, std::size_t cols,
+                       Reduction reduction) {
+  return {point.operand_name(operand),
+          point.name,
+          operand,
+          point.index * kOperandsPerMatmul + static_cast<std::size_t>(operand),
+          rows,
+          cols,
+          reduction,
+          0};
+}
+
 // The operand the kernel is to read at one point: the original, or the hook's copy of it.
 template <typename Scalar>
-std::span<const Scalar> through_hook(MatmulHooks<Scalar>* hooks, const MatmulPoint& point, Operand operand,
-                                     std::span<const Scalar> original, std::span<Scalar> copy, std::size_t rows,
-                                     std::size_t cols) {
-  if (hooks == nullptr) return original;
-  const MatmulOperand described{point.operand_name(operand),
-                                point.name,
-                                operand,
-                                point.index * kOperandsPerMatmul + static_cast<std::size_t>(operand),
-                                rows,
-                                cols};
-  if (!hooks->active(described)) return original;
+std::span<const Scalar> through_hook(MatmulHooks<Scalar>* hooks, const MatmulOperand& described,
+                                     std::span<const Scalar> original, std::span<Scalar> copy) {
+  const std::size_t rows = described.rows, cols = described.cols;
+  if (hooks == nullptr || !hooks->active(described)) return original;
   if (copy.size() < rows * cols) {
     throw std::logic_error(std::string(described.name) + ": no room for the hooked operand (" +
                            std::to_string(copy.size()) + " elements, need " + std::to_string(rows * cols) +
@@ -39,19 +44,47 @@ LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scala
                                     std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                                     std::size_t N) {
   const std::size_t C = point.in_features, OC = point.out_features;
-  const LinearInputs<Scalar> used{through_hook(hooks, point, Operand::act, inp, inp_copy, N, C),
-                                  through_hook(hooks, point, Operand::weight, weight, weight_copy, OC, C)};
+  const LinearInputs<Scalar> used{
+      through_hook(hooks, describe(point, Operand::act, N, C, Reduction::along_cols), inp, inp_copy),
+      through_hook(hooks, describe(point, Operand::weight, OC, C, Reduction::along_cols), weight, weight_copy), inp,
+      weight};
   ops::cpu::matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
   return used;
 }
 
+namespace {
+
+// The copy of an operand for a backward GEMM that reduces along its rows: the forward's copy when
+// the hook's copy does not depend on the axis (or no hook is active), a new one from the source
+// otherwise.
+template <typename Scalar>
+std::span<const Scalar> column_copy(MatmulHooks<Scalar>* hooks, const MatmulOperand& described,
+                                    std::span<const Scalar> forward_copy, std::span<const Scalar> source,
+                                    std::span<Scalar> room) {
+  if (hooks == nullptr || !hooks->active(described) || !hooks->axis_dependent(described)) return forward_copy;
+  return through_hook(hooks, described, source, room);
+}
+
+}  // namespace
+
 template <typename Scalar>
 void linear_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
-                     std::span<const Scalar> dout, const LinearInputs<Scalar>& used, std::span<Scalar> dout_copy,
-                     const MatmulPoint& point, MatmulHooks<Scalar>* hooks, std::size_t N) {
+                     std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
+                     const LinearBackwardCopies<Scalar>& copies, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
+                     std::size_t N) {
   const std::size_t C = point.in_features, OC = point.out_features;
-  const std::span<const Scalar> dy = through_hook(hooks, point, Operand::grad, dout, dout_copy, N, OC);
-  ops::cpu::matmul_backward(dinp, dweight, dbias, dy, used.inp, used.weight, N, C, OC);
+  // dX = dY·W reduces over OC: dY along its rows' OC, W down its OC rows.
+  const std::span<const Scalar> dy =
+      through_hook(hooks, describe(point, Operand::grad, N, OC, Reduction::along_cols), dout, copies.dout);
+  const std::span<const Scalar> w = column_copy(hooks, describe(point, Operand::weight, OC, C, Reduction::along_rows),
+                                                used.weight, used.weight_source, copies.weight_columns);
+  // dW = dYᵀ·X reduces over the N tokens: both down their columns.
+  const std::span<const Scalar> dy_columns = column_copy(
+      hooks, describe(point, Operand::grad, N, OC, Reduction::along_rows), dy, dout, copies.dout_columns);
+  const std::span<const Scalar> x = column_copy(hooks, describe(point, Operand::act, N, C, Reduction::along_rows),
+                                                used.inp, used.inp_source, copies.inp_columns);
+  ops::cpu::matmul_backward(dinp, dweight, dbias, ops::cpu::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout},
+                            N, C, OC);
 }
 
 template LinearInputs<float> linear_forward<float>(std::span<float>, std::span<const float>, std::span<const float>,
@@ -62,10 +95,10 @@ template LinearInputs<double> linear_forward<double>(std::span<double>, std::spa
                                                      std::span<double>, std::span<double>, const MatmulPoint&,
                                                      MatmulHooks<double>*, std::size_t);
 template void linear_backward<float>(std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
-                                     const LinearInputs<float>&, std::span<float>, const MatmulPoint&,
-                                     MatmulHooks<float>*, std::size_t);
+                                     const LinearInputs<float>&, const LinearBackwardCopies<float>&,
+                                     const MatmulPoint&, MatmulHooks<float>*, std::size_t);
 template void linear_backward<double>(std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
-                                      const LinearInputs<double>&, std::span<double>, const MatmulPoint&,
-                                      MatmulHooks<double>*, std::size_t);
+                                      const LinearInputs<double>&, const LinearBackwardCopies<double>&,
+                                      const MatmulPoint&, MatmulHooks<double>*, std::size_t);
 
 }  // namespace altgrad::model

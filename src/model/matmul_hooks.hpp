@@ -3,22 +3,35 @@
 // dY in the backward pass) passes through MatmulHooks before the kernel sees it. Recipes (formats,
 // scaling, statistics) live behind this interface in higher layers; the model knows only names.
 //
-// Straight-through estimator: the X and W a hook produced in the forward pass are kept and the
-// backward pass computes dX = dY·W_q and dW = dYᵀ·X_q from them (dY being the hooked gradient when
-// :grad is active). The bias gradient is the row sum of the same dY the GEMMs see.
+// Every hooked operand is described with the axis its GEMM reduces over. Straight-through
+// estimator: the backward pass computes dX = dY·W_q and dW = dYᵀ·X_q. Where a hook's copy does
+// not depend on that axis (axis_dependent() false: per-tensor scaling), the X and W the forward
+// pass used serve the backward GEMMs too and one copy of dY serves both. Where it does (block
+// scaling), each backward GEMM asks for its own copies from the unquantized tensors, described
+// along its own reduction axis: dX = dY·W reduces over output features (dY row-wise, W
+// column-wise), dW = dYᵀ·X over tokens (dY and X column-wise). The bias gradient is the row sum
+// of the unquantized dY.
 //
-// The attention core's operands (q, k, v, probs) pass the hooks in the forward pass only, and the
-// backward pass reuses them the same way (model/self_attention.hpp).
+// The attention core's operands (q, k, v, probs) go through the same rule (model/self_attention.hpp);
+// its output gradient and the softmax stay unquantized.
 //
 // No hooks (a null pointer) or a hook that declines a point: the kernel reads the operand where it
 // lies, with no copy.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
 #include "model/matmul_points.hpp"
 
 namespace altgrad::model {
+
+// The axis of the operand, as a row-major (rows, cols) matrix, that the GEMM reading the copy
+// sums over.
+enum class Reduction : std::uint8_t {
+  along_cols,  // within each row: the row-wise copy (X and W of Y = X·Wᵀ, dY of dX = dY·W)
+  along_rows,  // down each column: the column-wise copy (X and dY of dW = dYᵀ·X, W of dX = dY·W)
+};
 
 // One operand of one matmul call.
 struct MatmulOperand {
@@ -29,6 +42,10 @@ struct MatmulOperand {
   // The operand as a row-major matrix: act (B·T, in), weight (out, in), grad (B·T, out).
   std::size_t rows;
   std::size_t cols;
+  Reduction reduction = Reduction::along_cols;
+  // Elements of one reduction along that axis, when shorter than the axis: one head's channels of
+  // q and k, one sequence's positions of v and probs. 0: the whole axis.
+  std::size_t run = 0;
   // Causal attention probabilities: (rows, cols) in cols × cols tiles whose entries above the
   // diagonal are the mask's exact zeros, which statistics should not count as values.
   bool causal = false;
@@ -48,6 +65,14 @@ class MatmulHooks {
   // gradient still need it). Both have rows·cols elements and never overlap. Called outside any
   // parallel region; it may use OpenMP itself. It must not throw once training runs.
   virtual void apply(const MatmulOperand& operand, std::span<const Scalar> in, std::span<Scalar> out) = 0;
+
+  // Whether the copy apply() writes depends on operand.reduction (block scaling does: its blocks
+  // run along the reduction). Asked only of active operands. False: the copy made for one GEMM is
+  // reused by every GEMM that reads the operand.
+  virtual bool axis_dependent(const MatmulOperand& operand) {
+    (void)operand;
+    return false;
+  }
 };
 
 }  // namespace altgrad::model

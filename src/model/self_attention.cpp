@@ -11,9 +11,34 @@ namespace {
 
 // An attention point as a hook sees it. Its matmul is its name without the operand suffix ("h.3.attn"
 // of "h.3.attn.q"): a view into the point's own name, so describing a point allocates nothing.
-MatmulOperand describe(const OperandPoint& point, std::size_t rows, std::size_t cols) {
+MatmulOperand describe(const OperandPoint& point, std::size_t rows, std::size_t cols, Reduction reduction,
+                       std::size_t run) {
   const std::string_view name = point.name;
-  return {name, name.substr(0, name.rfind('.')), point.operand, point.index, rows, cols};
+  // The probabilities are causal in both of their copies: the masked entries are exact zeros.
+  return {name, name.substr(0, name.rfind('.')), point.operand, point.index, rows, cols, reduction, run,
+          point.operand == Operand::probs};
+}
+
+// The axis each product reduces its operands over, for q, k, v described as (B·T, C) and probs as
+// (B·NH·T, T). Forward: scores = q·kᵀ over a head's hs channels, out = probs·v over the key
+// positions of a sequence. Backward: dprobs = dy·vᵀ over a head's channels, dq = dscores·k and
+// dk = dscoresᵀ·q over the positions of a sequence, dv = probsᵀ·dy over query positions.
+struct Axis {
+  Reduction reduction;
+  bool per_head;  // runs of hs channels; otherwise runs of T positions
+};
+constexpr std::array<Axis, 4> kForwardAxes{{{Reduction::along_cols, true},    // q
+                                            {Reduction::along_cols, true},    // k
+                                            {Reduction::along_rows, false},   // v
+                                            {Reduction::along_cols, false}}};  // probs
+constexpr std::array<Axis, 4> kBackwardAxes{{{Reduction::along_rows, false},   // q
+                                             {Reduction::along_rows, false},   // k
+                                             {Reduction::along_cols, true},    // v
+                                             {Reduction::along_rows, false}}};  // probs
+
+MatmulOperand describe_axis(const OperandPoint& point, std::size_t rows, std::size_t cols, const Axis& axis,
+                            const AttentionShape& shape) {
+  return describe(point, rows, cols, axis.reduction, axis.per_head ? shape.C / shape.NH : shape.T);
 }
 
 template <typename Scalar>
@@ -46,20 +71,26 @@ void scatter_third(std::span<Scalar> qkv, std::span<const Scalar> third, std::si
   }
 }
 
-// The qkv that q·kᵀ and probs·v are to read: qkv itself while none of q, k, v is active, else
-// copies.qkv, made from qkv at the first active third and then rewritten third by third.
+// The qkv the products are to read: `start` while no third needs a new copy, else copies.qkv,
+// made from `start` at the first such third and then rewritten third by third from `qkv`, each
+// along its product's axis. In the forward pass start = qkv and every active third is copied; in
+// the backward pass start is the forward's qkv and only axis-dependent thirds get new copies.
 template <typename Scalar>
-std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, const AttentionCopies<Scalar>& copies,
-                                   const MatmulPoints& points, std::size_t layer, MatmulHooks<Scalar>& hooks,
-                                   std::size_t N, std::size_t C) {
+std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, std::span<const Scalar> start,
+                                   const AttentionCopies<Scalar>& copies, const MatmulPoints& points,
+                                   std::size_t layer, MatmulHooks<Scalar>& hooks, const AttentionShape& shape,
+                                   bool backward) {
   constexpr std::array<Operand, 3> thirds{Operand::q, Operand::k, Operand::v};
+  const std::size_t N = shape.B * shape.T, C = shape.C;
   std::span<Scalar> copy;
   for (std::size_t part = 0; part < thirds.size(); ++part) {
-    const MatmulOperand described = describe(points.attention(layer, thirds[part]), N, C);
+    const Axis& axis = (backward ? kBackwardAxes : kForwardAxes)[part];
+    const MatmulOperand described = describe_axis(points.attention(layer, thirds[part]), N, C, axis, shape);
     if (!hooks.active(described)) continue;
+    if (backward && !hooks.axis_dependent(described)) continue;
     if (copy.empty()) {
       copy = room_for(described, copies.qkv, N * 3 * C);
-      std::copy(qkv.begin(), qkv.end(), copy.begin());
+      std::copy(start.begin(), start.end(), copy.begin());
     }
     const std::span<Scalar> in = room_for(described, copies.third, N * C);
     const std::span<Scalar> out = room_for(described, copies.third_hooked, N * C);
@@ -67,7 +98,7 @@ std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, const AttentionC
     hooks.apply(described, in, out);
     scatter_third<Scalar>(copy, out, part, N, C);
   }
-  return copy.empty() ? qkv : std::span<const Scalar>(copy);
+  return copy.empty() ? start : std::span<const Scalar>(copy);
 }
 
 }  // namespace
@@ -83,9 +114,9 @@ ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out
     ops::cpu::attention_forward<Scalar>(out, probs, qkv, B, T, C, NH);
     return {qkv, probs};
   }
-  const std::span<const Scalar> qkv_used = hooked_qkv(qkv, copies, points, layer, *hooks, B * T, C);
-  MatmulOperand described = describe(points.attention(layer, Operand::probs), B * NH * T, T);
-  described.causal = true;
+  const std::span<const Scalar> qkv_used = hooked_qkv(qkv, qkv, copies, points, layer, *hooks, shape, false);
+  const MatmulOperand described =
+      describe_axis(points.attention(layer, Operand::probs), B * NH * T, T, kForwardAxes[3], shape);
   if (!hooks->active(described)) {
     ops::cpu::attention_forward<Scalar>(out, probs, qkv_used, B, T, C, NH);
     return {qkv_used, probs};
@@ -97,6 +128,25 @@ ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out
   return {qkv_used, probs_used};
 }
 
+template <typename Scalar>
+ops::cpu::AttentionOperands<Scalar> self_attention_backward_operands(const ops::cpu::AttentionOperands<Scalar>& used,
+                                                                     std::span<const Scalar> qkv,
+                                                                     std::span<const Scalar> probs,
+                                                                     const AttentionCopies<Scalar>& copies,
+                                                                     const MatmulPoints& points, std::size_t layer,
+                                                                     MatmulHooks<Scalar>* hooks,
+                                                                     const AttentionShape& shape) {
+  if (hooks == nullptr) return used;
+  const auto [B, T, C, NH] = shape;
+  const std::span<const Scalar> qkv_used = hooked_qkv(qkv, used.qkv, copies, points, layer, *hooks, shape, true);
+  const MatmulOperand described =
+      describe_axis(points.attention(layer, Operand::probs), B * NH * T, T, kBackwardAxes[3], shape);
+  if (!hooks->active(described) || !hooks->axis_dependent(described)) return {qkv_used, used.probs};
+  const std::span<Scalar> probs_used = room_for(described, copies.probs, B * NH * T * T);
+  hooks->apply(described, probs, probs_used);
+  return {qkv_used, probs_used};
+}
+
 template ops::cpu::AttentionOperands<float> self_attention_forward<float>(std::span<float>, std::span<float>,
                                                                           std::span<const float>,
                                                                           const AttentionCopies<float>&,
@@ -105,5 +155,12 @@ template ops::cpu::AttentionOperands<float> self_attention_forward<float>(std::s
 template ops::cpu::AttentionOperands<double> self_attention_forward<double>(
     std::span<double>, std::span<double>, std::span<const double>, const AttentionCopies<double>&, const MatmulPoints&,
     std::size_t, MatmulHooks<double>*, const AttentionShape&);
+
+template ops::cpu::AttentionOperands<float> self_attention_backward_operands<float>(
+    const ops::cpu::AttentionOperands<float>&, std::span<const float>, std::span<const float>,
+    const AttentionCopies<float>&, const MatmulPoints&, std::size_t, MatmulHooks<float>*, const AttentionShape&);
+template ops::cpu::AttentionOperands<double> self_attention_backward_operands<double>(
+    const ops::cpu::AttentionOperands<double>&, std::span<const double>, std::span<const double>,
+    const AttentionCopies<double>&, const MatmulPoints&, std::size_t, MatmulHooks<double>*, const AttentionShape&);
 
 }  // namespace altgrad::model

@@ -9,9 +9,12 @@
 // into a copy of qkv whose other thirds are the originals. probs is described as (B·NH·T, T): the
 // softmax runs first, the hook rewrites its output into a copy, and the copy multiplies v.
 //
-// Straight-through estimator: the backward pass differentiates q·kᵀ and probs·v at the operands
-// the forward pass returned, and the softmax at the probabilities it produced
-// (ops::cpu::attention_backward with AttentionOperands).
+// Each operand is described with the axis its forward product reduces over: q and k along each
+// head's hs channels (runs of hs within a row), v down the key positions of each sequence (runs of
+// T rows), probs along its keys. Straight-through estimator: the backward pass
+// differentiates the products at operands from self_attention_backward_operands (the forward's,
+// or new copies along the backward products' axes where the hook's copy depends on the axis), and
+// the softmax at the probabilities it produced (ops::cpu::attention_backward with AttentionOperands).
 #include <cstddef>
 #include <span>
 
@@ -45,5 +48,20 @@ ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out
                                                            const AttentionCopies<Scalar>& copies,
                                                            const MatmulPoints& points, std::size_t layer,
                                                            MatmulHooks<Scalar>* hooks, const AttentionShape& shape);
+
+// The operands the backward products read: for each of q, k, v, probs that is active and whose
+// hook is axis dependent, a new copy from qkv (B, T, 3C) and probs (as the softmax produced them)
+// along the backward product's reduction axis — q and k down the positions of each sequence
+// (dk = dscoresᵀ·q, dq = dscores·k), v along each head's channels (dprobs = dy·vᵀ), probs down the
+// query positions (dv = probsᵀ·dy); for the others the forward's (`used`). copies are the
+// backward's own room (copies.qkv, copies.probs) and the same gather scratch as the forward's.
+template <typename Scalar>
+ops::cpu::AttentionOperands<Scalar> self_attention_backward_operands(const ops::cpu::AttentionOperands<Scalar>& used,
+                                                                     std::span<const Scalar> qkv,
+                                                                     std::span<const Scalar> probs,
+                                                                     const AttentionCopies<Scalar>& copies,
+                                                                     const MatmulPoints& points, std::size_t layer,
+                                                                     MatmulHooks<Scalar>* hooks,
+                                                                     const AttentionShape& shape);
 
 }  // namespace altgrad::model

@@ -12,10 +12,11 @@ namespace altgrad::quant {
 
 struct CausalMaskCount {
   std::uint64_t values = 0;  // masked entries: T(T−1)/2 per tile
-  std::uint64_t blocks = 0;  // blocks of `block` along a row that hold only masked entries
+  std::uint64_t blocks = 0;  // blocks of `block` that hold only masked entries
 };
 
-// `elements` is a whole number of T × T tiles; block 0 counts no blocks (no block scaling).
-CausalMaskCount causal_mask_count(std::size_t elements, std::size_t T, std::size_t block);
+// `elements` is a whole number of T × T tiles; block 0 counts no blocks (no block scaling). Blocks
+// run along each row (over keys), or down each column (over queries) for the column-wise copy.
+CausalMaskCount causal_mask_count(std::size_t elements, std::size_t T, std::size_t block, bool down_columns = false);
 
 }  // namespace altgrad::quant

@@ -112,4 +112,94 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   return total;
 }
 
+namespace {
+
+void check_column_shapes(std::span<const float> in, std::span<float> out, std::size_t cols, std::size_t run,
+                         const MxOptions& options) {
+  const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx_columns: " + why); };
+  if (in.size() != out.size()) fail("input and output sizes differ");
+  if (options.block_size == 0 || options.block_size > kMaxBlock) {
+    fail("block size must be 1.." + std::to_string(kMaxBlock) + ", got " + std::to_string(options.block_size));
+  }
+  if (cols == 0 || in.size() % cols != 0) {
+    fail(std::to_string(cols) + " columns do not divide " + std::to_string(in.size()) + " elements");
+  }
+  const std::size_t rows = in.size() / cols;
+  if (run == 0 || rows % run != 0) fail("run " + std::to_string(run) + " does not divide " + std::to_string(rows) + " rows");
+}
+
+// A band: up to one block of consecutive rows of one run, across every column.
+struct Band {
+  std::size_t first_row, rows, word_base;  // word_base: the run-transposed index of (first_row, column 0)
+};
+
+Band band_at(std::size_t b, std::size_t cols, std::size_t run, std::size_t block) {
+  const std::size_t per_run = (run + block - 1) / block;
+  const std::size_t segment = b / per_run, offset = (b % per_run) * block;
+  return {segment * run + offset, std::min(block, run - offset), segment * run * cols + offset};
+}
+
+// Quantizes one band, a tile of columns at a time: each column's block is gathered into a
+// contiguous run of the tile, so the row-wise kernel quantizes it as one block. The matrix is read
+// and written row by row (a power-of-two row stride, walked down a column, would map every row to
+// the same few cache sets); only the small tile is accessed with a stride.
+void quantize_band(const format::Format& element, const float* in, float* out, std::size_t cols, std::size_t run,
+                   const Band& band, const MxOptions& options, MxStats& stats) {
+  float tile_in[kMaxBlock], tile_out[kMaxBlock];
+  std::uint32_t words[kMaxBlock];
+  int exponents[kMaxBlock];
+  std::uint64_t overflows[kMaxBlock];
+  const std::size_t len = band.rows, tile_cols = std::max<std::size_t>(1, kMaxBlock / len);
+  const bool stochastic = format::is_stochastic(options.rounding);
+  for (std::size_t c0 = 0; c0 < cols; c0 += tile_cols) {
+    const std::size_t width = std::min(tile_cols, cols - c0);
+    for (std::size_t r = 0; r < len; ++r) {
+      const float* row = in + (band.first_row + r) * cols + c0;
+      for (std::size_t j = 0; j < width; ++j) tile_in[j * len + r] = row[j];
+    }
+    for (std::size_t j = 0; j < width; ++j) {
+      exponents[j] = mx_shared_exponent(element, finite_block_amax(tile_in + j * len, len), options.rule);
+      if (stochastic) {
+        const std::uint64_t first = options.first_index + band.word_base + (c0 + j) * run;
+        fill_random(options.seed, options.stream, first, {words + j * len, len});
+      }
+    }
+    quantize_scaled_blocks(element, options.rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
+                           stats.elements);
+    for (std::size_t r = 0; r < len; ++r) {
+      float* row = out + (band.first_row + r) * cols + c0;
+      for (std::size_t j = 0; j < width; ++j) row[j] = tile_out[j * len + r];
+    }
+    for (std::size_t j = 0; j < width; ++j) stats.clipped_blocks += overflows[j] > 0;
+    stats.blocks += width;
+  }
+}
+
+}  // namespace
+
+MxStats quantize_mx_columns(const format::Format& element, std::span<const float> in, std::span<float> out,
+                            std::size_t cols, std::size_t run, const MxOptions& options) {
+  check_column_shapes(in, out, cols, run, options);
+  const std::size_t rows = in.size() / cols, block = options.block_size;
+  const std::size_t bands = rows / run * ((run + block - 1) / block);
+  // Depends only on the shape, never on the thread count; partials merge in task order.
+  const std::size_t bands_per_task = (bands + kMaxTasks - 1) / kMaxTasks;
+  const std::size_t tasks = (bands + bands_per_task - 1) / bands_per_task;
+  MxStats partial[kMaxTasks];
+#pragma omp parallel for schedule(static) if (tasks > 1 && in.size() >= kMinRowsPerTask * kMaxBlock)
+  for (std::size_t t = 0; t < tasks; ++t) {
+    const std::size_t end = std::min(bands, (t + 1) * bands_per_task);
+    for (std::size_t b = t * bands_per_task; b < end; ++b) {
+      quantize_band(element, in.data(), out.data(), cols, run, band_at(b, cols, run, block), options, partial[t]);
+    }
+  }
+  MxStats total;
+  for (std::size_t t = 0; t < tasks; ++t) {
+    total.elements.merge(partial[t].elements);
+    total.blocks += partial[t].blocks;
+    total.clipped_blocks += partial[t].clipped_blocks;
+  }
+  return total;
+}
+
 }  // namespace altgrad::quant

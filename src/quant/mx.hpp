@@ -1,6 +1,8 @@
 #pragma once
 // MX block scaling (OCP Microscaling Formats v1.0): each block of 32 consecutive elements along the
-// contiguous (reduction) dimension shares one power-of-two scale stored as an E8M0 code.
+// reduction dimension of the GEMM that reads the copy shares one power-of-two scale stored as an
+// E8M0 code: quantize_mx for blocks along rows (the contiguous dimension), quantize_mx_columns for
+// blocks down columns.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,5 +46,14 @@ int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule ru
 MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes = {});
+
+// The column-wise copy: `in` is row-major with `cols` columns, and each block runs down a column,
+// over up to block_size consecutive rows, within runs of `run` rows that no block crosses (run
+// divides the row count; the last block of a run may be shorter). This is the copy a GEMM reads
+// when it reduces over the rows (dW = dYᵀ·X over tokens). Stochastic rounding numbers the elements
+// in the run-transposed order: element (row s·run + r, column c) draws the word of index
+// first_index + s·run·cols + c·run + r, so each block's words are consecutive.
+MxStats quantize_mx_columns(const format::Format& element, std::span<const float> in, std::span<float> out,
+                            std::size_t cols, std::size_t run, const MxOptions& options);
 
 }  // namespace altgrad::quant

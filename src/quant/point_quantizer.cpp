@@ -7,6 +7,7 @@
 #include "format/codec.hpp"
 #include "quant/causal_mask.hpp"
 #include "quant/mx.hpp"
+#include "format/philox_key.hpp"
 #include "quant/quantize.hpp"
 
 namespace altgrad::quant {
@@ -26,7 +27,7 @@ void PointStats::merge(const PointStats& o) {
 }
 
 PointQuantizer::PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index)
-    : settings_(settings), seed_(seed), index_(point_index) {
+    : settings_(settings), key_(format::philox_key(seed, format::RandomPurpose::stochastic_rounding)), index_(point_index) {
   if (!settings.enabled) throw RecipeError("PointQuantizer: the point is not enabled");
   if (point_index >= kMaxPoints) throw RecipeError("PointQuantizer: point index " + std::to_string(point_index) + " too large");
   if (settings.scaling == Scaling::delayed) delayed_.emplace(settings.format, settings.history, settings.amax, settings.margin);
@@ -44,10 +45,12 @@ void PointQuantizer::collect_codes(bool on) {
 }
 
 void PointQuantizer::begin_step(std::int64_t step) {
+  if (step < 0 || step >= kMaxSteps) throw RecipeError("PointQuantizer: step " + std::to_string(step) + " outside [0, 2^43)");
   step_number_ = step;
   step_offset_ = 0;
   frozen_offset_ = 0;
   step_ = PointStats{};
+  columns_ = PointStats{};
   step_scale_ = delayed_ ? delayed_->scale() : 1.0f;
   step_.scale = settings_.scaling == Scaling::block ? std::numeric_limits<float>::quiet_NaN() : step_scale_;
 }
@@ -79,36 +82,50 @@ std::uint64_t PointQuantizer::stream(bool frozen) const {
 // The masked entries are +0 in, +0 out: one more value and one more use of +0's code each, and
 // under MX blocks of nothing else. Taking exactly those back out leaves the statistics of the
 // entries a query can attend to.
-void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements, std::size_t row_length,
+void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements, const OperandLayout& layout,
                                           bool histogram) {
   const bool blocked = settings_.scaling == Scaling::block;
-  const CausalMaskCount masked = causal_mask_count(elements, row_length, blocked ? settings_.block : 0);
+  const CausalMaskCount masked = causal_mask_count(elements, layout.cols, blocked ? settings_.block : 0, layout.along_rows);
   call.values.count -= masked.values;
   call.blocks -= masked.blocks;
   if (histogram) histogram_[format::code_of_grid_value(settings_.format, 0u)] -= masked.values;
 }
 
-PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen,
-                                 Layout layout) {
+MxStats PointQuantizer::quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                                        const MxOptions& options) const {
+  if (layout.along_rows) {
+    const std::size_t rows = layout.cols ? in.size() / layout.cols : 0;
+    return quantize_mx_columns(settings_.format, in, out, layout.cols, layout.run ? layout.run : rows, options);
+  }
+  return quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
+}
+
+PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen) {
+  return apply(in, out, OperandLayout{row_length, false, 0}, frozen);
+}
+
+PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                                 bool frozen) {
   std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
   PointStats call;
   call.calls = 1;
+  const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
-    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, seed_, stream(frozen), offset};
-    const MxStats mx = quantize_mx(settings_.format, in, out, row_length, options);
+    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset};
+    const MxStats mx = quantize_blocks(in, out, layout, options);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), seed_, stream(frozen), offset, {}};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), key_, stream(frozen), offset, {}};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = quantize(settings_.format, in, out, options);
     call.scale = options.scale;
   }
-  if (layout == Layout::causal) discount_causal_mask(call, in.size(), row_length, collecting_codes_ && !frozen);
+  if (layout.causal) discount_causal_mask(call, in.size(), layout, collecting_codes_ && !frozen);
   offset += in.size();
-  if (!frozen) step_.merge(call);
+  if (!frozen) (column_copy ? columns_ : step_).merge(call);
   return call;
 }
 

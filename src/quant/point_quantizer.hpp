@@ -5,7 +5,8 @@
 // Steps: begin_step(t) fixes the step's delayed scale (from the amaxes of steps before t) and
 // clears the step's statistics; apply() quantizes (every micro-batch may call it); end_step()
 // records the step's amax, the largest of its calls, into the history. Stochastic rounding draws
-// Philox keyed by (seed, stream = step·2^20 + point index) at counter = the element's offset
+// Philox keyed by philox_key(seed, stochastic_rounding) (format/philox_key.hpp), stream = step·2^20 +
+// point index, at counter = the element's offset
 // among all elements the point saw this step, so a run is the same bits for any thread count and
 // any split into calls. Frozen calls (evaluation) record nothing, draw from streams of their own
 // and, under delayed scaling, use the scale the next step will use (the current history's).
@@ -15,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "quant/mx.hpp"
 #include "quant/recipe.hpp"
 #include "quant/scaling.hpp"
 #include "quant/stats.hpp"
@@ -31,32 +33,46 @@ struct PointStats {
   void merge(const PointStats& o);
 };
 
-// How the elements of a call count in the statistics.
-enum class Layout : std::uint8_t {
-  dense,   // every element
-  causal,  // causal attention probabilities: the masked entries are left out (quant/causal_mask.hpp)
+// How the GEMM that reads a copy reduces over the operand (row-major, `cols` wide). Block scaling
+// puts its blocks along that axis, within runs of `run` elements no block crosses (a head's
+// channels, one sequence's positions); 0 means the whole axis. Per-tensor scaling ignores it.
+struct OperandLayout {
+  std::size_t cols = 0;
+  bool along_rows = false;  // reduces down the columns: the column-wise copy
+  std::size_t run = 0;
+  // Causal attention probabilities: `cols` × `cols` tiles whose entries above the diagonal are the
+  // mask's exact zeros. They are quantized like the rest but not counted (quant/causal_mask.hpp).
+  bool causal = false;
 };
 
 class PointQuantizer {
  public:
   static constexpr std::uint64_t kMaxPoints = std::uint64_t{1} << 20;
+  // Steps below 2^43 keep step·2^20 + point below 2^63, under the bit that marks frozen streams.
+  static constexpr std::int64_t kMaxSteps = std::int64_t{1} << 43;
 
   // Throws RecipeError for a disabled point or an index of kMaxPoints or more.
   PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index);
 
   const PointSettings& settings() const { return settings_; }
 
+  // Throws RecipeError for a step outside [0, kMaxSteps).
   void begin_step(std::int64_t step);
   void end_step();
 
   // Writes the quantized and dequantized `in` to `out` (same size, no overlap). `row_length` is the
   // contiguous dimension (MX blocks run along it). Frozen: no state or statistics change. Returns
-  // this call's statistics. Under Layout::causal, `in` is (rows, row_length) in square tiles whose
-  // masked entries are exact zeros; they are quantized like the rest but not counted.
-  PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false,
-                   Layout layout = Layout::dense);
+  // this call's statistics.
+  PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false);
+  // The copy for a GEMM that reduces along `layout`; apply(in, out, cols) is the row-wise copy.
+  PointStats apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout, bool frozen = false);
 
+  // The step's statistics. Under block scaling an operand may be quantized twice, once per
+  // reduction axis: step_stats() counts the row-wise copies (blocks along the contiguous
+  // dimension), column_stats() the column-wise ones. Per-tensor scaling makes one copy, whatever
+  // the axis, and counts it in step_stats(); column_stats() stays empty.
   const PointStats& step_stats() const { return step_; }
+  const PointStats& column_stats() const { return columns_; }
 
   // Per-code counts for code usage, gathered while on; only 8-bit formats under per-tensor or no
   // scaling have them (has_code_histogram).
@@ -70,11 +86,13 @@ class PointQuantizer {
 
  private:
   float scale_for(std::span<const float> in, bool frozen) const;
-  void discount_causal_mask(PointStats& call, std::size_t elements, std::size_t row_length, bool histogram);
+  void discount_causal_mask(PointStats& call, std::size_t elements, const OperandLayout& layout, bool histogram);
+  MxStats quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
+                          const MxOptions& options) const;
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;
-  std::uint64_t seed_;
+  std::uint64_t key_;  // the Philox key of stochastic rounding under the recipe's seed
   std::uint64_t index_;
   std::optional<DelayedScaling> delayed_;
   std::int64_t step_number_ = 0;
@@ -82,6 +100,7 @@ class PointQuantizer {
   std::uint64_t step_offset_ = 0;    // elements seen this step: the next call's Philox counter
   std::uint64_t frozen_offset_ = 0;
   PointStats step_;
+  PointStats columns_;
   bool collecting_codes_ = false;
   std::vector<std::uint64_t> histogram_;
 };

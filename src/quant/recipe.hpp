@@ -37,7 +37,7 @@ enum class Scaling : std::uint8_t {
   none,     // x_q = Q(x)
   tensor,   // per-tensor current scaling: amax of this tensor
   delayed,  // per-tensor delayed scaling: amax history of earlier steps
-  block,    // MX: one power-of-two scale per block along the contiguous dimension
+  block,    // MX: one power-of-two scale per block along the reading GEMM's reduction dimension
 };
 
 enum class Role : std::uint8_t { act, weight, grad };

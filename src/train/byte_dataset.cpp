@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "format/philox.hpp"
+#include "format/philox_key.hpp"
 #include "train/corpus.hpp"
 
 namespace altgrad::train {
@@ -37,7 +38,8 @@ void require_room(const DatasetOptions& options, std::size_t train, std::size_t 
 }
 
 // Philox stream and counter for a key: stream = step with split and purpose in its top bits;
-// counter = (micro-step, row pair). Every (seed, key, row) gets its own Philox block words.
+// counter = (micro-step, row pair), under the run's batch-sampling key (format/philox_key.hpp).
+// Every (seed, key, row) gets its own Philox block words.
 std::uint64_t stream_of(const BatchKey& key) {
   return key.step | (std::uint64_t{static_cast<std::uint8_t>(key.split)} << 62) |
          (std::uint64_t{static_cast<std::uint8_t>(key.purpose)} << 63);
@@ -45,9 +47,9 @@ std::uint64_t stream_of(const BatchKey& key) {
 
 // Uniform in [0, windows): 64 random bits modulo `windows`; the bias, at most windows / 2^64, is
 // far below anything a training run could detect.
-std::size_t window_offset(std::uint64_t seed, const BatchKey& key, std::size_t row, std::size_t windows) {
+std::size_t window_offset(std::uint64_t philox_key, const BatchKey& key, std::size_t row, std::size_t windows) {
   const std::uint64_t group = (std::uint64_t{key.micro_step} << 32) | (row / 2);
-  const auto words = format::philox_block(seed, stream_of(key), group);
+  const auto words = format::philox_block(philox_key, stream_of(key), group);
   const std::size_t half = 2 * (row % 2);
   const std::uint64_t bits = words[half] | (std::uint64_t{words[half + 1]} << 32);
   return static_cast<std::size_t>(bits % windows);
@@ -94,8 +96,9 @@ void ByteDataset::get_batch(const BatchKey& key, int B, int T, std::span<std::in
   const auto text = split(key.split);
   check_batch_arguments(text.size(), B, T, x.size(), y.size(), key.step);
   const std::size_t windows = text.size() - static_cast<std::size_t>(T);  // offsets 0 .. size - T - 1
+  const std::uint64_t philox_key = format::philox_key(options_.seed, format::RandomPurpose::batch_sampling);
   for (std::size_t row = 0; row < static_cast<std::size_t>(B); ++row) {
-    const std::size_t offset = window_offset(options_.seed, key, row, windows);
+    const std::size_t offset = window_offset(philox_key, key, row, windows);
     const std::size_t out = row * static_cast<std::size_t>(T);
     copy_window(text.data() + offset, T, x.data() + out, y.data() + out);
   }

@@ -47,11 +47,17 @@ bool QuantHooks::active(const model::MatmulOperand& operand) {
   return points_[operand.index].has_value() || injecting(operand.index);
 }
 
+bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
+  const auto& point = points_[operand.index];
+  return point && point->settings().scaling == quant::Scaling::block;
+}
+
 void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
   std::uint64_t non_finite = 0;
   if (auto& point = points_[operand.index]) {
-    const auto layout = operand.causal ? quant::Layout::causal : quant::Layout::dense;
-    const quant::PointStats call = point->apply(in, out, operand.cols, frozen_, layout);
+    const quant::OperandLayout layout{operand.cols, operand.reduction == model::Reduction::along_rows, operand.run,
+                                       operand.causal};
+    const quant::PointStats call = point->apply(in, out, layout, frozen_);
     non_finite = call.values.nan_inputs + call.values.inf_inputs;
   } else {
     std::copy(in.begin(), in.end(), out.begin());

@@ -44,7 +44,10 @@ class QuantHooks final : public model::MatmulHooks<float> {
   const std::optional<NonFinitePoint>& first_non_finite() const { return first_non_finite_; }
 
   bool active(const model::MatmulOperand& operand) override;
+  // Quantizes along the operand's reduction axis (block scaling blocks along it).
   void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
+  // True for block-scaled points: each GEMM gets its own copy, blocked along its reduction axis.
+  bool axis_dependent(const model::MatmulOperand& operand) override;
 
  private:
   bool injecting(std::size_t index) const;

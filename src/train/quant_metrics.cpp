@@ -9,48 +9,73 @@ double percent(std::uint64_t part, std::uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
+nlohmann::json stats_json(const quant::PointStats& s) {
+  nlohmann::json stats = {{"overflow_pct", percent(s.values.overflow, s.values.count)},
+                          {"underflow_pct", percent(s.values.underflow, s.values.count)},
+                          {"non_finite", s.values.nan_inputs + s.values.inf_inputs},
+                          {"amax", s.values.amax},
+                          {"scale", std::isfinite(s.scale) ? nlohmann::json(s.scale) : nlohmann::json()},
+                          {"rel_error", s.values.relative_error()}};
+  if (s.blocks) stats["clipped_blocks_pct"] = percent(s.clipped_blocks, s.blocks);
+  return stats;
+}
+
+void add_scalars(ScalarLog& scalars, const std::string& prefix, const nlohmann::json& stats) {
+  for (const auto& [key, value] : stats.items()) {
+    if (value.is_number()) scalars.add(prefix + key, value.get<double>());
+  }
+}
+
 }  // namespace
 
 void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const quant::PointQuantizer* point = hooks_.point(i);
-    if (!point || point->step_stats().calls == 0) continue;
-    const quant::PointStats& s = point->step_stats();
-    interval_[i].merge(s);
+    if (!point) continue;
     const std::string& name = hooks_.name(i);
-    const double overflow = percent(s.values.overflow, s.values.count);
-    const double underflow = percent(s.values.underflow, s.values.count);
-    if (overflow > config.warn_overflow_pct) {
-      warnings.warn(step, "overflow", name, overflow, config.warn_overflow_pct,
-                    name + " overflows " + short_number(overflow) + "%" + " of its values (" + point->settings().format_name +
-                        ", threshold " + short_number(config.warn_overflow_pct) + "%" + ")");
-    }
-    if (underflow > config.warn_underflow_pct) {
-      warnings.warn(step, "underflow", name, underflow, config.warn_underflow_pct,
-                    name + " flushes " + short_number(underflow) + "%" + " of its values to zero (" +
-                        point->settings().format_name + ", threshold " + short_number(config.warn_underflow_pct) + "%" + ")");
-    }
+    interval_[i].merge(point->step_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, false}, point->step_stats());
+    interval_columns_[i].merge(point->column_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, true}, point->column_stats());
+  }
+}
+
+void QuantMetrics::check_thresholds(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                                    const quant::PointSettings& settings, const Where& where,
+                                    const quant::PointStats& s) {
+  if (s.calls == 0) return;
+  // Strings are built only when a warning fires: no allocation on a quiet step.
+  const auto key = [&] { return where.columns ? where.point + "/colwise" : where.point; };
+  const auto label = [&] { return where.columns ? where.point + "'s column-wise copy" : where.point; };
+  const double overflow = percent(s.values.overflow, s.values.count);
+  const double underflow = percent(s.values.underflow, s.values.count);
+  if (overflow > config.warn_overflow_pct) {
+    warnings.warn(step, "overflow", key(), overflow, config.warn_overflow_pct,
+                  label() + " overflows " + short_number(overflow) + "%" + " of its values (" + settings.format_name +
+                      ", threshold " + short_number(config.warn_overflow_pct) + "%" + ")");
+  }
+  if (underflow > config.warn_underflow_pct) {
+    warnings.warn(step, "underflow", key(), underflow, config.warn_underflow_pct,
+                  label() + " flushes " + short_number(underflow) + "%" + " of its values to zero (" +
+                      settings.format_name + ", threshold " + short_number(config.warn_underflow_pct) + "%" + ")");
   }
 }
 
 nlohmann::json QuantMetrics::take(ScalarLog& scalars) {
   nlohmann::json points = nlohmann::json::object();
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
-    const quant::PointStats& s = interval_[i];
-    if (s.calls == 0) continue;
+    const quant::PointStats &rows = interval_[i], &columns = interval_columns_[i];
+    if (rows.calls == 0 && columns.calls == 0) continue;
     const std::string& name = hooks_.name(i);
-    nlohmann::json stats = {{"overflow_pct", percent(s.values.overflow, s.values.count)},
-                            {"underflow_pct", percent(s.values.underflow, s.values.count)},
-                            {"non_finite", s.values.nan_inputs + s.values.inf_inputs},
-                            {"amax", s.values.amax},
-                            {"scale", std::isfinite(s.scale) ? nlohmann::json(s.scale) : nlohmann::json()},
-                            {"rel_error", s.values.relative_error()}};
-    if (s.blocks) stats["clipped_blocks_pct"] = percent(s.clipped_blocks, s.blocks);
-    for (const auto& [key, value] : stats.items()) {
-      if (value.is_number()) scalars.add("quant/" + name + "/" + key, value.get<double>());
+    nlohmann::json stats = rows.calls ? stats_json(rows) : nlohmann::json::object();
+    add_scalars(scalars, "quant/" + name + "/", stats);
+    if (columns.calls) {
+      stats["colwise"] = stats_json(columns);
+      add_scalars(scalars, "quant/" + name + "/colwise/", stats["colwise"]);
     }
     points[name] = std::move(stats);
     interval_[i] = quant::PointStats{};
+    interval_columns_[i] = quant::PointStats{};
   }
   return points;
 }

@@ -6,7 +6,12 @@
 // Per point: overflow_pct and underflow_pct (of the values quantized), non_finite (NaN and Inf
 // inputs), amax (largest |x| seen), scale (the last per-tensor scale; null under block scaling),
 // rel_error = ‖x − x̂‖ / ‖x‖ over finite inputs, and clipped_blocks_pct under block scaling.
+// Under block scaling a point's column-wise copies (the ones its backward GEMMs block along tokens,
+// output features or queries; quant::PointQuantizer::column_stats) have the same statistics of
+// their own, under "colwise" in the point's entry, TensorBoard tags "quant/<point>/colwise/<stat>",
+// and warnings where "<point>/colwise"; the point's own keys count its row-wise copies.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +26,8 @@ namespace altgrad::train {
 
 class QuantMetrics {
  public:
-  explicit QuantMetrics(const QuantHooks& hooks) : hooks_(hooks), interval_(hooks.size()) {}
+  explicit QuantMetrics(const QuantHooks& hooks)
+      : hooks_(hooks), interval_(hooks.size()), interval_columns_(hooks.size()) {}
 
   // After a training step: warns where a point crossed a threshold and adds the step to the interval.
   void add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings);
@@ -31,8 +37,18 @@ class QuantMetrics {
   nlohmann::json take(ScalarLog& scalars);
 
  private:
+  // Which copy a warning is about: the point's row-wise copies, or its column-wise ones (warning
+  // where "<point>/colwise").
+  struct Where {
+    const std::string& point;
+    bool columns;
+  };
+  static void check_thresholds(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                               const quant::PointSettings& settings, const Where& where, const quant::PointStats& s);
+
   const QuantHooks& hooks_;
-  std::vector<quant::PointStats> interval_;
+  std::vector<quant::PointStats> interval_;          // row-wise copies (the only ones under per-tensor scaling)
+  std::vector<quant::PointStats> interval_columns_;  // column-wise copies under block scaling
 };
 
 }  // namespace altgrad::train

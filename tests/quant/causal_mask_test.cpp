@@ -25,6 +25,14 @@ TEST(CausalMask, CountsBlocksHoldingOnlyMaskedEntries) {
   EXPECT_EQ(causal_mask_count(16, 4, 32).blocks, 0u);
 }
 
+TEST(CausalMask, CountsBlocksDownTheColumns) {
+  // T = 5, blocks of 2 queries ([0, 2), [2, 4), [4, 5)) down each key's column: a block is wholly
+  // masked when its last query comes before the key. Keys 0..4 have 0, 0, 1, 1, 2 such blocks.
+  EXPECT_EQ(causal_mask_count(25, 5, 2, true).blocks, 4u);
+  EXPECT_EQ(causal_mask_count(16, 4, 2, true).blocks, 2u);
+  EXPECT_EQ(causal_mask_count(25, 5, 2, true).values, 10u);
+}
+
 TEST(CausalMask, RejectsAPartialTile) { EXPECT_THROW(causal_mask_count(15, 4, 0), std::invalid_argument); }
 
 }  // namespace

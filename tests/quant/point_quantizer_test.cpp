@@ -160,12 +160,14 @@ TEST(PointQuantizer, StepStatisticsMatchADirectCount) {
 const std::vector<float> kCausalTile{1.0f,  0.0f, 0.0f, 0.0f,  0.5f,  0.5f,  0.0f,  0.0f,
                                      1e-4f, 0.3f, 0.7f, 0.0f,  0.25f, 0.25f, 0.25f, 0.25f};
 
+const OperandLayout kCausalLayout{4, false, 0, true};
+
 TEST(PointQuantizer, CausalLayoutCountsOnlyAttendableEntries) {
   const format::Format f = format::make_format(format::parse_format("e4m3"));
   PointQuantizer point(settings("e4m3", Scaling::none), 1, 0);
   point.collect_codes(true);
   std::vector<float> out(16);
-  const PointStats call = point.apply(kCausalTile, out, 4, false, Layout::causal);
+  const PointStats call = point.apply(kCausalTile, out, kCausalLayout);
   EXPECT_EQ(call.values.count, 10u);
   EXPECT_EQ(call.values.underflow, 1u);
   EXPECT_DOUBLE_EQ(call.values.underflow_fraction(), 0.1);
@@ -191,9 +193,20 @@ TEST(PointQuantizer, CausalLayoutLeavesWhollyMaskedBlocksOut) {
   s.block = 2;  // rows 0 and 1 have their second block wholly masked
   PointQuantizer point(s, 1, 0);
   std::vector<float> out(16);
-  const PointStats call = point.apply(kCausalTile, out, 4, false, Layout::causal);
+  const PointStats call = point.apply(kCausalTile, out, kCausalLayout);
   EXPECT_EQ(call.values.count, 10u);
   EXPECT_EQ(call.blocks, 6u);
+}
+
+TEST(PointQuantizer, CausalColumnWiseCopyLeavesWhollyMaskedBlocksOut) {
+  PointSettings s = settings("e4m3", Scaling::block);
+  s.block = 2;  // down the queries: keys 2 and 3 have their first block (queries 0, 1) wholly masked
+  PointQuantizer point(s, 1, 0);
+  std::vector<float> out(16);
+  const PointStats call = point.apply(kCausalTile, out, OperandLayout{4, true, 0, true});
+  EXPECT_EQ(call.values.count, 10u);
+  EXPECT_EQ(call.blocks, 6u);
+  EXPECT_EQ(point.column_stats().blocks, 6u);
 }
 
 TEST(PointQuantizer, RejectsADisabledPoint) {

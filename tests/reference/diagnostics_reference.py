@@ -191,7 +191,8 @@ def recompute(run_dir, step):
     for h in hooks:
         h.remove()
 
-    # The quantized backward: Q(dY) at the output of every Linear with an enabled :grad point.
+    # The quantized backward: Q(dY) feeds the GEMMs of every Linear with an enabled :grad point; the
+    # bias gradient is the row sum of the unquantized dY (docs/quantization.md).
     codes = {}
     originals = {}
     for point, (_, fmt) in grad_points(run_dir).items():
@@ -199,8 +200,9 @@ def recompute(run_dir, step):
         codes[point] = set()
         originals[point] = module.forward
 
-        def quantized_forward(x, forward=module.forward, fmt=fmt, hit=codes[point]):
-            return GradQuant.apply(forward(x), fmt, hit)
+        def quantized_forward(x, module=module, fmt=fmt, hit=codes[point]):
+            y = GradQuant.apply(F.linear(x, module.weight), fmt, hit)
+            return y if module.bias is None else y + module.bias
         module.forward = quantized_forward
     _, loss = model(tokens, targets)
     model.zero_grad()

@@ -51,5 +51,44 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   EXPECT_TRUE(metrics.take(scalars).empty());  // a new interval begins
 }
 
+// Under block scaling the column-wise copy (blocks down the columns, for dW-like GEMMs) has its own
+// statistics under "colwise". x = [[1000, 1e-6], [1, 1e-6]] in E4M3, blocks of 32, floor rule:
+// row-wise blocks {1000, 1e-6} (scale 2^-1: 1000 overflows, 1e-6 underflows) and {1, 1e-6}
+// (scale 2^8: 1e-6 underflows): 25% overflow, 50% underflow. Column-wise blocks {1000, 1}
+// (1000 overflows) and {1e-6, 1e-6} (exactly scaled): 25% overflow, 0% underflow.
+TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
+  testing::ScratchDir dir;
+  const TrainConfig config = parse_config(
+      "n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\nscaling = \"block\"\n",
+      "t.toml");
+  const model::MatmulPoints points(gpt_config(config));
+  QuantHooks hooks(points, resolve_recipe(config));
+  const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
+  model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 2};
+  const std::vector<float> x = {1000.0f, 1e-6f, 1.0f, 1e-6f};
+  std::vector<float> out(x.size());
+  RunLog log(dir.path());
+  Warnings warnings(log, nullptr, 100);
+  QuantMetrics metrics(hooks);
+  hooks.begin_step(0, false);
+  hooks.apply(operand, x, out);
+  operand.reduction = model::Reduction::along_rows;
+  ASSERT_TRUE(hooks.axis_dependent(operand));
+  hooks.apply(operand, x, out);
+  hooks.end_step();
+  metrics.add_step(1, config, warnings);
+  ScalarLog scalars;
+  const nlohmann::json stats = metrics.take(scalars).at("h.0.attn.c_attn:act");
+  EXPECT_DOUBLE_EQ(stats.at("overflow_pct").get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(stats.at("underflow_pct").get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(stats.at("colwise").at("overflow_pct").get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(stats.at("colwise").at("underflow_pct").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(stats.at("colwise").at("clipped_blocks_pct").get<double>(), 50.0);
+  bool tagged = false;
+  for (const auto& [tag, value] : scalars.scalars) tagged |= tag == "quant/h.0.attn.c_attn:act/colwise/underflow_pct";
+  EXPECT_TRUE(tagged);
+  EXPECT_EQ(warnings.emitted(), 3u);  // row-wise overflow and underflow, column-wise overflow
+}
+
 }  // namespace
 }  // namespace altgrad::train

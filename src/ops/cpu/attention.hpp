@@ -52,8 +52,9 @@ struct AttentionOperands {
   std::span<const Scalar> probs;
 };
 
-// attention_backward with a straight-through estimator: each product is differentiated at the
-// operands it multiplied (`used`), the softmax at the probabilities it produced (`probs`):
+// attention_backward with a straight-through estimator: the backward products read `used` (the
+// forward products' operands, or copies of them quantized along the backward products' reduction
+// axes), the softmax is differentiated at the probabilities it produced (`probs`):
 //   dv = used.probsᵀ · dout        dp = dout · vᵀ                   (v of used.qkv)
 //   ds = probs ⊙ (dp − rowsum(dp ⊙ probs)) / √hs
 //   dq = ds · k                    dk = dsᵀ · q                     (q, k of used.qkv)

@@ -42,22 +42,33 @@ template <typename Scalar>
 void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
                      std::size_t N, std::size_t C, std::size_t OC) {
+  matmul_backward(dinp, dweight, dbias, MatmulBackwardOperands<Scalar>{dout, weight, dout, inp, dout}, N, C, OC);
+}
+
+template <typename Scalar>
+void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                     const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C, std::size_t OC) {
   constexpr const char* kernel = "matmul_backward";
   const BlasShape s = blas_shape(kernel, N, C, OC);
+  const auto& [dout_dinp, weight, dout_dweight, inp, dout_dbias] = operands;
   require_size(kernel, "dinp", dinp.size(), N * C);
   require_size(kernel, "dweight", dweight.size(), OC * C);
   require_size_or_empty(kernel, "dbias", dbias.size(), OC);
-  require_size(kernel, "dout", dout.size(), N * OC);
+  require_size(kernel, "dout for dinp", dout_dinp.size(), N * OC);
+  require_size(kernel, "dout for dweight", dout_dweight.size(), N * OC);
   require_size(kernel, "inp", inp.size(), N * C);
   require_size(kernel, "weight", weight.size(), OC * C);
+  if (!dbias.empty()) require_size(kernel, "dout for dbias", dout_dbias.size(), N * OC);
 
   // beta = 1 accumulates, so residual branches and the tied wte/lm_head weight add up.
-  gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, dout.data(), s.oc, weight.data(), s.c, Scalar{1}, dinp.data(), s.c);
-  gemm(CblasTrans, CblasNoTrans, s.oc, s.c, s.n, dout.data(), s.oc, inp.data(), s.c, Scalar{1}, dweight.data(), s.c);
+  gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, dout_dinp.data(), s.oc, weight.data(), s.c, Scalar{1}, dinp.data(),
+       s.c);
+  gemm(CblasTrans, CblasNoTrans, s.oc, s.c, s.n, dout_dweight.data(), s.oc, inp.data(), s.c, Scalar{1},
+       dweight.data(), s.c);
   if (dbias.empty()) return;
   for_each_column_block(OC, N * OC, [&](std::size_t begin, std::size_t end) {
     for (std::size_t row = 0; row < N; ++row) {
-      const Scalar* dy = dout.data() + row * OC;
+      const Scalar* dy = dout_dbias.data() + row * OC;
       for (std::size_t o = begin; o < end; ++o) dbias[o] += dy[o];
     }
   });
@@ -73,5 +84,9 @@ template void matmul_backward<float>(std::span<float>, std::span<float>, std::sp
 template void matmul_backward<double>(std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
                                       std::span<const double>, std::span<const double>, std::size_t, std::size_t,
                                       std::size_t);
+template void matmul_backward<float>(std::span<float>, std::span<float>, std::span<float>,
+                                     const MatmulBackwardOperands<float>&, std::size_t, std::size_t, std::size_t);
+template void matmul_backward<double>(std::span<double>, std::span<double>, std::span<double>,
+                                      const MatmulBackwardOperands<double>&, std::size_t, std::size_t, std::size_t);
 
 }  // namespace altgrad::ops::cpu

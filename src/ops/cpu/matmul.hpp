@@ -7,8 +7,9 @@
 //   out    (N, OC)
 //
 // inp and weight are separate arguments, never assumed to be the stored activation or parameter:
-// a quantized run passes fake-quantized copies of both, and the backward pass reuses those same
-// copies for dinp and dweight (straight-through estimator), with a quantized dout.
+// a quantized run passes fake-quantized copies of both. The backward pass takes each GEMM's
+// operands apart (MatmulBackwardOperands), so that each may read copies quantized along its own
+// reduction dimension, and the bias gradient the unquantized dout.
 #include <cstddef>
 #include <span>
 
@@ -25,5 +26,20 @@ template <typename Scalar>
 void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
                      std::size_t N, std::size_t C, std::size_t OC);
+
+// The operands of the backward GEMMs, each as that GEMM is to read it:
+//   dinp    += dout_dinp · weight        (N, OC)·(OC, C), reduces over OC
+//   dweight += dout_dweightᵀ · inp       (OC, N)·(N, C), reduces over N
+//   dbias   += Σ_rows dout_dbias         (N, OC)
+template <typename Scalar>
+struct MatmulBackwardOperands {
+  std::span<const Scalar> dout_dinp, weight;
+  std::span<const Scalar> dout_dweight, inp;
+  std::span<const Scalar> dout_dbias;
+};
+
+template <typename Scalar>
+void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                     const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C, std::size_t OC);
 
 }  // namespace altgrad::ops::cpu

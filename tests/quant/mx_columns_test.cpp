@@ -1,0 +1,93 @@
+// quantize_mx_columns, the column-wise MX copy, against the row-wise quantizer applied to the
+// run-transposed matrix: transposing each run of rows turns blocks down a column into blocks along
+// a row, and the documented word numbering (element (s·run + r, c) draws word s·run·cols + c·run + r)
+// is the transposed matrix's own element order. So every value, every statistic and every
+// stochastic rounding word must agree bit for bit, for any thread count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "determinism.hpp"
+#include "format/parse.hpp"
+#include "format/philox.hpp"
+#include "quant/mx.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+using quant_test::bit_identical;
+using quant_test::OmpThreads;
+
+// (rows, cols) → per run of `run` rows, that run's (cols, run) transpose, runs one after another.
+std::vector<float> transpose_runs(const std::vector<float>& x, std::size_t rows, std::size_t cols, std::size_t run) {
+  std::vector<float> t(x.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t segment = r / run, within = r % run;
+    for (std::size_t c = 0; c < cols; ++c) t[segment * run * cols + c * run + within] = x[r * cols + c];
+  }
+  return t;
+}
+
+std::vector<float> untranspose_runs(const std::vector<float>& t, std::size_t rows, std::size_t cols, std::size_t run) {
+  std::vector<float> x(t.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t segment = r / run, within = r % run;
+    for (std::size_t c = 0; c < cols; ++c) x[r * cols + c] = t[segment * run * cols + c * run + within];
+  }
+  return x;
+}
+
+std::vector<float> graded(std::size_t n, std::size_t cols) {
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = format::philox_word(11, 0, i) / 4294967296.0;
+    x[i] = static_cast<float>(std::ldexp(2.0 * u - 1.0, static_cast<int>((i / cols * 3 + i % cols) % 13) - 6));
+  }
+  return x;
+}
+
+void expect_same_stats(const MxStats& a, const MxStats& b) {
+  EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.clipped_blocks, b.clipped_blocks);
+  EXPECT_EQ(a.elements.count, b.elements.count);
+  EXPECT_EQ(a.elements.overflow, b.elements.overflow);
+  EXPECT_EQ(a.elements.underflow, b.elements.underflow);
+  EXPECT_EQ(a.elements.amax, b.elements.amax);
+}
+
+struct Shape {
+  std::size_t rows, cols, run, block;
+};
+
+TEST(QuantizeMxColumns, EqualsTheRowWiseQuantizerOnTheRunTransposedMatrix) {
+  const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
+  // Runs that are, and are not, multiples of the block; one column and many; one run and several.
+  for (const Shape s : {Shape{40, 48, 40, 32}, Shape{80, 7, 40, 32}, Shape{96, 33, 32, 32}, Shape{64, 5, 64, 16},
+                        Shape{3000, 3, 1000, 32}}) {
+    for (const format::Rounding rounding : {format::Rounding::nearest_even, format::Rounding::stochastic}) {
+      const std::vector<float> x = graded(s.rows * s.cols, s.cols);
+      const MxOptions options{s.block, MxScaleRule::floor, rounding, 5, 9, 123};
+      std::vector<float> want_t(x.size());
+      const MxStats want = quantize_mx(e4m3, transpose_runs(x, s.rows, s.cols, s.run), want_t, s.run, options);
+      for (const int threads : {1, 2}) {
+        OmpThreads pinned(threads);
+        std::vector<float> got(x.size());
+        const MxStats stats = quantize_mx_columns(e4m3, x, got, s.cols, s.run, options);
+        EXPECT_TRUE(bit_identical(got, untranspose_runs(want_t, s.rows, s.cols, s.run)))
+            << s.rows << "x" << s.cols << " run " << s.run << " threads " << threads;
+        expect_same_stats(stats, want);
+      }
+    }
+  }
+}
+
+TEST(QuantizeMxColumns, RejectsARunThatDoesNotDivideTheRows) {
+  const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
+  std::vector<float> x(12), out(12);
+  EXPECT_THROW(quantize_mx_columns(e4m3, x, out, 3, 3, MxOptions{}), std::invalid_argument);  // 4 rows
+  EXPECT_THROW(quantize_mx_columns(e4m3, x, out, 5, 1, MxOptions{}), std::invalid_argument);  // 5 ∤ 12
+}
+
+}  // namespace
+}  // namespace altgrad::quant
