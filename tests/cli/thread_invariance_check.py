@@ -5,8 +5,9 @@ Trains every model variant, plus a recipe with stochastic rounding and an MX rec
 at 1, 2, 3 and 4 OpenMP threads, and requires byte-identical checkpoints (model, optimizer, quant
 state, state.json, configs, recipe), identical metrics.jsonl lines with the wall-clock fields taken
 out, and identical events.jsonl lines with the run directory taken out. The model is just large
-enough that every kernel splits its work between threads (ops/cpu/parallel.hpp's threshold) and
-every GEMM of the step is cut into several tiles.
+enough that every kernel splits its work between threads (ops/cpu/parallel.hpp's threshold); its
+GEMMs are single tiles, so OpenBLAS's own threading would show here, and the GEMMs cut into many
+tiles are held to the same bits by ops_tests (Gemm.BitsDoNotDependOnThreadCount).
 
 Before it trusts a comparison, it checks that the comparison sees a one-bit change in a saved
 parameter and a last-digit change in a logged metric.

@@ -8,8 +8,9 @@ namespace altgrad::ops::cpu {
 namespace {
 
 // Multiply-adds worth one tile: enough that a tile's packing of the shared operand stays small
-// beside its arithmetic, small enough that the default model's GEMMs give every core several tiles.
-constexpr std::size_t kTileWork = std::size_t{1} << 22;
+// beside its arithmetic, small enough that the default model's GEMMs give two cores four tiles each.
+// scripts/compare_train_speed.sh measures what a change here costs.
+constexpr std::size_t kTileWork = std::size_t{1} << 24;
 // Caps the tiles of one GEMM, and with them the times the shared operand is packed.
 constexpr std::size_t kMaxTiles = 64;
 // Tile edges fall on multiples of this, so every tile but the last is whole micro-kernel panels.
