@@ -19,6 +19,7 @@
 #include "model/self_attention.hpp"
 #include "mx_reference.hpp"
 #include "ops/cpu/attention.hpp"
+#include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
 
 namespace altgrad::train {
@@ -30,16 +31,6 @@ using testing::mx_reference;
 // hs = 48 (blocks of 32 + 16 along a head) and T = 40 (32 + 8 along a sequence).
 constexpr std::size_t B = 2, T = 40, C = 96, NH = 2, hs = C / NH, N = B * T;
 
-model::GptConfig attention_model() {
-  model::GptConfig c;
-  c.n_layer = 1;
-  c.n_head = NH;
-  c.n_embd = C;
-  c.block_size = T;
-  c.vocab_size = 256;
-  return c;
-}
-
 Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
   quant::RecipeSpec spec;
   quant::SettingsPatch patch;
@@ -48,18 +39,6 @@ Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scalin
   patch.scaling = scaling;
   spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test"});
   return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
-}
-
-std::vector<float> graded_values(std::size_t rows, std::size_t cols, std::uint64_t stream, double magnitude) {
-  std::vector<float> v(rows * cols);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < cols; ++c) {
-      const double u = format::philox_word(77, stream, r * cols + c) / 4294967296.0;
-      const int octave = static_cast<int>((r * 5 + c * 3) % 9) - 4;
-      v[r * cols + c] = static_cast<float>(std::ldexp(magnitude * (2.0 * u - 1.0), octave));
-    }
-  }
-  return v;
 }
 
 // One third (0 q, 1 k, 2 v) of qkv as an (N, C) matrix.
@@ -71,7 +50,7 @@ std::vector<float> third(const std::vector<float>& qkv, std::size_t part) {
 
 // The attention core's run with hooks: forward, the backward operands, the backward.
 struct AttentionRun {
-  std::vector<float> qkv = graded_values(N, 3 * C, 0, 2.0), dy = graded_values(N, C, 1, 0.01);
+  std::vector<float> qkv = testing::graded_values(N, 3 * C, 77, 0, 2.0, 9), dy = testing::graded_values(N, C, 77, 1, 0.01, 9);
   std::vector<float> out = std::vector<float>(N * C), probs = std::vector<float>(B * NH * T * T);
   std::vector<float> dqkv = std::vector<float>(N * 3 * C, 0.0f), dprobs = std::vector<float>(B * NH * T * T);
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);
@@ -137,7 +116,7 @@ double relative_gap(const std::vector<float>& got, const std::vector<double>& wa
 }
 
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
-  const model::MatmulPoints points(attention_model());
+  const model::MatmulPoints points(testing::one_block_model(NH, C, T));
   QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
   hooks.begin_step(0, false);
   const AttentionRun run(points, hooks);
@@ -176,7 +155,7 @@ TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimen
 }
 
 TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass) {
-  const model::MatmulPoints points(attention_model());
+  const model::MatmulPoints points(testing::one_block_model(NH, C, T));
   for (const quant::Scaling scaling : {quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed}) {
     QuantHooks hooks(points, attention_recipe(points, scaling));
     hooks.begin_step(0, false);

@@ -54,20 +54,6 @@ Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
   return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
 }
 
-// Magnitudes that change along both axes (2^-5 … 2^5), so blocks along rows and along columns get
-// different scales.
-std::vector<float> graded_values(std::size_t rows, std::size_t cols, std::uint64_t stream, float magnitude) {
-  std::vector<float> v(rows * cols);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < cols; ++c) {
-      const double u = format::philox_word(99, stream, r * cols + c) / 4294967296.0;
-      const int octave = static_cast<int>((r * 5 + c * 3) % 11) - 5;
-      v[r * cols + c] = static_cast<float>(std::ldexp(magnitude * (2.0 * u - 1.0), octave));
-    }
-  }
-  return v;
-}
-
 double largest(const std::vector<double>& v) {
   double m = 0;
   for (const double x : v) m = std::max(m, std::fabs(x));
@@ -132,9 +118,9 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
   LinearCase k{40, fc.in_features, fc.out_features, {}, {}, {}};
   ASSERT_EQ(k.C, 48u);
   ASSERT_EQ(k.OC, 192u);
-  k.x = graded_values(k.N, k.C, 0, 1.5f);
-  k.w = graded_values(k.OC, k.C, 1, 0.05f);
-  k.dy = graded_values(k.N, k.OC, 2, 1e-4f);
+  k.x = testing::graded_values(k.N, k.C, 99, 0, 1.5, 11);
+  k.w = testing::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
+  k.dy = testing::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
 
   std::vector<float> y(k.N * k.OC), x_copy(k.N * k.C), w_copy(k.OC * k.C), dx(k.N * k.C, 0.0f), dw(k.OC * k.C, 0.0f),
       db(k.OC, 0.0f);

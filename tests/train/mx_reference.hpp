@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "format/codec.hpp"
 #include "format/parse.hpp"
+#include "format/philox.hpp"
 
 namespace altgrad::train::testing {
 
@@ -20,6 +22,21 @@ struct MxAxis {
   std::size_t run;   // no block crosses a multiple of run along that axis
   std::size_t block = 32;
 };
+
+// Values whose magnitudes change along both axes (octaves of 2 spread over `octaves` binades
+// around `magnitude`), so blocks along rows and along columns get different scales.
+inline std::vector<float> graded_values(std::size_t rows, std::size_t cols, std::uint64_t key, std::uint64_t stream,
+                                        double magnitude, int octaves) {
+  std::vector<float> v(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double u = format::philox_word(key, stream, r * cols + c) / 4294967296.0;
+      const int octave = static_cast<int>((r * 5 + c * 3) % static_cast<std::size_t>(octaves)) - octaves / 2;
+      v[r * cols + c] = static_cast<float>(std::ldexp(magnitude * (2.0 * u - 1.0), octave));
+    }
+  }
+  return v;
+}
 
 // floor(log2 |v|) for finite nonzero v.
 inline int floor_log2(double v) {

@@ -11,20 +11,11 @@
 #include "format/philox.hpp"
 #include "model/linear.hpp"
 #include "ops/cpu/matmul.hpp"
+#include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
 
 namespace altgrad::train {
 namespace {
-
-model::GptConfig small_model() {
-  model::GptConfig c;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 48;
-  c.block_size = 64;
-  c.vocab_size = 256;
-  return c;
-}
 
 // E4M3 forward, E5M2 backward with stochastic rounding (so that the words each copy draws matter).
 Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
@@ -57,7 +48,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 class PerTensorReuse : public ::testing::TestWithParam<quant::Scaling> {};
 
 TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantizedGradient) {
-  const model::MatmulPoints points(small_model());
+  const model::MatmulPoints points(testing::one_block_model(2, 48, 64));
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   const std::size_t N = 40, C = fc.in_features, OC = fc.out_features;
   const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),

@@ -10,20 +10,11 @@
 #include "format/parse.hpp"
 #include "format/philox.hpp"
 #include "model/linear.hpp"
+#include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
 
 namespace altgrad::train {
 namespace {
-
-model::GptConfig small_model() {
-  model::GptConfig c;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.block_size = 8;
-  c.vocab_size = 256;
-  return c;
-}
 
 // E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
 Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
@@ -71,7 +62,7 @@ void expect_close(std::span<const float> got, const std::vector<double>& want, c
 }
 
 TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
-  const model::MatmulPoints points(small_model());
+  const model::MatmulPoints points(testing::one_block_model(2, 16, 8));
   QuantHooks hooks(points, tensor_scaled_recipe(points));
   hooks.begin_step(0, false);
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);

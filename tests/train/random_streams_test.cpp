@@ -21,6 +21,7 @@
 #include "model/init.hpp"
 #include "quant/point_quantizer.hpp"
 #include "train/byte_dataset.hpp"
+#include "train/one_block_model.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -29,16 +30,6 @@ using format::PhiloxCounter;
 using format::RandomPurpose;
 
 constexpr std::uint64_t kSeed = 1337;
-
-model::GptConfig tiny_model() {
-  model::GptConfig c;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.block_size = 8;
-  c.vocab_size = 256;
-  return c;
-}
 
 std::size_t tensor_index(const model::ParameterLayout& layout, const std::string& name) {
   const auto tensors = layout.tensors();
@@ -55,7 +46,7 @@ PhiloxCounter init_words_of_wte(std::size_t k) {
 }
 
 TEST(RandomStreams, InitializationDrawsUnderItsOwnKey) {
-  model::Gpt<double> gpt(tiny_model());
+  model::Gpt<double> gpt(testing::one_block_model(2, 16, 8));
   gpt.initialize(kSeed);
   const std::size_t k = tensor_index(gpt.layout(), "transformer.wte.weight");
   const PhiloxCounter w = init_words_of_wte(k);
@@ -115,7 +106,7 @@ TEST(RandomStreams, StochasticRoundingDrawsUnderItsOwnKey) {
 // The three purposes' first words: pairwise different, and none is the bare-seed block
 // philox_block(seed, 0, 0) that all three used to read.
 TEST(RandomStreams, FirstWordsOfInitBatchAndRoundingDiffer) {
-  const model::ParameterLayout layout(tiny_model());
+  const model::ParameterLayout layout(testing::one_block_model(2, 16, 8));
   const PhiloxCounter init = init_words_of_wte(tensor_index(layout, "transformer.wte.weight"));
   const PhiloxCounter batch = batch_words_of_step0(), rounding = rounding_words_of_point0();
   const PhiloxCounter shared_before = format::philox_block(kSeed, 0, 0);
