@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install what is missing (packages and the default legal corpus), build, and train
-# the default config (configs/default.toml, about 10 minutes on two idle cores; scripts/docs_numbers.sh
+# the default config (configs/default.toml, about 6 minutes on two idle cores; scripts/docs_numbers.sh
 # --only default measures it) in a new run directory.
 # It ends by printing the run directory, the final validation loss and a short generated sample.
 set -euo pipefail
