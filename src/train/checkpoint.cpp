@@ -174,22 +174,25 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer)
     fail(path, "written by optimizer '" + saved + "', but the config asks for optimizer '" +
                    std::string(optimizer.name()) + "' (set optimizer = \"" + saved + "\" to resume this run)");
   }
-  const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
-  for (const auto& tensor : optimizer.state()) {
-    optimizer.restore_state(tensor.name, expect_tensor(file, path, tensor.name, {n}).data);
-  }
+  // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
+  const auto kept = optimizer.state();
   for (const auto& [name, tensor] : file.tensors) {
-    const auto kept = optimizer.state();
     if (std::none_of(kept.begin(), kept.end(), [&](const auto& t) { return t.name == name; })) {
       fail(path, "unexpected state tensor '" + name + "': optimizer '" + std::string(optimizer.name()) +
                      "' with this config keeps " + state_names(optimizer));
     }
   }
+  const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
+  for (const auto& tensor : kept) expect_tensor(file, path, tensor.name, {n});
+  std::int64_t step = -1;
   try {
-    optimizer.restore_step_count(std::stoll(file.metadata.at("step")));
+    step = std::stoll(file.metadata.at("step"));
   } catch (const std::exception&) {
-    fail(path, "missing or bad 'step' metadata");
+    // step stays -1, refused below with the other bad values
   }
+  if (step < 0) fail(path, "missing or bad 'step' metadata");
+  for (const auto& tensor : kept) optimizer.restore_state(tensor.name, file.tensors.at(tensor.name).data);
+  optimizer.restore_step_count(step);
 }
 
 CheckpointState load_state(const fs::path& checkpoint_dir) {
