@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
 namespace altgrad::optim {
 namespace {
@@ -14,38 +12,29 @@ constexpr std::size_t kMaxNormChunks = 4096;
 }  // namespace
 
 AdamW::AdamW(std::size_t parameter_count, const AdamWConfig& config, std::vector<ParameterRange> ranges)
-    : config_(config), ranges_(std::move(ranges)), m_(parameter_count, 0.0f), v_(parameter_count, 0.0f) {
-  std::size_t covered = 0;
-  for (const auto& r : ranges_) {
-    if (r.offset + r.size > parameter_count) {
-      throw std::invalid_argument("AdamW: parameter range [" + std::to_string(r.offset) + ", " +
-                                  std::to_string(r.offset + r.size) + ") exceeds " + std::to_string(parameter_count) +
-                                  " parameters");
-    }
-    covered += r.size;
-  }
-  if (covered != parameter_count) {
-    throw std::invalid_argument("AdamW: ranges cover " + std::to_string(covered) + " of " +
-                                std::to_string(parameter_count) + " parameters");
-  }
+    : Optimizer("AdamW", parameter_count, std::move(ranges)),
+      config_(config),
+      m_(add_state("exp_avg")),
+      v_(add_state("exp_avg_sq")) {}
+
+std::vector<Hyperparameter> AdamW::hyperparameters() const {
+  return {{"beta1", config_.beta1}, {"beta2", config_.beta2}, {"eps", config_.eps}, {"weight_decay", config_.weight_decay}};
 }
 
 void AdamW::step(std::span<float> params, std::span<const float> grads, float lr) {
-  if (params.size() != m_.size() || grads.size() != m_.size()) {
-    throw std::invalid_argument("AdamW::step: expected " + std::to_string(m_.size()) + " parameters and gradients");
-  }
-  ++step_;
+  check_step_sizes("AdamW", params.size(), grads.size());
+  const std::int64_t step = advance_step();
   const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
   // PyTorch computes these scalars in double and applies them as floats.
-  const double bias_correction1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(step_));
-  const double bias_correction2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(step_));
+  const double bias_correction1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(step));
+  const double bias_correction2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(step));
   const auto step_size = static_cast<float>(lr / bias_correction1);
   const auto bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   float* p = params.data();
   const float* g = grads.data();
-  float* m = m_.data();
-  float* v = v_.data();
-  for (const auto& range : ranges_) {
+  float* m = state_values(m_).data();
+  float* v = state_values(v_).data();
+  for (const auto& range : ranges()) {
     const float decay = range.decay ? static_cast<float>(1.0 - static_cast<double>(lr) * config_.weight_decay) : 1.0f;
     const std::size_t end = range.offset + range.size;
 #pragma omp parallel for simd schedule(static)
@@ -60,14 +49,9 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, float lr
 }
 
 void AdamW::restore(std::span<const float> m, std::span<const float> v, std::int64_t step) {
-  if (m.size() != m_.size() || v.size() != v_.size() || step < 0) {
-    throw std::invalid_argument("AdamW::restore: saved state has " + std::to_string(m.size()) + "/" +
-                                std::to_string(v.size()) + " moments for " + std::to_string(m_.size()) +
-                                " parameters (step " + std::to_string(step) + ")");
-  }
-  std::copy(m.begin(), m.end(), m_.begin());
-  std::copy(v.begin(), v.end(), v_.begin());
-  step_ = step;
+  restore_state("exp_avg", m);
+  restore_state("exp_avg_sq", v);
+  restore_step_count(step);
 }
 
 double clip_grad_norm(std::span<float> grads, double max_norm) {

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "optim/optimizer.hpp"
+
 namespace altgrad::optim {
 
 struct AdamWConfig {
@@ -16,32 +18,26 @@ struct AdamWConfig {
   float weight_decay = 0.1f;
 };
 
-// A run of parameters with one decay rule. nanoGPT decays tensors of 2 or more dimensions
-// (embeddings and Linear weights) and not biases or norm weights.
-struct ParameterRange {
-  std::size_t offset = 0;
-  std::size_t size = 0;
-  bool decay = true;
-};
-
-class AdamW {
+// State tensors `exp_avg` and `exp_avg_sq`, PyTorch's names; checkpoints of every version hold them
+// under these names.
+class AdamW final : public Optimizer {
  public:
+  static constexpr std::string_view kName = "adamw";
+
   AdamW(std::size_t parameter_count, const AdamWConfig& config, std::vector<ParameterRange> ranges);
 
-  // One update with learning rate `lr`; increments the step count first, as PyTorch does.
-  void step(std::span<float> params, std::span<const float> grads, float lr);
+  std::string_view name() const override { return kName; }
+  std::vector<Hyperparameter> hyperparameters() const override;
+  void step(std::span<float> params, std::span<const float> grads, float lr) override;
 
-  std::int64_t step_count() const { return step_; }
-  std::span<const float> first_moment() const { return m_; }
-  std::span<const float> second_moment() const { return v_; }
-  // Restores moments and step count saved from the accessors above (checkpoint resume).
+  std::span<const float> first_moment() const { return state()[m_].values; }
+  std::span<const float> second_moment() const { return state()[v_].values; }
+  // Restores moments and step count saved from the accessors above.
   void restore(std::span<const float> m, std::span<const float> v, std::int64_t step);
 
  private:
   AdamWConfig config_;
-  std::vector<ParameterRange> ranges_;
-  std::vector<float> m_, v_;
-  std::int64_t step_ = 0;
+  std::size_t m_, v_;  // indices of the state tensors
 };
 
 // Scales grads so their global L2 norm is at most max_norm (torch.nn.utils.clip_grad_norm_, with its

@@ -17,6 +17,8 @@ constexpr const char* kModelFile = "model.safetensors";
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kStateFile = "state.json";
+// Checkpoints written before optimizers were named hold AdamW's moments.
+constexpr const char* kUnnamedOptimizer = "adamw";
 
 [[noreturn]] void fail(const fs::path& path, const std::string& why) { throw CheckpointError(path.string() + ": " + why); }
 
@@ -81,9 +83,29 @@ const Tensor& expect_tensor(const SafetensorsFile& file, const fs::path& path, c
   return it->second;
 }
 
+void save_optimizer(const fs::path& path, const optim::Optimizer& optimizer) {
+  const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
+  std::vector<TensorRef> state;
+  for (const auto& tensor : optimizer.state()) state.push_back({tensor.name, {n}, tensor.values});
+  write_safetensors(path, state,
+                    {{"optimizer", std::string(optimizer.name())}, {"step", std::to_string(optimizer.step_count())}});
+}
+
+std::string saved_optimizer_name(const SafetensorsFile& file) {
+  const auto it = file.metadata.find("optimizer");
+  return it == file.metadata.end() ? kUnnamedOptimizer : it->second;
+}
+
+// What `optimizer` keeps, for messages: "exp_avg, exp_avg_sq" or "no state tensors".
+std::string state_names(const optim::Optimizer& optimizer) {
+  std::string names;
+  for (const auto& tensor : optimizer.state()) names += (names.empty() ? "" : ", ") + tensor.name;
+  return names.empty() ? "no state tensors" : names;
+}
+
 }  // namespace
 
-fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::AdamW& optimizer,
+fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::Optimizer& optimizer,
                          const CheckpointState& state, const CheckpointExtras& extras) {
   const fs::path final_dir = run_dir / "checkpoints" / ("step_" + std::to_string(state.step));
   const fs::path staging = run_dir / "checkpoints" / (".step_" + std::to_string(state.step) + ".partial");
@@ -95,10 +117,7 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
     tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
   }
   write_safetensors(staging / kModelFile, tensors, {{"format", "pt"}});
-  const std::int64_t n = static_cast<std::int64_t>(model.layout().size());
-  const std::vector<TensorRef> moments = {{"exp_avg", {n}, optimizer.first_moment()},
-                                          {"exp_avg_sq", {n}, optimizer.second_moment()}};
-  write_safetensors(staging / kOptimizerFile, moments, {{"step", std::to_string(optimizer.step_count())}});
+  save_optimizer(staging / kOptimizerFile, optimizer);
   write_json(staging / kConfigFile, config_json(model.config()));
   const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   write_json(staging / kStateFile, {{"step", state.step},
@@ -148,19 +167,32 @@ void load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
   }
 }
 
-void load_optimizer(const fs::path& checkpoint_dir, optim::AdamW& optimizer) {
+void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {
   const fs::path path = checkpoint_dir / kOptimizerFile;
   const SafetensorsFile file = read_safetensors(path);
-  const std::int64_t n = static_cast<std::int64_t>(optimizer.first_moment().size());
-  const Tensor& m = expect_tensor(file, path, "exp_avg", {n});
-  const Tensor& v = expect_tensor(file, path, "exp_avg_sq", {n});
-  std::int64_t step = 0;
+  if (const std::string saved = saved_optimizer_name(file); saved != optimizer.name()) {
+    fail(path, "written by optimizer '" + saved + "', but the config asks for optimizer '" +
+                   std::string(optimizer.name()) + "' (set optimizer = \"" + saved + "\" to resume this run)");
+  }
+  // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
+  const auto kept = optimizer.state();
+  for (const auto& [name, tensor] : file.tensors) {
+    if (std::none_of(kept.begin(), kept.end(), [&](const auto& t) { return t.name == name; })) {
+      fail(path, "unexpected state tensor '" + name + "': optimizer '" + std::string(optimizer.name()) +
+                     "' with this config keeps " + state_names(optimizer));
+    }
+  }
+  const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
+  for (const auto& tensor : kept) expect_tensor(file, path, tensor.name, {n});
+  std::int64_t step = -1;
   try {
     step = std::stoll(file.metadata.at("step"));
   } catch (const std::exception&) {
-    fail(path, "missing or bad 'step' metadata");
+    // step stays -1, refused below with the other bad values
   }
-  optimizer.restore(m.data, v.data, step);
+  if (step < 0) fail(path, "missing or bad 'step' metadata");
+  for (const auto& tensor : kept) optimizer.restore_state(tensor.name, file.tensors.at(tensor.name).data);
+  optimizer.restore_step_count(step);
 }
 
 CheckpointState load_state(const fs::path& checkpoint_dir) {

@@ -3,7 +3,8 @@
 //   model.safetensors      parameters under nanoGPT's state_dict names (lm_head.weight included,
 //                          tied to transformer.wte.weight), loadable by nanoGPT's GPT unchanged
 //   config.json            nanoGPT's GPTConfig fields plus this bench's variant fields
-//   optimizer.safetensors  AdamW moments over the parameter buffer
+//   optimizer.safetensors  the optimizer's named state tensors (AdamW: exp_avg, exp_avg_sq; SGD:
+//                          momentum_buffer), with its name and step count as metadata
 //   state.json             step, seed, validation losses, the gradient-norm history of the
 //                          spike detector
 //   recipe.json, quant.safetensors   the quantization recipe and its scaling state (quant_checkpoint.hpp)
@@ -17,7 +18,7 @@
 
 #include "model/config.hpp"
 #include "model/gpt.hpp"
-#include "optim/adamw.hpp"
+#include "optim/optimizer.hpp"
 #include "train/safetensors.hpp"
 
 namespace altgrad::train {
@@ -37,7 +38,7 @@ using CheckpointExtras = std::function<void(const std::filesystem::path& staging
 
 // Writes checkpoints/step_<state.step> under run_dir and returns its path.
 std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, const model::Gpt<float>& model,
-                                      const optim::AdamW& optimizer, const CheckpointState& state,
+                                      const optim::Optimizer& optimizer, const CheckpointState& state,
                                       const CheckpointExtras& extras = {});
 
 // The model config stored in a checkpoint directory's config.json.
@@ -45,7 +46,10 @@ model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_
 
 // Loads parameters into `model`, whose config must match the checkpoint's.
 void load_model(const std::filesystem::path& checkpoint_dir, model::Gpt<float>& model);
-void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::AdamW& optimizer);
+// Restores every state tensor `optimizer` keeps, by name, and its step count. Throws CheckpointError
+// naming the file and the tensor when one is missing, extra or of another size, or when the
+// checkpoint was written by another optimizer.
+void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::Optimizer& optimizer);
 CheckpointState load_state(const std::filesystem::path& checkpoint_dir);
 
 // A directory given by the user: a checkpoint itself, or a run directory (its latest checkpoint).

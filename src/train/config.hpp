@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "model/config.hpp"
+#include "optim/make_optimizer.hpp"
 #include "train/corpus.hpp"
 #include "train/quant_table.hpp"
 
@@ -29,6 +30,9 @@ inline constexpr std::array<std::string_view, 2> kNormNames = {"layernorm", "rms
 
 using Mlp = model::Mlp;
 inline constexpr std::array<std::string_view, 2> kMlpNames = {"gelu", "swiglu"};
+
+using OptimizerKind = optim::OptimizerKind;
+using optim::kOptimizerNames;
 
 // Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.
 //   Model: 4 layers, 4 heads, 128 channels, context 128, no biases — nanoGPT's "baby GPT" for
@@ -62,14 +66,17 @@ struct TrainConfig {
   int gradient_accumulation_steps = 1;
 
   // optimizer and schedule
+  OptimizerKind optimizer = OptimizerKind::adamw;
   double learning_rate = 1e-3;  // peak, reached after warmup
   double min_lr = 1e-4;         // reached at lr_decay_iters and kept after
   std::int64_t warmup_iters = 100;
   std::int64_t lr_decay_iters = 3000;  // ≈ max_iters, as nanoGPT recommends
   std::int64_t max_iters = 3000;
-  double weight_decay = 0.1;
+  double weight_decay = 0.1;  // AdamW: decoupled; SGD: L2, added to the gradient (docs/optimizers.md)
   double beta1 = 0.9;
   double beta2 = 0.99;
+  double momentum = 0.9;  // SGD only
+  bool nesterov = false;  // SGD only; needs momentum > 0
   double grad_clip = 1.0;  // clip the global gradient norm at this value; 0 = no clipping
 
   // run

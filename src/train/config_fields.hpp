@@ -42,7 +42,8 @@ struct ChoiceField {
 };
 
 using FieldType = std::variant<IntegerField<int>, IntegerField<std::int64_t>, IntegerField<std::uint64_t>, RealField,
-                               BoolField, TextField, ChoiceField<Norm>, ChoiceField<Mlp>, ChoiceField<CorpusFormat>>;
+                               BoolField, TextField, ChoiceField<Norm>, ChoiceField<Mlp>, ChoiceField<CorpusFormat>,
+                               ChoiceField<OptimizerKind>>;
 
 struct Field {
   std::string_view key;

@@ -165,6 +165,9 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
     relation_broken(config, origins, "lr_decay_iters", "warmup_iters",
                     "lr_decay_iters must be greater than warmup_iters (the cosine decay runs between them)");
   }
+  if (config.optimizer == OptimizerKind::sgd && config.nesterov && config.momentum == 0.0) {
+    relation_broken(config, origins, "nesterov", "momentum", "nesterov = true needs momentum > 0 (as in PyTorch)");
+  }
 }
 
 void validate(const TrainConfig& config, const Origins& origins) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -12,10 +13,12 @@
 #include "model/gpt.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "optim/adamw.hpp"
+#include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "diag/spike_detectors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/non_finite.hpp"
+#include "train/optimizer_assignment.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/quant_metrics.hpp"
@@ -41,6 +44,14 @@ std::vector<optim::ParameterRange> decay_ranges(const model::ParameterLayout& la
   return ranges;
 }
 
+optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
+  optim::OptimizerSpec spec;
+  spec.kind = c.optimizer;
+  spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
+  spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
+  return spec;
+}
+
 optim::CosineSchedule schedule_of(const TrainConfig& c) {
   return {c.learning_rate, c.min_lr, static_cast<int>(c.warmup_iters), static_cast<int>(c.lr_decay_iters)};
 }
@@ -52,7 +63,7 @@ struct Session {
   Recipe recipe;
   std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
   model::Activations<float> acts;
-  optim::AdamW optimizer;
+  std::unique_ptr<optim::Optimizer> optimizer;
   ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
@@ -64,10 +75,7 @@ struct Session {
         hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
              hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
-        optimizer(model.layout().size(),
-                  optim::AdamWConfig{static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f,
-                                     static_cast<float>(c.weight_decay)},
-                  decay_ranges(model.layout())),
+        optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), decay_ranges(model.layout()))),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()),
@@ -195,6 +203,7 @@ class Run {
     if (options.inject_nan) inject(*options.inject_nan);
     write_config(options.run_dir / "config.toml", config);
     write_recipe(options.run_dir / "recipe.json", s_.recipe);
+    write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout());
   }
 
   TrainOutcome run() {
@@ -205,7 +214,7 @@ class Run {
     if (s_.hooks) quant_metrics.emplace(*s_.hooks);
     TensorBoardLog tensorboard(options_.run_dir);
     log.event({{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
-               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
+               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}, {"optimizer", s_.optimizer->name()},
                {"blas_kernel", ops::cpu::blas_kernel()}});
     Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
     TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0};
@@ -244,7 +253,7 @@ class Run {
       throw CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
     load_model(from, s_.model);
-    load_optimizer(from, s_.optimizer);
+    load_optimizer(from, *s_.optimizer);
     state_ = load_state(from);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
         saved && recipe_to_json(*saved) != recipe_to_json(s_.recipe)) {
@@ -309,7 +318,7 @@ class Run {
     check_spikes(done, loss, grad_norm, loop.warnings);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
-    s_.optimizer.step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
     last_lr_ = lr;
@@ -372,7 +381,7 @@ class Run {
   }
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
-    outcome.last_checkpoint = save_checkpoint(options_.run_dir, s_.model, s_.optimizer, state_,
+    outcome.last_checkpoint = save_checkpoint(options_.run_dir, s_.model, *s_.optimizer, state_,
                                               [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); });
     prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
     loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});

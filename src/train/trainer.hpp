@@ -1,5 +1,5 @@
 #pragma once
-// The training loop: AdamW with nanoGPT's schedule, gradient accumulation and clipping, periodic
+// The training loop: the configured optimizer (AdamW by default) with nanoGPT's schedule, gradient accumulation and clipping, periodic
 // evaluation and checkpoints, metrics and events in the run directory, bit-identical resume.
 #include <cstdint>
 #include <filesystem>

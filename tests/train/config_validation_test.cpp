@@ -75,6 +75,15 @@ TEST(ConfigValidation, UnknownChoicesListTheAllowedOnes) {
   EXPECT_TRUE(mentions(file_error("data_format = \"csv\""),
                        {"bad.toml:2", "data_format = \"csv\"", "\"auto\", \"text\", \"dir\", \"jsonl\""}));
   EXPECT_TRUE(mentions(file_error("norm = \"LayerNorm\""), {"bad.toml:2", "\"LayerNorm\""}));  // names are exact
+  EXPECT_TRUE(mentions(file_error("optimizer = \"adam\""), {"bad.toml:2", "optimizer = \"adam\"", "\"adamw\", \"sgd\""}));
+}
+
+TEST(ConfigValidation, NesterovNeedsMomentumForSgd) {
+  const auto message = message_of<ConfigError>(
+      [] { parse_config("optimizer = \"sgd\"\nmomentum = 0\nnesterov = true\n", "bad.toml"); });
+  EXPECT_TRUE(mentions(message, {"bad.toml:2", "bad.toml:3", "nesterov = true", "momentum = 0"}));
+  EXPECT_NO_THROW(parse_config("momentum = 0\nnesterov = true\n", "ok.toml"));  // AdamW ignores both
+  EXPECT_TRUE(mentions(file_error("momentum = 1.5"), {"bad.toml:2", "momentum = 1.5", "[0, 1)"}));
 }
 
 TEST(ConfigValidation, NEmbdMustBeAMultipleOfNHead) {

@@ -21,6 +21,7 @@ using altgrad::train::CorpusFormat;
 using altgrad::train::load_config;
 using altgrad::train::Mlp;
 using altgrad::train::Norm;
+using altgrad::train::OptimizerKind;
 using altgrad::train::parse_config;
 using altgrad::train::QuantTable;
 using altgrad::train::TrainConfig;
@@ -30,8 +31,9 @@ using altgrad::train::testing::ScratchDir;
 // Every key a config has, as this test knows them.
 const std::vector<std::string> kKeys = {
     "n_layer", "n_head", "n_embd", "block_size", "bias", "norm", "mlp", "mlp_hidden", "data", "data_format",
-    "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "learning_rate", "min_lr",
-    "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval",
+    "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "optimizer", "learning_rate",
+    "min_lr", "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "momentum", "nesterov",
+    "grad_clip", "eval_interval",
     "eval_iters", "log_interval", "seed", "out_dir", "checkpoint_interval", "keep_checkpoints",
     "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_attention_entropy",
     "warn_loss_spike", "warn_grad_norm_spike", "warn_every"};
@@ -53,6 +55,7 @@ TrainConfig unusual_config() {
   c.val_fraction = 1.0 / 3.0;
   c.batch_size = 5;
   c.gradient_accumulation_steps = 4;
+  c.optimizer = OptimizerKind::sgd;
   c.learning_rate = 6e-4;
   c.min_lr = 1e-7;
   c.warmup_iters = 0;
@@ -61,6 +64,8 @@ TrainConfig unusual_config() {
   c.weight_decay = 0.30000000000000004;
   c.beta1 = 0.0;
   c.beta2 = 0.95;
+  c.momentum = 0.25;
+  c.nesterov = true;
   c.grad_clip = 0.0;
   c.eval_interval = 17;
   c.eval_iters = 3;

@@ -1,0 +1,71 @@
+#pragma once
+// The optimizer interface the trainer and checkpoints use, after PyTorch's torch.optim: an
+// optimizer updates one contiguous parameter buffer from its gradients, and everything it must
+// carry from step to step is a list of named FP32 tensors the size of the buffer (AdamW's
+// `exp_avg` and `exp_avg_sq`, SGD's `momentum_buffer`) plus the step count. Checkpoints save and
+// restore that list by name without knowing which optimizer holds it, so a new optimizer touches
+// neither the training loop nor the checkpoint code.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "optim/parameter_range.hpp"
+
+namespace altgrad::optim {
+
+struct StateTensor {
+  std::string name;
+  std::vector<float> values;  // one per parameter, in the buffer's order
+};
+
+// A hyperparameter as written to the run directory's optimizer.json.
+struct Hyperparameter {
+  std::string name;
+  double value;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // The config value that selects this optimizer ("adamw", "sgd"); checkpoints record it so that
+  // state saved by one optimizer is never loaded into another.
+  virtual std::string_view name() const = 0;
+  virtual std::vector<Hyperparameter> hyperparameters() const = 0;
+
+  // One update with learning rate `lr`; increments the step count first, as PyTorch does.
+  // Allocates nothing.
+  virtual void step(std::span<float> params, std::span<const float> grads, float lr) = 0;
+
+  std::int64_t step_count() const { return step_; }
+  std::size_t parameter_count() const { return parameter_count_; }
+  std::span<const ParameterRange> ranges() const { return ranges_; }
+
+  // The named state, in a fixed order. Empty for an optimizer that keeps none (SGD without momentum).
+  std::span<const StateTensor> state() const { return state_; }
+  // Overwrites the state tensor `name` (checkpoint resume). Throws std::invalid_argument when the
+  // optimizer keeps no tensor of that name or the sizes differ.
+  void restore_state(std::string_view name, std::span<const float> values);
+  void restore_step_count(std::int64_t step);
+
+ protected:
+  Optimizer(std::string_view who, std::size_t parameter_count, std::vector<ParameterRange> ranges);
+  // Adds a zero-filled state tensor and returns its index for state_values().
+  std::size_t add_state(std::string name);
+  std::span<float> state_values(std::size_t index) { return state_[index].values; }
+  std::int64_t advance_step() { return ++step_; }
+  void check_step_sizes(std::string_view who, std::size_t params, std::size_t grads) const;
+
+ private:
+  std::size_t parameter_count_;
+  std::vector<ParameterRange> ranges_;
+  std::vector<StateTensor> state_;
+  std::int64_t step_ = 0;
+};
+
+}  // namespace altgrad::optim

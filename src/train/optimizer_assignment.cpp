@@ -1,0 +1,53 @@
+#include "train/optimizer_assignment.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "train/atomic_file.hpp"
+
+namespace altgrad::train {
+namespace {
+
+// Optimizers hold FP32 hyperparameters; written as the shortest decimal that reads back as the same
+// float, `0.9` rather than `0.8999999761581421`.
+nlohmann::json float_number(double value) {
+  char buffer[32];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value)).ptr;
+  return std::stod(std::string(buffer, end));
+}
+
+bool decayed(const optim::Optimizer& optimizer, const model::TensorSpec& spec) {
+  const auto ranges = optimizer.ranges();
+  const auto found = std::find_if(ranges.begin(), ranges.end(), [&](const optim::ParameterRange& r) {
+    return spec.slot.offset >= r.offset && spec.slot.offset + spec.slot.size <= r.offset + r.size;
+  });
+  if (found == ranges.end()) throw std::invalid_argument("optimizer.json: tensor " + spec.name + " lies in no optimizer range");
+  return found->decay;
+}
+
+}  // namespace
+
+void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
+                                const model::ParameterLayout& layout) {
+  nlohmann::json hyperparameters = nlohmann::json::object();
+  for (const auto& h : optimizer.hyperparameters()) hyperparameters[h.name] = float_number(h.value);
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& spec : layout.tensors()) {
+    tensors.push_back({{"name", spec.name}, {"optimizer", optimizer.name()}, {"decay", decayed(optimizer, spec)},
+                       {"numel", spec.slot.size}});
+  }
+  const nlohmann::json json = {{"optimizer", optimizer.name()},
+                               {"hyperparameters", hyperparameters},
+                               {"state", [&] {
+                                  nlohmann::json names = nlohmann::json::array();
+                                  for (const auto& t : optimizer.state()) names.push_back(t.name);
+                                  return names;
+                                }()},
+                               {"tensors", tensors}};
+  write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
+}
+
+}  // namespace altgrad::train

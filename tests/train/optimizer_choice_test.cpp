@@ -1,0 +1,187 @@
+// The optimizer seam end to end: each optimizer trains, resumes bit for bit, and is written to the
+// run directory; checkpoints hold the optimizer's named state and refuse to load into another
+// optimizer or with a state tensor missing; checkpoints from before optimizers were named still load.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "optim/make_optimizer.hpp"
+#include "train/checkpoint.hpp"
+#include "train/safetensors.hpp"
+#include "train/scratch_dir.hpp"
+#include "train/trainer.hpp"
+#include "train/training_run.hpp"
+
+namespace altgrad::train {
+namespace {
+
+std::string bytes_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// metrics.jsonl without the wall-clock field, which differs between any two runs.
+std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
+  auto lines = json_lines(run_dir / "metrics.jsonl");
+  for (auto& line : lines) line.erase("tokens_per_s");
+  return lines;
+}
+
+TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
+  TrainConfig c = tiny_config(corpus);
+  c.optimizer = OptimizerKind::sgd;
+  c.momentum = momentum;
+  c.nesterov = nesterov;
+  c.learning_rate = 0.1;
+  c.min_lr = 0.01;
+  return c;
+}
+
+std::string message_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Train K steps, checkpoint, resume to 2K; an uninterrupted 2K run must leave the same bytes.
+void expect_bit_identical_resume(const TrainConfig& full, const fs::path& dir) {
+  const TrainOutcome straight = run(full, dir / "straight");
+  TrainConfig half = full;
+  half.max_iters = full.max_iters / 2;  // the schedule (lr_decay_iters) is the full run's
+  run(half, dir / "split");
+  const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
+  ASSERT_EQ(resumed.steps, full.max_iters);
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
+    EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
+  }
+  EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
+}
+
+TEST(OptimizerChoice, AdamWResumesBitForBit) {
+  testing::ScratchDir dir;
+  expect_bit_identical_resume(tiny_config(dir.write("corpus.txt", generated_corpus())), dir.path());
+}
+
+TEST(OptimizerChoice, SgdResumesBitForBit) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  expect_bit_identical_resume(sgd_config(corpus, 0.9, false), dir.path() / "momentum");
+  expect_bit_identical_resume(sgd_config(corpus, 0.9, true), dir.path() / "nesterov");
+  expect_bit_identical_resume(sgd_config(corpus, 0.0, false), dir.path() / "plain");
+}
+
+TEST(OptimizerChoice, SgdLowersTheLoss) {
+  testing::ScratchDir dir;
+  TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.9, false);
+  c.max_iters = c.lr_decay_iters = 60;
+  c.eval_interval = 60;
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  EXPECT_EQ(outcome.stop_reason, "completed");
+  const auto losses = logged_losses(dir.path() / "run");
+  ASSERT_EQ(losses.size(), 60u);
+  EXPECT_LT(outcome.final_val_loss, losses.front() - 1.0) << "first " << losses.front();
+  EXPECT_LT(losses.back(), losses.front() - 1.0) << "first " << losses.front() << ", last " << losses.back();
+}
+
+TEST(OptimizerChoice, CheckpointsHoldTheOptimizersNamedState) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  const TrainOutcome adamw = run(tiny_config(corpus), dir.path() / "adamw");
+  const TrainOutcome sgd = run(sgd_config(corpus, 0.9, false), dir.path() / "sgd");
+  const auto adamw_file = read_safetensors(adamw.last_checkpoint / "optimizer.safetensors");
+  const auto sgd_file = read_safetensors(sgd.last_checkpoint / "optimizer.safetensors");
+  EXPECT_EQ(adamw_file.metadata.at("optimizer"), "adamw");
+  EXPECT_EQ(adamw_file.metadata.at("step"), "8");
+  EXPECT_EQ(adamw_file.tensors.size(), 2u);
+  EXPECT_TRUE(adamw_file.tensors.contains("exp_avg") && adamw_file.tensors.contains("exp_avg_sq"));
+  EXPECT_EQ(sgd_file.metadata.at("optimizer"), "sgd");
+  EXPECT_EQ(sgd_file.tensors.size(), 1u);
+  EXPECT_TRUE(sgd_file.tensors.contains("momentum_buffer"));
+}
+
+TEST(OptimizerChoice, ASgdCheckpointIsRefusedByAnAdamWConfig) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  TrainConfig sgd = sgd_config(corpus, 0.9, false);
+  sgd.max_iters = 4;
+  run(sgd, dir.path() / "run");
+  const std::string message = message_of([&] { run(tiny_config(corpus), dir.path() / "run", /*resume=*/true); });
+  EXPECT_NE(message.find("optimizer.safetensors"), std::string::npos) << message;
+  EXPECT_NE(message.find("optimizer 'sgd'"), std::string::npos) << message;
+  EXPECT_NE(message.find("optimizer 'adamw'"), std::string::npos) << message;
+}
+
+TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
+  testing::ScratchDir dir;
+  const TrainOutcome outcome = run(tiny_config(dir.write("corpus.txt", generated_corpus())), dir.path() / "run");
+  const fs::path file = outcome.last_checkpoint / "optimizer.safetensors";
+  const SafetensorsFile saved = read_safetensors(file);
+  const Tensor& m = saved.tensors.at("exp_avg");
+  write_safetensors(file, std::vector<TensorRef>{{"exp_avg", m.shape, m.data}}, saved.metadata);
+
+  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
+  const std::string message = message_of([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
+  EXPECT_NE(message.find(file.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("'exp_avg_sq'"), std::string::npos) << message;
+}
+
+TEST(OptimizerChoice, AnExtraStateTensorIsRefusedWithItsName) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  TrainConfig with_momentum = sgd_config(corpus, 0.9, false);
+  with_momentum.max_iters = 4;
+  run(with_momentum, dir.path() / "run");
+  const std::string message =
+      message_of([&] { run(sgd_config(corpus, 0.0, false), dir.path() / "run", /*resume=*/true); });
+  EXPECT_NE(message.find("'momentum_buffer'"), std::string::npos) << message;
+  EXPECT_NE(message.find("optimizer.safetensors"), std::string::npos) << message;
+}
+
+// Checkpoints written before optimizers were named carry only the step in their metadata.
+TEST(OptimizerChoice, AnUnnamedAdamWCheckpointStillResumesBitForBit) {
+  testing::ScratchDir dir;
+  const TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  const TrainOutcome straight = run(full, dir.path() / "straight");
+  TrainConfig half = full;
+  half.max_iters = 4;
+  const TrainOutcome first = run(half, dir.path() / "split");
+  const fs::path file = first.last_checkpoint / "optimizer.safetensors";
+  const SafetensorsFile saved = read_safetensors(file);
+  const Tensor &m = saved.tensors.at("exp_avg"), &v = saved.tensors.at("exp_avg_sq");
+  write_safetensors(file, std::vector<TensorRef>{{"exp_avg", m.shape, m.data}, {"exp_avg_sq", v.shape, v.data}},
+                    {{"step", saved.metadata.at("step")}});
+  const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
+  EXPECT_EQ(final_parameters(resumed.last_checkpoint), final_parameters(straight.last_checkpoint));
+}
+
+TEST(OptimizerChoice, TheRunDirectoryNamesEachTensorsOptimizerAndDecay) {
+  testing::ScratchDir dir;
+  const TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.5, true);
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  std::ifstream in(dir.path() / "run" / "optimizer.json");
+  const nlohmann::json json = nlohmann::json::parse(in);
+  EXPECT_EQ(json.at("optimizer"), "sgd");
+  EXPECT_EQ(json.at("hyperparameters").at("momentum"), 0.5);
+  EXPECT_EQ(json.at("hyperparameters").at("nesterov"), 1.0);
+  EXPECT_EQ(json.at("hyperparameters").at("weight_decay"), 0.1);
+  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  const auto specs = gpt.layout().tensors();
+  ASSERT_EQ(json.at("tensors").size(), specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& tensor = json.at("tensors")[i];
+    EXPECT_EQ(tensor.at("name"), specs[i].name);
+    EXPECT_EQ(tensor.at("optimizer"), "sgd");
+    EXPECT_EQ(tensor.at("decay"), specs[i].shape.size() >= 2) << specs[i].name;
+  }
+}
+
+}  // namespace
+}  // namespace altgrad::train
