@@ -10,13 +10,10 @@ import sys
 
 import torch
 
+from comparison import report
 from torch_gpt import GPT, read_safetensors
 
 TOLERANCE = 1e-5
-
-
-def relative_error(got, want):
-    return (got.double() - want.double()).norm().item() / max(want.double().norm().item(), 1e-30)
 
 
 def main():
@@ -51,12 +48,7 @@ def main():
     for name, p in model.named_parameters():
         checks.append((f"adamw.{name}", p.detach(), expected[f"adamw.{name}"]))
 
-    worst = 0.0
-    for name, got, want in checks:
-        error = relative_error(got, want)
-        worst = max(worst, error)
-        status = "ok" if error <= TOLERANCE else "MISMATCH"
-        print(f"{status:8s} {name:45s} relative error {error:.3e}")
+    worst = report(checks, TOLERANCE, 45)
     print(f"worst relative error {worst:.3e} (tolerance {TOLERANCE:.0e})")
     return 0 if worst <= TOLERANCE else 1
 

@@ -14,13 +14,10 @@ import sys
 
 import torch
 
+from comparison import report
 from torch_gpt import read_safetensors
 
 TOLERANCE = 1e-6
-
-
-def relative_error(got, want):
-    return (got.double() - want.double()).norm().item() / max(want.double().norm().item(), 1e-30)
 
 
 def check_case(path):
@@ -46,13 +43,7 @@ def check_case(path):
     if momentum != 0.0:
         buffer = torch.cat([optimizer.state[p]["momentum_buffer"] for p in params])
         checks.append(("momentum_buffer", buffer, tensors["momentum_buffer"]))
-    worst = 0.0
-    for name, got, want in checks:
-        error = relative_error(got, want)
-        worst = max(worst, error)
-        status = "ok" if error <= TOLERANCE else "MISMATCH"
-        print(f"{status:8s} {meta['case']:40s} {name:24s} relative error {error:.3e}")
-    return worst
+    return report(checks, TOLERANCE, 24, prefix=f"{meta['case']:40s} ")
 
 
 def main():
