@@ -98,6 +98,8 @@ KillWait=10
 # Finished jobs stay visible to squeue --states=all and scontrol for this many seconds.
 MinJobAge=600
 SchedulerType=sched/backfill
+# Jobs that name no --mem get an even share per CPU, not the whole node.
+DefMemPerCPU=$((memory_mb / cpus))
 NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory_mb State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -141,8 +143,31 @@ start() {
     fail "the node did not become idle (sinfo: $(sinfo -h -N -o '%N %T %E' 2>&1); slurmd log: $(tail -3 "$dir/log/slurmd.log" 2>/dev/null))"
 }
 
+# Processes of this cluster's jobs (slurmstepd and what it runs): the daemons pass SLURM_CONF on, so
+# they carry it in their environment. This script and its ancestors carry it too and are spared.
+job_processes() {
+  local dir=$1 pid spared=" $$ " p=$$
+  while [[ "$p" -gt 1 ]]; do
+    p=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 1)
+    spared+="$p "
+  done
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [[ "$spared" == *" $pid "* ]] && continue
+    { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$dir/slurm.conf" && echo "$pid"
+  done
+}
+
 stop() {
-  local dir=$1 daemon pid
+  local dir daemon pid
+  dir=$(cd "$1" && pwd)
+  # Jobs first, while slurmd can still end them; whatever survives is killed by pid below.
+  if [[ -f "$dir/slurmctld.job" ]]; then
+    SLURM_CONF=$dir/slurm.conf scancel --full --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 120); do  # up to KillWait (10 s) and a little more
+      [[ -z "$(SLURM_CONF=$dir/slurm.conf squeue -h -t RUNNING,COMPLETING -o %i 2>/dev/null)" ]] && break
+      sleep 0.1
+    done
+  fi
   for daemon in slurmd slurmctld munged; do
     [[ -f "$dir/$daemon.job" ]] || continue
     pid=$(cat "$dir/$daemon.job")
@@ -151,14 +176,15 @@ stop() {
     kill -KILL "$pid" 2>/dev/null || true
     rm -f "$dir/$daemon.job"
   done
+  for pid in $(job_processes "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
 print_logs() {
   local dir=$1 log
   for log in "$dir"/log/*; do
     [[ -s "$log" ]] || continue
-    echo "---- $log (last 20 lines)" >&2
-    tail -20 "$log" >&2
+    echo "---- $log (last 40 lines)" >&2
+    tail -40 "$log" >&2
   done
 }
 
