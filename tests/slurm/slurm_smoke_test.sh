@@ -146,6 +146,16 @@ wait_until 120 "array job $again to finish" array_done "$again"
 grep -q "has finished, nothing to do" "$sweep/slurm/${again}_0.out" || fail "task ${again}_0 did not see that short had finished"
 [[ "$(last_end cancelled)" == *'"reason":"completed"'* ]] || fail "the cancelled run did not complete on resubmission: $(last_end cancelled)"
 
+# Continued, not started over (which would end with the same bits): each interrupted run logged a
+# resume from the step its interruption checkpointed.
+for name in cancelled requeued warned; do
+  stopped=$(grep '"interrupted":true' "$sweep/runs/$name/events.jsonl" | grep '"event":"end"' | head -n 1 |
+            sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+  [[ -n "$stopped" ]] || fail "run $name has no interrupted end event"
+  grep -q "\"event\":\"resume\".*\"step\":$stopped[,}]" "$sweep/runs/$name/events.jsonl" ||
+    fail "run $name did not resume from step $stopped, where it was interrupted"
+done
+
 wait "$reference_pid"
 [[ ! -e "$work/reference.failed" ]] || fail "$(cat "$work/reference.failed")"
 for i in "${!names[@]}"; do
