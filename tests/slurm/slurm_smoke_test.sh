@@ -72,7 +72,7 @@ start_now() {
   wait_until 30 "$1 to be pending again" in_state "$1" PENDING
   scontrol update JobId="$1" StartTime=now
 }
-last_end() { grep '"event":"end"' "$sweep/runs/$1/events.jsonl" | tail -n 1; }
+last_end() { grep '"event":"end"' "$sweep/runs/$1/events.jsonl" 2>/dev/null | tail -n 1 || true; }
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 python3 - "$work/corpus.txt" <<'PY'
@@ -150,7 +150,7 @@ grep -q "has finished, nothing to do" "$sweep/slurm/${again}_0.out" || fail "tas
 # resume from the step its interruption checkpointed.
 for name in cancelled requeued warned; do
   stopped=$(grep '"interrupted":true' "$sweep/runs/$name/events.jsonl" | grep '"event":"end"' | head -n 1 |
-            sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+            sed -n 's/.*"step":\([0-9]*\).*/\1/p' || true)
   [[ -n "$stopped" ]] || fail "run $name has no interrupted end event"
   grep -q "\"event\":\"resume\".*\"step\":$stopped[,}]" "$sweep/runs/$name/events.jsonl" ||
     fail "run $name did not resume from step $stopped, where it was interrupted"
