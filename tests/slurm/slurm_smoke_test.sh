@@ -13,10 +13,14 @@
 # Every run must end byte-identical (final checkpoint files; metrics.jsonl without the wall-clock
 # field) to the same config trained straight through outside Slurm.
 #
-#   slurm_smoke_test.sh ALTGRAD WRITE_SLURM_SCRIPT
+# Submission, task states and cancelling go through tests/slurm/slurm_tool (src/sweep's C++: the
+# script writer, sbatch, squeue/sacct parsing, scancel); scontrol and `scancel --signal` play the
+# cluster's part.
+#
+#   slurm_smoke_test.sh ALTGRAD SLURM_TOOL
 set -euo pipefail
 altgrad=$(realpath "$1")
-writer=$(realpath "$2")
+tool=$(realpath "$2")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [[ -n "${SLURM_CONF:-}" ]] || { echo "FAIL: no SLURM_CONF; run this through tests/slurm/cluster.sh run" >&2; exit 1; }
 
@@ -63,14 +67,25 @@ pause_mid_run() {
 
 logged_steps() { [[ -f "$sweep/runs/$1/metrics.jsonl" ]] && wc -l <"$sweep/runs/$1/metrics.jsonl" || echo 0; }
 mid_run() { (($(logged_steps "$1") >= 20)); }
-state_of() { squeue -h --states=all -j "$1" -o %T 2>/dev/null | head -n 1; }
-in_state() { [[ "$(state_of "$1")" == "$2" ]]; }
+# "INDEX JOB_ID STATE REASON" per task of array job $1, as the launcher reads them.
+states_of() { "$tool" status "$1" || fail "slurm_tool status $1 failed"; }
+# in_state ARRAY_JOB INDEX STATE
+in_state() { [[ "$(states_of "$1" | awk -v i="$2" '$1 == i {print $3}')" == "$3" ]]; }
 # No task of array job $1 pending, running or being requeued.
-array_done() { ! squeue -h -r --states=all -j "$1" -o %T 2>/dev/null | grep -qE 'PENDING|RUNNING|COMPLETING|CONFIGURING|REQUEUE'; }
-# A requeued task waits for a begin time about two minutes ahead (Slurm's own delay); start it now.
-start_now() {
-  wait_until 30 "$1 to be pending again" in_state "$1" PENDING
-  scontrol update JobId="$1" StartTime=now
+array_done() {
+  local states
+  states=$(states_of "$1")
+  [[ -n "$states" ]] && ! grep -qE 'PENDING|RUNNING|COMPLETING|CONFIGURING|REQUEUE' <<<"$states"
+}
+# A requeued task waits for a begin time about two minutes ahead, Slurm's own delay, which also lets
+# the node finish the old attempt: starting it again while slurmd still cleans up the previous one
+# makes the new attempt fail at once (seen here: exit 1 within 2 ms). So: wait for the old altgrad
+# to be gone and give the node two seconds, then start the task now.
+start_now() {  # start_now ARRAY_JOB INDEX OLD_ALTGRAD_PID
+  wait_until 30 "task $1_$2 to be pending again" in_state "$1" "$2" PENDING
+  wait_until 30 "the old attempt of $1_$2 to exit" eval "! kill -0 $3 2>/dev/null"
+  sleep 2
+  scontrol update JobId="$1_$2" StartTime=now
 }
 last_end() { grep '"event":"end"' "$sweep/runs/$1/events.jsonl" 2>/dev/null | tail -n 1 || true; }
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
@@ -96,7 +111,8 @@ for i in "${!names[@]}"; do
   write_config "$sweep/runs/${names[$i]}" "${seeds[$i]}" "${steps[$i]}"
   write_config "$work/reference/${names[$i]}" "${seeds[$i]}" "${steps[$i]}"
 done
-"$writer" "$sweep" "$altgrad" 2 "${names[@]}"
+# %1: one task at a time, so that each can be caught mid-run in turn.
+"$tool" write "$sweep" "$altgrad" 1 "${names[@]}" || fail "slurm_tool could not write the script"
 
 # The references, straight through outside Slurm, while the cluster works (one thread each, as
 # the tasks have: the bits do not depend on it, docs/determinism.md).
@@ -106,32 +122,37 @@ done
  done) &
 reference_pid=$!
 
-job=$(sbatch --parsable "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the generated script"
+job=$("$tool" submit "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the generated script"
 echo "submitted array job $job"
 
 pid=$(pause_mid_run cancelled)
-scancel "${job}_1"
+"$tool" cancel "${job}_1"
 sleep 0.5
 kill -CONT "$pid" 2>/dev/null || true
-wait_until 30 "task ${job}_1 to be cancelled" in_state "${job}_1" CANCELLED
+wait_until 30 "task ${job}_1 to be cancelled" in_state "$job" 1 CANCELLED
 [[ "$(last_end cancelled)" == *'"interrupted":true'* ]] || fail "the cancelled run did not end interrupted: $(last_end cancelled)"
 echo "cancelled ${job}_1 after step $(logged_steps cancelled): checkpointed"
 
-pid=$(pause_mid_run requeued)
+requeued_pid=$(pause_mid_run requeued)
 scontrol requeue "${job}_2"
 sleep 0.5
-kill -CONT "$pid" 2>/dev/null || true
-start_now "${job}_2"
+kill -CONT "$requeued_pid" 2>/dev/null || true
 echo "requeued ${job}_2"
 
-pid=$(pause_mid_run warned)
+# Task 3 starts as soon as task 2 is requeued (a pending task does not count against %1).
+warned_pid=$(pause_mid_run warned)
 scancel --batch --signal=USR1 "${job}_3"
 sleep 0.5
-kill -CONT "$pid" 2>/dev/null || true
-start_now "${job}_3"
-echo "warned ${job}_3 of its time limit; it requeued itself"
+kill -CONT "$warned_pid" 2>/dev/null || true
+echo "warned ${job}_3 of its time limit; it requeues itself"
+start_now "$job" 2 "$requeued_pid"
+start_now "$job" 3 "$warned_pid"
 
 wait_until 120 "array job $job to finish" array_done "$job"
+# What squeue still holds (without accounting, Slurm 22.05 forgets some finished array tasks early,
+# cancelled ones especially): every task it lists has ended as it should.
+states_of "$job" | awk -v job="$job" '$2 != job "_" $1 || !($3 == "COMPLETED" || ($1 == 1 && $3 == "CANCELLED")) {bad = 1}
+                                      END {exit bad}' || fail "task states after the array: $(states_of "$job")"
 for name in short requeued warned; do
   [[ "$(last_end $name)" == *'"reason":"completed"'* ]] || fail "run $name did not complete: $(last_end $name)"
 done
@@ -140,7 +161,7 @@ grep -q "requeueing task 3" "$sweep"/slurm/"${job}"_3.out || fail "task ${job}_3
 
 # Submitted again, as a user would after fixing whatever stopped a run: only the cancelled run trains.
 short_before=$(tree_sum "$sweep/runs/short")
-again=$(sbatch --parsable "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the script the second time"
+again=$("$tool" submit "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the script the second time"
 wait_until 120 "array job $again to finish" array_done "$again"
 [[ "$(tree_sum "$sweep/runs/short")" == "$short_before" ]] || fail "the finished run short was touched by the resubmission"
 grep -q "has finished, nothing to do" "$sweep/slurm/${again}_0.out" || fail "task ${again}_0 did not see that short had finished"
