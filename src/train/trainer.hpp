@@ -34,8 +34,8 @@ struct TrainOutcome {
   std::int64_t steps = 0;        // optimizer steps completed
   double final_val_loss = 0.0;   // NaN if never evaluated
   std::string stop_reason;       // "completed", or why the run stopped early
-  bool interrupted = false;      // stopped by `interruption` with a checkpoint to resume from
   std::uint64_t warnings = 0;    // warnings written to events.jsonl
+  bool interrupted = false;      // stopped by `interruption` with a checkpoint to resume from
 };
 
 model::GptConfig gpt_config(const TrainConfig& config);
