@@ -25,7 +25,19 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 [[ -n "${SLURM_CONF:-}" ]] || { echo "FAIL: no SLURM_CONF; run this through tests/slurm/cluster.sh run" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/altgrad_slurm_smoke.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+job= again=
+# However the test ends: its jobs cancelled and gone, the reference runs finished, then the files.
+cleanup() {
+  local id
+  for id in $job $again; do "$tool" cancel "$id" 2>/dev/null || true; done
+  for _ in $(seq 150); do
+    [[ -z "$(squeue -h -t RUNNING,COMPLETING -o %i 2>/dev/null)" ]] && break
+    sleep 0.1
+  done
+  wait
+  rm -rf "$work"
+}
+trap cleanup EXIT
 sweep=$work/sweep
 long_steps=400
 
