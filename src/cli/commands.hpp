@@ -6,6 +6,9 @@ namespace altgrad::cli {
 
 // Exit status for bad input (unknown format, unparsable number, bad option value).
 inline constexpr int kExitBadInput = 2;
+// Exit status of a run stopped by SIGTERM after writing a checkpoint: resume it, it is not a failure.
+// 75 is EX_TEMPFAIL of sysexits.h ("try again later").
+inline constexpr int kExitInterrupted = 75;
 
 // Thrown by a command that has already reported its error and wants `status` as the exit code.
 struct CommandFailed {

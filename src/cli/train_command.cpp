@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/stop_signal.hpp"
 #include "model/sample.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
@@ -98,10 +99,14 @@ void run(const TrainArgs& args) {
   options.terminal = ::isatty(STDERR_FILENO) != 0;
   if (!args.inject_nan.empty()) options.inject_nan = parse_injection(args.inject_nan);
   for (const std::int64_t step : args.dump_batches) dump_batch(config, options.run_dir, step);
+  catch_sigterm();
+  options.interruption = received_stop_signal;
   const train::TrainOutcome outcome = train::train(config, options);
 
   std::printf("run directory: %s\n", outcome.run_dir.c_str());
   std::printf("stop reason: %s\n", outcome.stop_reason.c_str());
+  // No sample: the time between SIGTERM and SIGKILL is for the checkpoint, not for generating text.
+  if (outcome.interrupted) throw CommandFailed{kExitInterrupted};
   std::printf("final val loss: %.4f\n", outcome.final_val_loss);
   std::printf("warnings: %llu (events.jsonl)\n", static_cast<unsigned long long>(outcome.warnings));
   if (!outcome.last_checkpoint.empty()) {

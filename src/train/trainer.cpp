@@ -222,6 +222,7 @@ class Run {
     const std::int64_t first_step = state_.step;
     for (std::int64_t step = state_.step; step < config_.max_iters; ++step) {
       if (!train_step(step, loop, outcome)) break;
+      if (interrupted(step + 1, loop, outcome)) break;
       const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
       const std::int64_t done = step + 1;
       const double per_step = elapsed / static_cast<double>(done - first_step);
@@ -233,8 +234,11 @@ class Run {
     }
     tensorboard.flush();
     outcome.warnings = warnings.emitted();
-    log.event({{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
-               {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}});
+    nlohmann::json end = {{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
+                          {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}};
+    // An interrupted run is not finished: a sweep resumes it rather than reporting it stopped.
+    if (outcome.interrupted) end["interrupted"] = true;
+    log.event(end);
     return outcome;
   }
 
@@ -385,6 +389,23 @@ class Run {
                                               [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); });
     prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
     loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});
+    checkpointed_step_ = done;
+  }
+
+  // At the boundary after step `done`: when the caller asks to stop (a signal), checkpoints this
+  // step unless it just did, so a resumed run continues from exactly here. The last step needs no
+  // interruption: the run completes.
+  bool interrupted(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
+    if (!options_.interruption || done == config_.max_iters) return false;
+    const std::optional<std::string> cause = options_.interruption();
+    if (!cause) return false;
+    if (checkpointed_step_ != done) checkpoint(done, loop, outcome);
+    outcome.interrupted = true;
+    outcome.stop_reason = "interrupted by " + *cause + " after step " + std::to_string(done) +
+                          "; checkpoint step_" + std::to_string(done) + " written, continue with --resume";
+    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}, {"interrupted", true}});
+    loop.progress.note("stopped: " + outcome.stop_reason);
+    return true;
   }
 
   const TrainConfig& config_;
@@ -394,6 +415,7 @@ class Run {
   diag::LossSpikeDetector loss_spikes_;
   diag::GradNormSpikeDetector norm_spikes_;
   double last_loss_ = 0, last_lr_ = 0, last_tokens_per_s_ = 0;
+  std::int64_t checkpointed_step_ = -1;  // the step of this process's latest checkpoint
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // evaluation and checkpoints, metrics and events in the run directory, bit-identical resume.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,6 +23,9 @@ struct TrainOptions {
   // Makes the operand at this quantization point NaN in this step (`--inject-nan POINT@STEP`),
   // to exercise the non-finite stop path. Steps count from 1, as in metrics and checkpoints.
   std::optional<std::pair<std::string, std::int64_t>> inject_nan;
+  // Asked at every step boundary: a cause (e.g. "SIGTERM") stops the run there, after a checkpoint
+  // of that step, so that `resume` continues it bit-identically. None when it returns nothing.
+  std::function<std::optional<std::string>()> interruption;
 };
 
 struct TrainOutcome {
@@ -31,6 +35,7 @@ struct TrainOutcome {
   double final_val_loss = 0.0;   // NaN if never evaluated
   std::string stop_reason;       // "completed", or why the run stopped early
   std::uint64_t warnings = 0;    // warnings written to events.jsonl
+  bool interrupted = false;      // stopped by `interruption` with a checkpoint to resume from
 };
 
 model::GptConfig gpt_config(const TrainConfig& config);
