@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -207,7 +208,8 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
     return {j.at("step").get<std::int64_t>(),
             j.at("seed").get<std::uint64_t>(),
             number("val_loss"),
-            number("best_val_loss"),
+            // Null until the first evaluation: no loss yet, so any evaluated one is better.
+            j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity() : number("best_val_loss"),
             j.at("best_step").get<std::int64_t>(),
             j.at("grad_norm_history").get<std::vector<double>>(),
             number("last_loss"),

@@ -166,5 +166,22 @@ TEST(Trainer, StopLossMultipleStopsAtTheFirstLossAboveTheMultiple) {
   }
 }
 
+// A run interrupted before its first evaluation still tracks its best evaluation after resuming
+// (state.json stores "no evaluation yet" as null, which must read back as no loss, not NaN).
+TEST(Trainer, ResumingBeforeTheFirstEvaluationKeepsTrackingTheBest) {
+  testing::ScratchDir dir;
+  TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  full.eval_interval = 8;
+  const TrainOutcome straight = run(full, dir.path() / "straight");
+  TrainConfig half = full;
+  half.max_iters = 4;
+  run(half, dir.path() / "split");
+  const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
+  const CheckpointState a = load_state(straight.last_checkpoint), b = load_state(resumed.last_checkpoint);
+  EXPECT_EQ(a.best_step, 8);
+  EXPECT_EQ(b.best_step, a.best_step);
+  EXPECT_EQ(b.best_val_loss, a.best_val_loss);
+}
+
 }  // namespace
 }  // namespace altgrad::train
