@@ -25,6 +25,7 @@ struct SweepArgs {
   std::string out;
   std::string status;
   int jobs = 1;
+  bool list = false;
 };
 
 // The cores this process may run on (a cgroup or taskset may allow fewer than the machine has).
@@ -45,6 +46,12 @@ void run(const SweepArgs& args) {
   if (args.file.empty()) throw std::invalid_argument("give a sweep file (altgrad sweep SWEEP.toml) or --status DIR");
   const sweep::SweepSpec spec = sweep::load_sweep(args.file);
   const std::vector<sweep::PlannedRun> runs = sweep::expand(spec);  // every config checked before any run starts
+  if (args.list) {  // the runs and what each sets, checked, without starting any
+    for (const sweep::PlannedRun& run : runs) {
+      std::cout << run.name << "  " << sweep::settings_json(run.settings).dump() << '\n';
+    }
+    return;
+  }
   sweep::SweepOptions options;
   options.sweep_dir = args.out.empty() ? fs::path("sweeps") / fs::path(args.file).stem() : fs::path(args.out);
   options.jobs = args.jobs;
@@ -73,6 +80,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--out", args->out, "Sweep directory (default: sweeps/<sweep file name>)");
   cmd->add_option("--status", args->status, "Print the state of each run of this sweep directory");
+  cmd->add_flag("--list", args->list, "Check the sweep file and print its runs and their settings; start nothing");
   cmd->callback([args] { run(*args); });
 }
 

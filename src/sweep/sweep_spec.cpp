@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 5> kTopKeys = {"base", "recipes", "runs", "axes", "search"};
+constexpr std::array<std::string_view, 6> kTopKeys = {"base", "set", "recipes", "runs", "axes", "search"};
 constexpr std::array<std::string_view, 7> kSearchKeys = {"kind", "key", "low", "high", "bisections", "steps",
                                                          "loss_multiple"};
 
@@ -66,6 +66,14 @@ struct Reader {
     } catch (const toml::parse_error& e) {
       fail(origin_of(resolved.string(), e.source()), "TOML syntax error: " + std::string(e.description()));
     }
+  }
+
+  // [set]: keys every run sets on top of the base, not named in run names.
+  Settings common(const toml::table& root) const {
+    const toml::node* node = root.get("set");
+    if (!node) return {};
+    if (!node->is_table()) fail(where(*node), "set must be a table of config keys ([set])");
+    return flatten(*node->as_table(), source);
   }
 
   Recipes recipes(const toml::table& root) const {
@@ -255,6 +263,7 @@ SweepSpec parse_sweep(std::string text, const fs::path& file) {
   spec.file = file;
   spec.text = std::move(text);
   spec.base = reader.base(root, spec.base_label);
+  for (Setting& s : reader.common(root)) spec.base.push_back(std::move(s));
   const Recipes recipes = reader.recipes(root);
   if (auto runs = reader.listed_runs(root, recipes); !runs.empty()) spec.dimensions.push_back(std::move(runs));
   for (auto& axis : reader.axes(root, recipes)) spec.dimensions.push_back(std::move(axis));

@@ -2,6 +2,7 @@
 // A sweep file (docs/experiments.md, "The sweep file"), read and checked key by key:
 //
 //   base = "tiny.toml"             # a config file, relative to the sweep file; or a [base] table
+//   [set]                          # config keys on top of the base for every run (not in names)
 //   [recipes.e3m4]                 # named bundles of config keys (tables nest: [recipes.e3m4.quant.act])
 //   [[runs]]                       # an explicit list of runs: config keys, `recipe`, optional `name`
 //   [axes]                         # key = [values]: the full product; `recipe` = [recipe names]
@@ -38,7 +39,7 @@ struct SweepSpec {
   std::filesystem::path file;
   std::string text;        // the file as read, copied to SWEEP_DIR/sweep.toml
   std::string base_label;  // the base path as written, or "inline"
-  Settings base;
+  Settings base;  // the base config's keys, then [set]'s
   std::vector<std::vector<Choice>> dimensions;
   std::optional<SearchSpec> search;
 };

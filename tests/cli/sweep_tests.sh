@@ -197,5 +197,11 @@ check "bad sweep exit status" 2 $?
 contains "bad sweep message" "bad.toml:3: learning_rate = -1.0 is not allowed" "$out"
 check "bad sweep started nothing" "no" "$([[ -e "$work/bad" ]] && echo yes || echo no)"
 
+# The main job's sweep file expands into its six recipes, every config valid.
+out=$("$altgrad" sweep "$root/configs/ablation.toml" --list 2>&1)
+check "ablation --list exit status" 0 $?
+check "ablation runs" "fp32 bf16 fp8-hybrid e3m4 e1m6 e7m0" "$(cut -d' ' -f1 <<<"$out" | paste -sd' ')"
+contains "ablation e1m6 settings" 'e1m6  {"quant.act.format":"e1m6","quant.preset":"fp8-hybrid","quant.weight.format":"e1m6"}' "$out"
+
 echo "sweep_tests: $passed passed, $failed failed"
 ((failed == 0))

@@ -93,6 +93,16 @@ quant.grad.rounding = ["nearest", "stochastic"]
   EXPECT_EQ(runs[3].config.quant.table()["preset"].value_or(std::string()), "fp8-hybrid");
 }
 
+TEST(SweepExpansion, SetChangesTheBaseForEveryRunWithoutNamingIt) {
+  ScratchDir dir;
+  const auto runs = expand_text(dir, "base = \"base.toml\"\n[set]\nmax_iters = 9\nlr_decay_iters = 9\n[axes]\nseed = [1, 2]\n");
+  ASSERT_EQ(names_of(runs), (std::vector<std::string>{"seed1", "seed2"}));
+  EXPECT_EQ(runs[1].config.max_iters, 9);
+  EXPECT_EQ(runs[1].config.n_embd, 16);  // from base.toml
+  EXPECT_EQ(settings_json(runs[1].settings), nlohmann::json::parse(R"({"seed": 2})"));
+  EXPECT_EQ(runs[1].group, "base");
+}
+
 TEST(SweepExpansion, NoDimensionsIsOneRunNamedBase) {
   ScratchDir dir;
   const auto runs = expand_text(dir, "base = \"base.toml\"\n");
