@@ -137,9 +137,11 @@ struct Reader {
           given_name = value.as_string()->get();
           continue;
         }
-        if (value.is_table()) {
-          for (Setting& s : flatten(*value.as_table(), source, std::string(key.str()))) run.settings.push_back(std::move(s));
-          run.parts.push_back({std::string(key.str()), false});
+        if (value.is_table()) {  // [runs.quant] preset = "bf16": a part per key, "preset-bf16"
+          for (Setting& s : flatten(*value.as_table(), source, std::string(key.str()))) {
+            run.parts.push_back(name_part(s.key, s.value));
+            run.settings.push_back(std::move(s));
+          }
           continue;
         }
         Choice one = choice(std::string(key.str()), value, origin, recipes);

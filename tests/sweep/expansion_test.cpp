@@ -67,10 +67,15 @@ learning_rate = 0.05
 name = "wide"
 n_embd = 32
 
+[[runs]]
+quant.preset = "bf16"
+
 [axes]
 seed = [7]
 )");
-  EXPECT_EQ(names_of(runs), (std::vector<std::string>{"fp32.seed7", "e3m4.optimizer-sgd.lr0.05.seed7", "wide.seed7"}));
+  EXPECT_EQ(names_of(runs), (std::vector<std::string>{"fp32.seed7", "e3m4.optimizer-sgd.lr0.05.seed7", "wide.seed7",
+                                                      "preset-bf16.seed7"}));
+  EXPECT_EQ(runs[3].config.quant.table()["preset"].value_or(std::string()), "bf16");
   EXPECT_EQ(runs[1].config.optimizer, train::OptimizerKind::sgd);
   EXPECT_EQ(runs[1].config.learning_rate, 0.05);
   EXPECT_EQ(runs[2].config.n_embd, 32);
