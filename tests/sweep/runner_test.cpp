@@ -41,7 +41,7 @@ dir="$3"
 [ "$1" = "--resume" ] && dir="$2"
 echo "$OMP_NUM_THREADS" > "$dir/threads"
 echo "$@" > "$dir/args"
-mkdir -p "$LIVE"; touch "$LIVE/$$"; ls "$LIVE" | wc -l > "$dir/alive"; sleep 0.2
+mkdir -p "$LIVE"; touch "$LIVE/$$"; ls "$LIVE" | wc -l > "$dir/alive"; sleep 0.5
 rm "$LIVE/$$"
 if grep -q '^n_embd = 24' "$dir/config.toml"; then echo "boom" >&2; exit 3; fi
 echo '{"step": 4, "loss": 2.5, "val_loss": 2.25}' > "$dir/metrics.jsonl"
@@ -97,7 +97,7 @@ TEST(SweepRunner, RunsInParallelWithThreadsDividedAndAFailureStopsNothing) {
     EXPECT_EQ(read(run / "args"), (run / "config.toml").string() + " --out " + run.string() + "\n") << name;
     most_alive = std::max(most_alive, std::stoi(read(run / "alive")));
   }
-  EXPECT_EQ(most_alive, 2);  // two at once, never more (each lives 0.2 s, so they overlap)
+  EXPECT_EQ(most_alive, 2);  // two at once, never more (each lives 0.5 s, so they overlap)
   EXPECT_NE(sweep.progress.find("failed n_embd24: exit status 3"), std::string::npos) << sweep.progress;
   EXPECT_NE(read(dir.path() / "out/runs/n_embd24/train.log").find("boom"), std::string::npos);
   const auto index = nlohmann::json::parse(read(dir.path() / "out/index.json"));
