@@ -61,7 +61,7 @@ void run(const SweepArgs& args) {
   options.on_run_finished = nullptr;  // the report, when it exists, is rebuilt here after each run
   std::cout << "sweep " << options.sweep_dir.string() << ": " << (spec.search ? "threshold search over " : "")
             << runs.size() << (spec.search ? " groups" : " runs") << ", " << options.jobs << " at a time, "
-            << sweep::threads_per_run(options.cores, options.jobs) << " threads each\n"
+            << sweep::threads_per_run(options.cores, options.jobs) << " thread(s) each\n"
             << std::flush;
   const sweep::SweepOutcome outcome = sweep::run_sweep(spec, runs, options);
   std::cout << "sweep done: " << outcome.completed << " completed, " << outcome.stopped << " stopped, " << outcome.failed

@@ -82,7 +82,7 @@ runs=(fp32.seed1 e3m4.seed1 e3m4.seed2)
 # 1. An uninterrupted sweep on two jobs: the reference.
 out=$("$altgrad" sweep "$work/three.toml" --jobs 2 --out "$work/reference" 2>&1)
 check "uninterrupted sweep exit status" 0 $?
-contains "threads divided" "2 at a time, $(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 )) threads each" "$out"
+contains "threads divided" "2 at a time, $(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 )) thread(s) each" "$out"
 for run in "${runs[@]}"; do
   check "$run completed" completed "$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["reason"])' "$work/reference/runs/$run/events.jsonl")"
 done
