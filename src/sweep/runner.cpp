@@ -10,12 +10,11 @@
 #include <memory>
 
 #include "sweep/child_process.hpp"
-#include "sweep/lr_bisection.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_index.hpp"
 #include "sweep/thread_share.hpp"
+#include "sweep/threshold_search.hpp"
 #include "train/atomic_file.hpp"
-#include "train/toml_literal.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -28,63 +27,12 @@ std::string read_text(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The probes of one group's threshold search, made one at a time as the bisection asks.
-class Search {
- public:
-  Search(const SweepSpec& spec, const PlannedRun& group) : spec_(spec), group_(group) {
-    record_.group = group.group;
-    record_.key = spec.search->key;
-  }
-
-  // The next probe, unless one is running or the search is over.
-  const PlannedRun* next() {
-    if (busy_ || failed_) return nullptr;
-    const auto value = next_probe({spec_.search->low, spec_.search->high, spec_.search->bisections}, record_.probes);
-    if (!value) return nullptr;
-    busy_ = true;
-    probes_.push_back(std::make_unique<PlannedRun>(probe(*value, record_.probes.size() + 1)));
-    pending_value_ = *value;
-    return probes_.back().get();
-  }
-
-  void finished(const RunState& state) {
-    busy_ = false;
-    if (!state.finished()) {
-      failed_ = true;
-      return;
-    }
-    record_.probes.push_back({pending_value_, state.diverged()});
-    record_.probe_runs.push_back(probes_.back()->name);
-    record_.reasons.push_back(state.stop_reason);
-  }
-
-  bool ok() const { return !failed_; }
-  const SearchRecord& record() const { return record_; }
-  const std::vector<std::unique_ptr<PlannedRun>>& probes() const { return probes_; }
-
- private:
-  PlannedRun probe(double value, std::size_t number) const {
-    const std::string name = group_.group + "." + key_label(spec_.search->key) + "-probe" + std::to_string(number);
-    Settings settings = probe_settings(spec_, group_.settings, value);
-    PlannedRun run{name, name, settings, run_config(spec_.base, settings, name)};
-    return run;
-  }
-
-  const SweepSpec& spec_;
-  const PlannedRun& group_;
-  SearchRecord record_;
-  std::vector<std::unique_ptr<PlannedRun>> probes_;
-  double pending_value_ = 0;
-  bool busy_ = false;
-  bool failed_ = false;
-};
-
 class Runner {
  public:
   Runner(const SweepSpec& spec, const std::vector<PlannedRun>& runs, const SweepOptions& options)
       : spec_(spec), options_(options), threads_(threads_per_run(options.cores, options.jobs)) {
     if (spec.search) {
-      for (const PlannedRun& group : runs) searches_.push_back(std::make_unique<Search>(spec, group));
+      for (const PlannedRun& group : runs) searches_.push_back(std::make_unique<ThresholdSearch>(spec, group));
     } else {
       for (const PlannedRun& run : runs) queue_.push_back(&run);
       fixed_.assign(queue_.begin(), queue_.end());
@@ -126,7 +74,7 @@ class Runner {
  private:
   struct Next {
     const PlannedRun* run = nullptr;
-    Search* search = nullptr;
+    ThresholdSearch* search = nullptr;
   };
   struct Running {
     Next next;
@@ -219,7 +167,7 @@ class Runner {
   const int threads_;
   std::deque<const PlannedRun*> queue_;
   std::vector<const PlannedRun*> fixed_;
-  std::vector<std::unique_ptr<Search>> searches_;
+  std::vector<std::unique_ptr<ThresholdSearch>> searches_;
   std::map<pid_t, Running> running_;
   SweepOutcome outcome_;
   int finished_ = 0;
