@@ -21,5 +21,6 @@ void add_bench_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace altgrad::cli

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -127,7 +128,8 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
                                     {"best_step", state.best_step},
                                     {"optimizer_step", optimizer.step_count()},
                                     {"grad_norm_history", state.grad_norm_history},
-                                    {"last_loss", number_or_null(state.last_loss)}});
+                                    {"last_loss", number_or_null(state.last_loss)},
+                                    {"initial_loss", number_or_null(state.initial_loss)}});
   if (extras) extras(staging);
   fs::remove_all(final_dir);
   fs::rename(staging, final_dir);
@@ -206,10 +208,13 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
     return {j.at("step").get<std::int64_t>(),
             j.at("seed").get<std::uint64_t>(),
             number("val_loss"),
-            number("best_val_loss"),
+            // Null until the first evaluation: no loss yet, so any evaluated one is better.
+            j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity() : number("best_val_loss"),
             j.at("best_step").get<std::int64_t>(),
             j.at("grad_norm_history").get<std::vector<double>>(),
-            number("last_loss")};
+            number("last_loss"),
+            // Checkpoints written before stop_loss_multiple existed lack it.
+            j.contains("initial_loss") ? number("initial_loss") : std::nan("")};
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }

@@ -10,6 +10,7 @@
 //   recipe.json, quant.safetensors   the quantization recipe and its scaling state (quant_checkpoint.hpp)
 // A checkpoint is written into a hidden directory and renamed into place, so a crash never leaves a
 // half-written step_<N>; loading checks every tensor's presence and shape against the config.
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -31,6 +32,7 @@ struct CheckpointState {
   std::int64_t best_step = -1;
   std::vector<double> grad_norm_history;  // oldest first (diag/spike_detectors.hpp)
   double last_loss = 0.0;                 // NaN before the first step
+  double initial_loss = std::nan("");     // the first step's loss (stop_loss_multiple); NaN before it
 };
 
 // Writes further files of a checkpoint into its staging directory, before it is renamed into place.

@@ -97,6 +97,9 @@ struct TrainConfig {
   double warn_loss_spike = 2.0;         // loss above this multiple of the previous step's
   double warn_grad_norm_spike = 100.0;  // gradient norm above this multiple of its running median
   std::int64_t warn_every = 100;        // steps before the same warning at the same point repeats
+  // Stop the run as diverged when a step's loss exceeds this multiple of the run's first-step loss;
+  // 0 = off. Threshold searches (docs/experiments.md) set it to define divergence.
+  double stop_loss_multiple = 0.0;
 
   QuantTable quant;  // the [quant] table, untouched (see quant_table.hpp)
 

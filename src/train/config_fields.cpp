@@ -85,6 +85,8 @@ const std::array kFields = {
     Field{"warn_grad_norm_spike", "diagnostics", "warn when the gradient norm exceeds this multiple of its median",
           RealField{&C::warn_grad_norm_spike, 0.0, kInf, true, false}},
     Field{"warn_every", "diagnostics", "steps before one warning at one point repeats", positive_steps(&C::warn_every)},
+    Field{"stop_loss_multiple", "diagnostics", "stop as diverged when the loss exceeds this multiple of the first step's; 0 = off",
+          non_negative(&C::stop_loss_multiple)},
 };
 
 // The upper bound is left out while it is only the type's limit, unless the value went past it.

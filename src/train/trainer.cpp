@@ -191,7 +191,7 @@ class Run {
       : config_(config),
         options_(options),
         s_(config, options.repo_root),
-        state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan("")},
+        state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan("")},
         loss_spikes_(config.warn_loss_spike),
         norm_spikes_(diag::GradNormSpikeOptions{config.warn_grad_norm_spike, 100, 10}) {
     fs::create_directories(options.run_dir);
@@ -291,6 +291,21 @@ class Run {
     return false;
   }
 
+  bool loss_diverged(double loss) const {
+    return config_.stop_loss_multiple > 0 && loss > config_.stop_loss_multiple * state_.initial_loss;
+  }
+
+  // The stop_loss_multiple criterion: the step's loss, before its update, against the first step's.
+  bool stop_diverged(std::int64_t done, double loss, Loop& loop, TrainOutcome& outcome) {
+    char text[200];
+    std::snprintf(text, sizeof text, "loss diverged at step %lld: loss %.6g is above stop_loss_multiple %g x the first step's loss %.6g",
+                  static_cast<long long>(done), loss, config_.stop_loss_multiple, state_.initial_loss);
+    outcome.stop_reason = text;
+    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}});
+    loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
+    return false;
+  }
+
   // One optimizer step; false when the run must stop.
   bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
     const auto t0 = Clock::now();
@@ -307,6 +322,8 @@ class Run {
       model::gpt_backward(s_.model, s_.acts, static_cast<model::MatmulHooks<float>*>(s_.quant()));
     }
     loss /= config_.gradient_accumulation_steps;
+    if (!std::isfinite(state_.initial_loss)) state_.initial_loss = loss;
+    if (loss_diverged(loss)) return stop_diverged(done, loss, loop, outcome);
     s_.average_gradients();
     if (s_.hooks) s_.hooks->end_step();
 

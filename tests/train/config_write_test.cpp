@@ -36,7 +36,7 @@ const std::vector<std::string> kKeys = {
     "grad_clip", "eval_interval",
     "eval_iters", "log_interval", "seed", "out_dir", "checkpoint_interval", "keep_checkpoints",
     "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_attention_entropy",
-    "warn_loss_spike", "warn_grad_norm_spike", "warn_every"};
+    "warn_loss_spike", "warn_grad_norm_spike", "warn_every", "stop_loss_multiple"};
 
 // A config where every field differs from its default, with values that are hard to write back.
 TrainConfig unusual_config() {
@@ -82,6 +82,7 @@ TrainConfig unusual_config() {
   c.warn_loss_spike = 1.5;
   c.warn_grad_norm_spike = 1e3;
   c.warn_every = 1;
+  c.stop_loss_multiple = 2.5;
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,59 @@ TEST(Trainer, ATruncatedCheckpointIsAnErrorNotACrash) {
   fs::resize_file(model_file, fs::file_size(model_file) / 2);
   model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
   EXPECT_THROW(load_model(outcome.last_checkpoint, gpt), CheckpointError);
+}
+
+}  // namespace
+}  // namespace altgrad::train
+
+namespace altgrad::train {
+namespace {
+
+// stop_loss_multiple = m stops the run at the first step whose loss exceeds m × the first step's
+// loss: found here in the losses of the same run without the criterion, which it must match.
+TEST(Trainer, StopLossMultipleStopsAtTheFirstLossAboveTheMultiple) {
+  testing::ScratchDir dir;
+  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  c.learning_rate = 0.5;  // AdamW without clipping at this rate overshoots: the loss rises
+  c.min_lr = 0.0;
+  c.grad_clip = 0.0;
+  c.max_iters = c.lr_decay_iters = 16;
+  run(c, dir.path() / "free");
+  const auto losses = logged_losses(dir.path() / "free");
+  ASSERT_EQ(losses.size(), 16u);
+  const double peak = *std::max_element(losses.begin() + 1, losses.end());
+  ASSERT_GT(peak, losses[0]) << "the test needs a loss that rises above the first";
+  c.stop_loss_multiple = (1.0 + peak / losses[0]) / 2;  // between 1 and the peak's ratio
+  std::size_t expected = 0;                              // the first step (from 1) above it
+  while (!(losses[expected] > c.stop_loss_multiple * losses[0])) ++expected;
+  ++expected;
+
+  const TrainOutcome stopped = run(c, dir.path() / "stopped");
+  EXPECT_EQ(stopped.steps, static_cast<std::int64_t>(expected) - 1);
+  EXPECT_EQ(stopped.stop_reason.rfind("loss diverged at step " + std::to_string(expected) + ": ", 0), 0u)
+      << stopped.stop_reason;
+  EXPECT_EQ(logged_losses(dir.path() / "stopped"),
+            std::vector<double>(losses.begin(), losses.begin() + static_cast<std::ptrdiff_t>(expected) - 1));
+  if (!stopped.last_checkpoint.empty()) {  // the first loss is kept for a resumed run
+    EXPECT_EQ(load_state(stopped.last_checkpoint).initial_loss, losses[0]);
+  }
+}
+
+// A run interrupted before its first evaluation still tracks its best evaluation after resuming
+// (state.json stores "no evaluation yet" as null, which must read back as no loss, not NaN).
+TEST(Trainer, ResumingBeforeTheFirstEvaluationKeepsTrackingTheBest) {
+  testing::ScratchDir dir;
+  TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  full.eval_interval = 8;
+  const TrainOutcome straight = run(full, dir.path() / "straight");
+  TrainConfig half = full;
+  half.max_iters = 4;
+  run(half, dir.path() / "split");
+  const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
+  const CheckpointState a = load_state(straight.last_checkpoint), b = load_state(resumed.last_checkpoint);
+  EXPECT_EQ(a.best_step, 8);
+  EXPECT_EQ(b.best_step, a.best_step);
+  EXPECT_EQ(b.best_val_loss, a.best_val_loss);
 }
 
 }  // namespace

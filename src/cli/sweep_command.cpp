@@ -1,0 +1,87 @@
+// `altgrad sweep SWEEP.toml [--jobs N] [--out DIR]` and `altgrad sweep --status DIR`.
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "sweep/expansion.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/status_table.hpp"
+#include "sweep/sweep_spec.hpp"
+#include "sweep/thread_share.hpp"
+
+namespace altgrad::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepArgs {
+  std::string file;
+  std::string out;
+  std::string status;
+  int jobs = 1;
+  bool list = false;
+};
+
+// The cores this process may run on (a cgroup or taskset may allow fewer than the machine has).
+int usable_cores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+fs::path this_executable() { return fs::read_symlink("/proc/self/exe"); }
+
+void run(const SweepArgs& args) {
+  if (!args.status.empty()) {
+    if (!args.file.empty()) throw std::invalid_argument("--status DIR takes no sweep file");
+    std::cout << sweep::status_table(args.status);
+    return;
+  }
+  if (args.file.empty()) throw std::invalid_argument("give a sweep file (altgrad sweep SWEEP.toml) or --status DIR");
+  const sweep::SweepSpec spec = sweep::load_sweep(args.file);
+  const std::vector<sweep::PlannedRun> runs = sweep::expand(spec);  // every config checked before any run starts
+  if (args.list) {  // the runs and what each sets, checked, without starting any
+    for (const sweep::PlannedRun& run : runs) {
+      std::cout << run.name << "  " << sweep::settings_json(run.settings).dump() << '\n';
+    }
+    return;
+  }
+  sweep::SweepOptions options;
+  options.sweep_dir = args.out.empty() ? fs::path("sweeps") / fs::path(args.file).stem() : fs::path(args.out);
+  options.jobs = args.jobs;
+  options.cores = usable_cores();
+  options.trainer = {this_executable().string(), "train"};
+  options.progress = &std::cout;
+  options.on_run_finished = nullptr;  // the report, when it exists, is rebuilt here after each run
+  std::cout << "sweep " << options.sweep_dir.string() << ": " << (spec.search ? "threshold search over " : "")
+            << runs.size() << (spec.search ? " groups" : " runs") << ", " << options.jobs << " at a time, "
+            << sweep::threads_per_run(options.cores, options.jobs) << " thread(s) each\n"
+            << std::flush;
+  const sweep::SweepOutcome outcome = sweep::run_sweep(spec, runs, options);
+  std::cout << "sweep done: " << outcome.completed << " completed, " << outcome.stopped << " stopped, " << outcome.failed
+            << " failed (altgrad sweep --status " << options.sweep_dir.string() << ")\n";
+  if (!outcome.all_completed) throw CommandFailed{1};
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep", "Run many training runs from a sweep file, or show a sweep's status "
+                                          "(docs/experiments.md)");
+  auto args = std::make_shared<SweepArgs>();
+  cmd->add_option("sweep_file", args->file, "Sweep file (TOML; see configs/ablation.toml)");
+  cmd->add_option("--jobs,-j", args->jobs, "Runs at once; each gets max(1, cores / jobs) threads")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--out", args->out, "Sweep directory (default: sweeps/<sweep file name>)");
+  cmd->add_option("--status", args->status, "Print the state of each run of this sweep directory");
+  cmd->add_flag("--list", args->list, "Check the sweep file and print its runs and their settings; start nothing");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace altgrad::cli

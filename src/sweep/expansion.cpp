@@ -1,0 +1,126 @@
+#include "sweep/expansion.hpp"
+
+#include <map>
+
+#include "sweep/sweep_error.hpp"
+#include "train/quant_recipe.hpp"
+#include "train/toml_literal.hpp"
+
+namespace altgrad::sweep {
+namespace {
+
+// Stands for the generated config in parser messages, then is replaced by the line's origin.
+constexpr std::string_view kGenerated = "<sweep-generated>";
+
+std::string dotted_key(const std::string& key) {
+  std::string text;
+  std::size_t begin = 0;
+  while (true) {
+    const auto dot = key.find('.', begin);
+    text += train::toml_string(key.substr(begin, dot - begin));
+    if (dot == std::string::npos) return text;
+    text += '.';
+    begin = dot + 1;
+  }
+}
+
+// Later settings of a key replace earlier ones; the order of first appearance is kept.
+Settings merged(const Settings& base, const Settings& settings) {
+  Settings all;
+  std::map<std::string, std::size_t> position;
+  for (const Settings* group : {&base, &settings}) {
+    for (const Setting& s : *group) {
+      if (const auto found = position.find(s.key); found != position.end()) {
+        all[found->second] = s;
+      } else {
+        position.emplace(s.key, all.size());
+        all.push_back(s);
+      }
+    }
+  }
+  return all;
+}
+
+// "<sweep-generated>:N" → the origin of line N, wherever the parser's message names a line.
+std::string located(std::string message, const Settings& lines) {
+  const std::string marker = std::string(kGenerated) + ":";
+  for (auto at = message.find(marker); at != std::string::npos; at = message.find(marker, at)) {
+    std::size_t end = at + marker.size();
+    std::size_t line = 0;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) line = line * 10 + (message[end++] - '0');
+    const std::string origin = line >= 1 && line <= lines.size() ? lines[line - 1].origin : "the run's config";
+    message.replace(at, end - at, origin);
+    at += origin.size();
+  }
+  return message;
+}
+
+void check_names(const std::vector<PlannedRun>& runs) {
+  std::map<std::string, const PlannedRun*> seen;
+  for (const PlannedRun& run : runs) {
+    const auto [found, inserted] = seen.emplace(run.name, &run);
+    if (!inserted) {
+      throw SweepError("two runs are both named '" + run.name + "': " + settings_json(found->second->settings).dump() +
+                       " and " + settings_json(run.settings).dump() +
+                       " (names are built from the chosen values, docs/experiments.md; give [[runs]] a name)");
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json settings_json(const Settings& settings) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const Setting& s : settings) object[s.key] = s.value;
+  return object;
+}
+
+train::TrainConfig run_config(const Settings& base, const Settings& settings, const std::string& run) {
+  const Settings lines = merged(base, settings);
+  std::string text;
+  for (const Setting& s : lines) text += dotted_key(s.key) + " = " + s.literal + "\n";
+  try {
+    train::TrainConfig config = train::parse_config(text, kGenerated);
+    train::resolve_recipe(config);  // the [quant] table's errors, as the trainer would raise them
+    return config;
+  } catch (const std::exception& e) {
+    throw SweepError(located(e.what(), lines) + " (in run '" + run + "')");
+  }
+}
+
+Settings probe_settings(const SweepSpec& spec, const Settings& group, double value) {
+  Settings settings = group;
+  const SearchSpec& s = *spec.search;
+  settings.push_back({s.key, train::toml_float(value), value, s.origin});
+  settings.push_back({"max_iters", std::to_string(s.steps), s.steps, s.origin});
+  settings.push_back({"stop_loss_multiple", train::toml_float(s.loss_multiple), s.loss_multiple, s.origin});
+  return settings;
+}
+
+std::vector<PlannedRun> expand(const SweepSpec& spec) {
+  std::vector<PlannedRun> runs;
+  std::vector<std::size_t> index(spec.dimensions.size(), 0);
+  while (true) {
+    std::vector<NamePart> parts;
+    Settings settings;
+    for (std::size_t d = 0; d < spec.dimensions.size(); ++d) {
+      const Choice& choice = spec.dimensions[d][index[d]];
+      parts.insert(parts.end(), choice.parts.begin(), choice.parts.end());
+      settings.insert(settings.end(), choice.settings.begin(), choice.settings.end());
+    }
+    PlannedRun run{join_name(parts), join_group(parts), settings, {}};
+    run.config = run_config(spec.base, settings, run.name);
+    if (spec.search) {  // every probe lies between the ends: both must make valid configs
+      for (const double end : {spec.search->low, spec.search->high}) run_config(spec.base, probe_settings(spec, settings, end), run.name);
+    }
+    runs.push_back(std::move(run));
+    // Odometer: the last dimension turns fastest.
+    std::size_t d = spec.dimensions.size();
+    while (d > 0 && ++index[d - 1] == spec.dimensions[d - 1].size()) index[--d] = 0;
+    if (d == 0) break;
+  }
+  check_names(runs);
+  return runs;
+}
+
+}  // namespace altgrad::sweep

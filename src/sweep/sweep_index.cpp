@@ -1,0 +1,44 @@
+#include "sweep/sweep_index.hpp"
+
+#include "train/atomic_file.hpp"
+
+namespace altgrad::sweep {
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+nlohmann::json search_json(const SearchRecord& search) {
+  const Bracket bracket = bracket_of(search.probes);
+  nlohmann::json probes = nlohmann::json::array();
+  for (std::size_t i = 0; i < search.probes.size(); ++i) {
+    probes.push_back({{"value", search.probes[i].value}, {"run", search.probe_runs[i]},
+                      {"diverged", search.probes[i].diverged}, {"reason", search.reasons[i]}});
+  }
+  return {{"kind", "lr_threshold"}, {"group", search.group}, {"key", search.key},
+          {"bracket", {optional_number(bracket.stable), optional_number(bracket.diverged)}}, {"probes", probes}};
+}
+
+}  // namespace
+
+nlohmann::json index_json(const std::string& base_label, const std::vector<IndexedRun>& runs,
+                          const std::vector<SearchRecord>& searches) {
+  nlohmann::json run_list = nlohmann::json::array();
+  for (const IndexedRun& indexed : runs) {
+    const PlannedRun& run = *indexed.run;
+    nlohmann::json entry = {{"name", run.name}, {"dir", "runs/" + run.name}, {"group", run.group},
+                            {"seed", run.config.seed}, {"settings", settings_json(run.settings)}};
+    if (indexed.probe_of) entry["probe_of"] = *indexed.probe_of;
+    run_list.push_back(std::move(entry));
+  }
+  nlohmann::json search_list = nlohmann::json::array();
+  for (const SearchRecord& search : searches) search_list.push_back(search_json(search));
+  return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {"runs", run_list}, {"searches", search_list}};
+}
+
+void write_index(const std::filesystem::path& sweep_dir, const nlohmann::json& index) {
+  train::write_file_atomically(sweep_dir / "index.json", [&](std::ostream& out) { out << index.dump(2) << '\n'; });
+}
+
+}  // namespace altgrad::sweep
