@@ -41,13 +41,14 @@ RunState read_run_state(const fs::path& run_dir) {
     if (m.contains("step")) state.step = m["step"].get<std::int64_t>();
     if (m.contains("val_loss") && m["val_loss"].is_number()) state.val_loss = m["val_loss"].get<double>();
   });
-  // A resumed run logs "resume" after an interrupted attempt; only an "end" closes the run.
+  // A resumed run logs "resume" after an interrupted attempt; only an "end" closes the run, and not
+  // one marked interrupted (SIGTERM: a checkpoint was written for --resume to continue from).
   each_line(run_dir / "events.jsonl", [&](const nlohmann::json& e) {
     const std::string kind = e.value("event", "");
     if (kind == "resume" || kind == "start") {
       state.status = RunStatus::unfinished;
       state.stop_reason.clear();
-    } else if (kind == "end") {
+    } else if (kind == "end" && !e.value("interrupted", false)) {
       state.stop_reason = e.value("reason", "");
       state.status = state.stop_reason == "completed" ? RunStatus::completed : RunStatus::stopped;
     }

@@ -41,7 +41,10 @@ hashes() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 # The files of a run's final checkpoint (parameters, optimizer, quantization state, state.json).
 final_checkpoint() { (cd "$1/checkpoints/step_$2" && sha256sum ./*); }
 
-# Three runs of 40 steps, a checkpoint every 10: two recipes on seed 1, one on seed 2.
+# A generated corpus, so the tests need no downloaded data.
+python3 -c "import random; r=random.Random(1); print(' '.join(r.choice(['law','court','article','shall','apply','party']) for _ in range(20000)))" >"$work/corpus.txt"
+
+# Three runs of 200 steps, a checkpoint every 50: two recipes on seed 1, one on seed 2.
 cat >"$work/three.toml" <<TOML
 [base]
 n_layer = 2
@@ -50,14 +53,15 @@ n_embd = 32
 block_size = 32
 batch_size = 4
 warmup_iters = 2
-max_iters = 40
-lr_decay_iters = 40
-eval_interval = 20
+max_iters = 200
+lr_decay_iters = 200
+eval_interval = 100
 eval_iters = 2
 log_interval = 1
 diag_interval = 5
-checkpoint_interval = 10
+checkpoint_interval = 50
 keep_checkpoints = 0
+data = "$work/corpus.txt"
 
 [recipes.fp32]
 quant.preset = "fp32"
@@ -87,13 +91,13 @@ for run in "${runs[@]}"; do
   check "$run completed" completed "$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["reason"])' "$work/reference/runs/$run/events.jsonl")"
 done
 
-# 2. The same sweep on one job, killed (SIGKILL) while its second run is past its step-20 checkpoint.
+# 2. The same sweep on one job, killed (SIGKILL) while its second run is past its step-50 checkpoint.
 "$altgrad" sweep "$work/three.toml" --jobs 1 --out "$work/killed" >"$work/killed.log" 2>&1 &
 sweep_pid=$!
 second="$work/killed/runs/${runs[1]}"
-for _ in $(seq 1 600); do
-  [[ -d "$second/checkpoints/step_20" ]] && break
-  sleep 0.05
+for _ in $(seq 1 3000); do
+  [[ -d "$second/checkpoints/step_50" ]] && break
+  sleep 0.01
 done
 kill -9 "$sweep_pid"
 wait "$sweep_pid" 2>/dev/null
@@ -115,7 +119,7 @@ check "the finished run's files are byte-identical" "$first_before" "$(hashes "$
 check "sweep.toml is not rewritten" "$sweep_toml_before" "$(sha256sum <"$work/killed/sweep.toml")"
 for run in "${runs[@]}"; do
   check "$run: final checkpoint equals the uninterrupted --jobs 2 sweep's" \
-    "$(final_checkpoint "$work/reference/runs/$run" 40)" "$(final_checkpoint "$work/killed/runs/$run" 40)"
+    "$(final_checkpoint "$work/reference/runs/$run" 200)" "$(final_checkpoint "$work/killed/runs/$run" 200)"
 done
 # The logged losses too (tokens_per_s is wall-clock and excluded, docs/determinism.md).
 losses() { python3 -c 'import json,sys; print([(m["step"], m["loss"], m.get("val_loss")) for m in map(json.loads, open(sys.argv[1]))])' "$1"; }
@@ -127,11 +131,13 @@ status=$("$altgrad" sweep --status "$work/killed")
 check "status exit status" 0 $?
 check "status header" "run         state      step  val loss  stop reason" "$(head -1 <<<"$status")"
 val=$(python3 -c 'import json,sys; print("%.4f" % [json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"])' "$second/metrics.jsonl")
-check "status row" "e3m4.seed1  completed    40    $val  completed" "$(sed -n 3p <<<"$status")"
+check "status row" "e3m4.seed1  completed   200    $val  completed" "$(sed -n 3p <<<"$status")"
 
 # 4. A run that diverges stops; the others complete; the exit status says not all completed.
 cat >"$work/diverge.toml" <<TOML
 base = "$root/configs/tiny.toml"
+[set]
+data = "$work/corpus.txt"
 [[runs]]
 name = "calm"
 [[runs]]
@@ -157,6 +163,8 @@ if [[ "$wild" == *"loss diverged at step"* || "$wild" == *"non-finite"* ]]; then
 # 5. A threshold search: low stable, high diverged, two bisections between them.
 cat >"$work/search.toml" <<TOML
 base = "$root/configs/tiny.toml"
+[set]
+data = "$work/corpus.txt"
 [axes]
 grad_clip = [0.0]    # no clipping: large rates blow up within the 15 steps
 [search]

@@ -7,9 +7,10 @@
 #   2 requeued   `scontrol requeue` mid-run: checkpoints, restarts (SLURM_RESTART_COUNT 1), resumes;
 #   3 warned     the time-limit warning (USR1 to the batch shell, as --signal=B:USR1@... sends it):
 #                checkpoints and requeues itself, then resumes.
-# Runs can finish in under a second on an idle machine, faster than a test can react; so each run to
-# interrupt is paused (SIGSTOP, by its pid) once mid-run, Slurm's signal is sent, and the run is
-# continued (SIGCONT, as Slurm itself sends with SIGTERM): it then stops at the next step boundary.
+# Runs can finish in under a second on an idle machine, faster than a test can react; so the array is
+# submitted held and its tasks released one at a time, each run to interrupt is paused (SIGSTOP, by
+# its pid) once mid-run, Slurm's signal is sent, and the run is continued (SIGCONT, as Slurm itself
+# sends with SIGTERM): it then stops at the next step boundary.
 # Every run must end byte-identical (final checkpoint files; metrics.jsonl without the wall-clock
 # field) to the same config trained straight through outside Slurm.
 #
@@ -59,21 +60,25 @@ wait_until() {
   done
 }
 
-# The altgrad process training run $1: its command line names the run directory.
+# The altgrad process training run $1 (its command line ends with --out RUN_DIR), or nothing. Bash
+# builtins only: a run on an idle machine can finish in the time a /proc scan forking per pid takes.
 altgrad_pid() {
-  local pid
-  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$altgrad" ]] || continue
-    { tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qxF -e "$sweep/runs/$1" && { echo "$pid"; return; }
+  local proc args
+  for proc in /proc/[0-9]*; do
+    mapfile -d '' -t args <"$proc/cmdline" 2>/dev/null || continue
+    ((${#args[@]} >= 3)) || continue
+    [[ "${args[1]}" == train && "${args[-2]}" == --out && "${args[-1]}" == "$sweep/runs/$1" ]] &&
+      { echo "${proc#/proc/}"; return; }
   done
 }
-# Pauses run $1 after its 20th logged step; prints the paused pid.
+# Pauses run $1 after its 20th logged step; prints the paused pid. The pid is found first, while
+# the run starts, so that pausing it takes one poll, not a scan.
 pause_mid_run() {
-  poll=0.01 wait_until 90 "run $1 to be mid-run" mid_run "$1"
-  local pid
-  pid=$(altgrad_pid "$1")
-  [[ -n "$pid" ]] || fail "run $1 ended before it could be paused mid-run"
-  kill -STOP "$pid"
+  local run=$1 pid=
+  poll=0.01 wait_until 90 "run $run to start" eval 'pid=$(altgrad_pid "$run"); [[ -n "$pid" ]]'
+  poll=0.005 wait_until 90 "run $run to be mid-run" mid_run "$run"
+  kill -STOP "$pid" 2>/dev/null || fail "run $run ended before it could be paused mid-run"
+  (($(logged_steps "$run") < long_steps)) || fail "run $run ended before it could be paused mid-run"
   echo "$pid"
 }
 
@@ -125,6 +130,9 @@ for i in "${!names[@]}"; do
 done
 # %1: one task at a time, so that each can be caught mid-run in turn.
 "$tool" write "$sweep" "$altgrad" 1 "${names[@]}" || fail "slurm_tool could not write the script"
+# Held, as a user may edit the script: no task starts before the test releases it.
+sed -i 's/^#SBATCH --requeue$/&\n#SBATCH --hold/' "$sweep/slurm/sweep.sbatch"
+grep -qx '#SBATCH --hold' "$sweep/slurm/sweep.sbatch" || fail "the script has no #SBATCH --requeue line to hold after"
 
 # The references, straight through outside Slurm, while the cluster works (one thread each, as
 # the tasks have: the bits do not depend on it, docs/determinism.md).
@@ -137,6 +145,7 @@ reference_pid=$!
 job=$("$tool" submit "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the generated script"
 echo "submitted array job $job"
 
+scontrol release "${job}_1"
 pid=$(pause_mid_run cancelled)
 "$tool" cancel "${job}_1"
 sleep 0.5
@@ -145,20 +154,23 @@ wait_until 30 "task ${job}_1 to be cancelled" in_state "$job" 1 CANCELLED
 [[ "$(last_end cancelled)" == *'"interrupted":true'* ]] || fail "the cancelled run did not end interrupted: $(last_end cancelled)"
 echo "cancelled ${job}_1 after step $(logged_steps cancelled): checkpointed"
 
+scontrol release "${job}_2"
 requeued_pid=$(pause_mid_run requeued)
 scontrol requeue "${job}_2"
 sleep 0.5
 kill -CONT "$requeued_pid" 2>/dev/null || true
-echo "requeued ${job}_2"
+echo "requeued ${job}_2 after step $(logged_steps requeued)"
 
-# Task 3 starts as soon as task 2 is requeued (a pending task does not count against %1).
+# Released, task 3 starts as soon as task 2 is requeued (a pending task does not count against %1).
+scontrol release "${job}_3"
 warned_pid=$(pause_mid_run warned)
 scancel --batch --signal=USR1 "${job}_3"
 sleep 0.5
 kill -CONT "$warned_pid" 2>/dev/null || true
-echo "warned ${job}_3 of its time limit; it requeues itself"
+echo "warned ${job}_3 of its time limit after step $(logged_steps warned); it requeues itself"
 start_now "$job" 2 "$requeued_pid"
 start_now "$job" 3 "$warned_pid"
+scontrol release "${job}_0"
 
 wait_until 120 "array job $job to finish" array_done "$job"
 # What squeue still holds (without accounting, Slurm 22.05 forgets some finished array tasks early,
@@ -174,6 +186,7 @@ grep -q "requeueing task 3" "$sweep"/slurm/"${job}"_3.out || fail "task ${job}_3
 # Submitted again, as a user would after fixing whatever stopped a run: only the cancelled run trains.
 short_before=$(tree_sum "$sweep/runs/short")
 again=$("$tool" submit "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the script the second time"
+scontrol release "$again"
 wait_until 120 "array job $again to finish" array_done "$again"
 [[ "$(tree_sum "$sweep/runs/short")" == "$short_before" ]] || fail "the finished run short was touched by the resubmission"
 grep -q "has finished, nothing to do" "$sweep/slurm/${again}_0.out" || fail "task ${again}_0 did not see that short had finished"

@@ -54,5 +54,27 @@ TEST(RunState, TheLastEndEventDecidesCompletedOrStopped) {
   EXPECT_EQ(state.stop_reason, "loss diverged at step 3: x");
 }
 
+// SIGTERM (scancel, a requeue, the time-limit warning) ends a run with a checkpoint to resume from:
+// an end event marked interrupted leaves the run unfinished, and the resume that follows it too.
+TEST(RunState, AnInterruptedEndLeavesTheRunUnfinished) {
+  ScratchDir dir;
+  dir.write("run/metrics.jsonl", "{\"step\": 23, \"loss\": 4.0}\n");
+  dir.write("run/events.jsonl",
+            "{\"event\": \"start\"}\n"
+            "{\"event\": \"end\", \"step\": 23, \"reason\": \"interrupted by SIGTERM after step 23\", \"interrupted\": true}\n");
+  dir.write("run/checkpoints/step_23/state.json", "{}");
+  RunState state = read_run_state(dir.path() / "run");
+  EXPECT_EQ(state.status, RunStatus::unfinished);
+  EXPECT_TRUE(state.has_checkpoint);
+  EXPECT_EQ(state.stop_reason, "");
+
+  dir.write("run/events.jsonl",
+            "{\"event\": \"start\"}\n"
+            "{\"event\": \"end\", \"step\": 23, \"reason\": \"interrupted by SIGTERM after step 23\", \"interrupted\": true}\n"
+            "{\"event\": \"resume\", \"step\": 23}\n{\"event\": \"end\", \"step\": 40, \"reason\": \"completed\"}\n");
+  state = read_run_state(dir.path() / "run");
+  EXPECT_EQ(state.status, RunStatus::completed);
+}
+
 }  // namespace
 }  // namespace altgrad::sweep
