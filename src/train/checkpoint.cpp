@@ -176,7 +176,8 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer)
   }
   // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
   const auto kept = optimizer.state();
-  for (const auto& [name, tensor] : file.tensors) {
+  for (const auto& entry : file.tensors) {
+    const std::string& name = entry.first;  // not a structured binding: clang before 16 cannot capture one
     if (std::none_of(kept.begin(), kept.end(), [&](const auto& t) { return t.name == name; })) {
       fail(path, "unexpected state tensor '" + name + "': optimizer '" + std::string(optimizer.name()) +
                      "' with this config keeps " + state_names(optimizer));
