@@ -122,7 +122,7 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double
     fail(path, std::string("header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) fail(path, "header is not a JSON object");

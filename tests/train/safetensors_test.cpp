@@ -105,6 +105,9 @@ TEST_F(SafetensorsTest, CorruptHeadersAreErrorsThatSayWhatIsWrong) {
       {R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", "shape"},
       {R"({"w":{"dtype":"F32","shape":[2]}})", "data_offsets"},
       {R"([1,2])", "not a JSON object"},
+      {R"({"__metadata__":"pt"})", "__metadata__ is not a JSON object"},
+      // A number past double's range: nlohmann throws out_of_range, not parse_error (found by fuzzing).
+      {R"({"n":4444444e444})", "not valid JSON"},
   };
   for (const auto& [header, expected] : cases) {
     write_bytes(file("bad.safetensors"), hand_made(header, {1.0f, 2.0f}));
