@@ -44,5 +44,5 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t FAILED; input saved in $findings/, log in $log" >&2
     exit 1
   fi
-  grep -E '^#[0-9]+ +DONE' "$log" | tail -n 1 >&2 || true
+  grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 >&2 || true
 done
