@@ -12,7 +12,6 @@
 #include "model/matmul_points.hpp"
 #include "train/config.hpp"
 #include "train/quant_recipe.hpp"
-#include "train/safetensors.hpp"
 #include "train/trainer.hpp"
 
 using namespace altgrad;

@@ -21,9 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The message quotes the name, exactly when it is printable ASCII, and holds no control bytes.
     const std::string_view message = e.what();
     const bool printable = std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
-    const std::string quoted = "invalid format '" + (printable ? std::string(text) : std::string()) + "";
-    if (!message.starts_with(quoted) || message.find("': ") == std::string_view::npos ||
-        std::any_of(message.begin(), message.end(), [](char c) { return c >= 0 && c < 0x20; })) {
+    const std::string quoted = printable ? "invalid format '" + std::string(text) + "': " : "invalid format '";
+    const bool control = std::any_of(message.begin(), message.end(), [](char c) { return c >= 0 && c < 0x20; });
+    if (!message.starts_with(quoted) || control) {
       fuzz::fail("message does not quote the name: " + std::string(message));
     }
     return 0;

@@ -25,7 +25,8 @@ void write_bytes(const std::filesystem::path& path, std::string_view bytes);
 
 // A fresh, empty directory for one input, under a root made once per process. On destruction
 // checks that nothing appeared beside it or in the working directory (a reader writing to a
-// relative path) and that the files given to the reader are unchanged, then removes it.
+// relative path) and that the files given to the reader are unchanged, then removes it. So run a
+// target in a working directory nothing else writes to, as scripts/fuzz.sh does.
 class Scratch {
  public:
   Scratch();

@@ -28,7 +28,6 @@ void check_token(const std::string& token, const format::Format* f) {
   float value = 0;
   if (!cli::parse_number_token(token, value)) return;  // the command reports it with its index
   char* end = nullptr;
-  errno = 0;
   const float reference = std::strtof(token.c_str(), &end);
   if (end != token.c_str() + token.size()) fuzz::fail("accepted '" + token + "', which strtof does not read whole");
   if (!same_float(value, reference)) {
