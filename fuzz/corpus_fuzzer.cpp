@@ -56,6 +56,19 @@ void check_validator(std::string_view bytes) {
   }
 }
 
+// A relative path of plain names (letters, digits, '.', '_'), none of them "." or "..", so that every
+// file stays inside the folder and is a file.
+bool plain_relative_name(const std::string& name) {
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._/") != std::string::npos) return false;
+  for (std::size_t begin = 0; begin <= name.size();) {
+    const std::size_t end = std::min(name.find('/', begin), name.size());
+    const std::string_view part(name.data() + begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
 bool under(const fs::path& file, const fs::path& dir) {
   const std::string f = file.string(), d = dir.string() + "/";
   return f.starts_with(d) || file == dir;
@@ -76,15 +89,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       source = {scratch.dir() / "folder", train::CorpusFormat::automatic};
       fs::create_directories(source.path);
       for (const auto& [name, contents] : fuzz::split_files(bytes)) {
-        // Plain names only, so every file stays inside the folder.
-        if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._/") != std::string::npos ||
-            name.find("..") != std::string::npos || name.front() == '/' || name.back() == '/' || name.find("//") != std::string::npos) {
-          continue;
-        }
+        // "a/b.txt" then "a": the first one wins.
+        if (!plain_relative_name(name) || fs::exists(source.path / name)) continue;
         try {
           scratch.add("folder/" + name, contents);
         } catch (const fs::filesystem_error&) {
-          // "a" and "a/b.txt" both named: the first one wins
+          // "a" then "a/b.txt": the first one wins
         }
       }
     }
