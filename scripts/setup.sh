@@ -9,6 +9,7 @@ packages=(
   libopenblas-openmp-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler
+  clang libclang-rt-dev libomp-dev
   python3 python3-numpy python3-torch
 )
 

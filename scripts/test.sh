@@ -15,3 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 "$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DALTGRAD_SANITIZE=ON
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
+
+# Every libFuzzer target (fuzz/) for 10 s on its seed corpus plus fresh inputs, in a clang build of
+# the targets and the libraries they read with (no tests, no CLI, no benchmarks).
+"$root/scripts/fuzz.sh" all 10

@@ -1,6 +1,5 @@
 // `altgrad quantize`: numbers on stdin, one `0x<code> <dequantized>` line per number on stdout.
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/number_token.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "format/philox.hpp"
@@ -29,21 +29,6 @@ struct QuantizeArgs {
   bool no_subnormals = false;
 };
 
-// Parses one whitespace-free token: a decimal number, or nan, inf, -inf (correctly rounded).
-bool parse_number(const std::string& token, float& out) {
-  const char* begin = token.data();
-  const char* end = begin + token.size();
-  if (begin != end && *begin == '+') ++begin;
-  auto [ptr, ec] = std::from_chars(begin, end, out);
-  if (ec == std::errc::result_out_of_range) {
-    // Beyond float32: from_chars reports the range error; the correctly rounded value is ±Inf or ±0.
-    const double d = std::strtod(token.c_str(), nullptr);
-    out = static_cast<float>(d);
-    return true;
-  }
-  return ec == std::errc() && ptr == end;
-}
-
 int run(const QuantizeArgs& args) {
   FormatSpec spec = parse_format(args.format);
   if (args.no_saturate) spec.overflow = Overflow::special;
@@ -60,7 +45,7 @@ int run(const QuantizeArgs& args) {
   std::uint64_t index = 0;
   while (std::cin >> token) {
     float x = 0.0f;
-    if (!parse_number(token, x)) {
+    if (!parse_number_token(token, x)) {
       std::fflush(stdout);
       std::fprintf(stderr, "altgrad quantize: error: token %llu ('%s') is not a number (expected a decimal, nan, inf or -inf)\n",
                    static_cast<unsigned long long>(index + 1), token.c_str());

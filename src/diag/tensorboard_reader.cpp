@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include "diag/tensorboard_event.pb.h"
 #include "diag/tfrecord.hpp"
@@ -78,6 +79,20 @@ TensorBoardEvent event_from(const proto::Event& from) {
   return event;
 }
 
+// A histogram TensorBoard could not draw (edges not increasing, a count per edge missing) is a
+// malformed record, refused here so that no reader of the result has to check it again.
+void check_histograms(const TensorBoardEvent& event, std::size_t index, const TfRecord& record,
+                      const std::filesystem::path& path) {
+  for (const EventHistogram& h : event.histograms) {
+    try {
+      check_tensorboard_histogram(h.histogram);
+    } catch (const std::invalid_argument& e) {
+      throw TensorBoardReadError("TensorBoard event file " + path.string() + ": " + tfrecord_location(index, record.offset) +
+                                 ": histogram '" + h.tag + "': " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<TensorBoardEvent> read_tensorboard_events(const std::filesystem::path& file) {
@@ -85,7 +100,10 @@ std::vector<TensorBoardEvent> read_tensorboard_events(const std::filesystem::pat
   const std::vector<TfRecord> records = split_records(bytes, file);
   std::vector<TensorBoardEvent> events;
   events.reserve(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) events.push_back(event_from(parse_event(records[i], i, file)));
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    events.push_back(event_from(parse_event(records[i], i, file)));
+    check_histograms(events.back(), i, records[i], file);
+  }
   return events;
 }
 

@@ -41,7 +41,8 @@ struct TensorBoardEvent {
 
 // Every event in the file, in order. Summary values of other kinds (images, audio, tensors) are
 // skipped. Throws TensorBoardReadError for a missing or unreadable file, a record cut short, a CRC
-// mismatch, or data that does not parse as an Event.
+// mismatch, data that does not parse as an Event, or a histogram that check_tensorboard_histogram
+// refuses.
 std::vector<TensorBoardEvent> read_tensorboard_events(const std::filesystem::path& file);
 
 }  // namespace altgrad::diag

@@ -36,9 +36,24 @@ constexpr std::string_view kValidForms =
     "in all, optionally followed by ,bias=N ,subnormals=on|off ,overflow=saturate|inf "
     ",policy=ieee|fn|fnuz|finite|fnu";
 
+// `text` with every byte outside printable ASCII written as \xNN: a name quoted in a message can
+// hold anything a user typed or a file held, and a NUL would cut the message short.
+std::string printable(std::string_view text) {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+    } else {
+      out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xF]};
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void fail(std::string_view text, std::string_view why) {
-  throw FormatError("invalid format '" + std::string(text) + "': " + std::string(why) + "; " +
-                    std::string(kValidForms));
+  throw FormatError("invalid format '" + printable(text) + "': " + printable(why) + "; " + std::string(kValidForms));
 }
 
 bool parse_int(std::string_view s, int& out) {
@@ -174,6 +189,11 @@ std::string validation_error(const FormatSpec& s) {
            "exponent); use fn";
   }
   if (s.policy == SpecialPolicy::fn && E + M < 2) return "policy fn leaves no positive finite value";
+  // Far enough out that the exponent arithmetic below cannot overflow, and no such bias is valid.
+  constexpr int kBiasLimit = 1 << 20;
+  if (s.bias < -kBiasLimit || s.bias > kBiasLimit) {
+    return "bias " + std::to_string(s.bias) + " puts values outside float32 (float32 holds exponents -149..127)";
+  }
   const Format f = make_format(FormatSpec{E, M, 0, s.policy, s.subnormals, s.overflow});
   const int emin = static_cast<int>(f.min_normal_field) - s.bias;
   const int emax = static_cast<int>(f.max_magnitude >> M) - s.bias;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "train/atomic_file.hpp"
+#include "train/json_integer.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -34,11 +35,26 @@ void write_json(const fs::path& path, const nlohmann::json& json) {
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   if (!in) fail(path, "cannot open (not a checkpoint directory?)");
+  nlohmann::json json;
   try {
-    return nlohmann::json::parse(in);
+    json = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("not valid JSON: ") + e.what());
   }
+  if (!json.is_object()) fail(path, "not a JSON object");
+  return json;
+}
+
+// Field `key` as an integer of type T, at least `min`: written as an integer, not 2.0 or 1e300.
+template <typename T>
+T integer_field(const nlohmann::json& object, const fs::path& path, const std::string& key, T min) {
+  const auto found = object.find(key);
+  if (found == object.end()) fail(path, "missing field '" + key + "'");
+  const std::optional<T> value = json_integer<T>(*found);
+  if (!value || *value < min) {
+    fail(path, "field '" + key + "' must be an integer of at least " + std::to_string(min) + ", got " + found->dump());
+  }
+  return *value;
 }
 
 nlohmann::json config_json(const model::GptConfig& c) {
@@ -141,18 +157,18 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
   const nlohmann::json j = read_json(path);
   model::GptConfig c;
   try {
-    c.block_size = j.at("block_size").get<std::size_t>();
-    c.vocab_size = j.at("vocab_size").get<std::size_t>();
-    c.n_layer = j.at("n_layer").get<std::size_t>();
-    c.n_head = j.at("n_head").get<std::size_t>();
-    c.n_embd = j.at("n_embd").get<std::size_t>();
+    c.block_size = integer_field<std::size_t>(j, path, "block_size", 0);
+    c.vocab_size = integer_field<std::size_t>(j, path, "vocab_size", 0);
+    c.n_layer = integer_field<std::size_t>(j, path, "n_layer", 0);
+    c.n_head = integer_field<std::size_t>(j, path, "n_head", 0);
+    c.n_embd = integer_field<std::size_t>(j, path, "n_embd", 0);
     c.bias = j.at("bias").get<bool>();
     const auto norm = model::parse_norm(j.value("norm", "layernorm"));
     const auto mlp = model::parse_mlp(j.value("mlp", "gelu"));
     if (!norm || !mlp) fail(path, "unknown norm or mlp variant");
     c.norm = *norm;
     c.mlp = *mlp;
-    c.mlp_hidden = j.value("mlp_hidden", std::size_t{0});
+    c.mlp_hidden = j.contains("mlp_hidden") ? integer_field<std::size_t>(j, path, "mlp_hidden", 0) : 0;
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }
@@ -178,7 +194,8 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer)
   }
   // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
   const auto kept = optimizer.state();
-  for (const auto& [name, tensor] : file.tensors) {
+  for (const auto& entry : file.tensors) {
+    const std::string& name = entry.first;  // not a structured binding: clang before 16 cannot capture one
     if (std::none_of(kept.begin(), kept.end(), [&](const auto& t) { return t.name == name; })) {
       fail(path, "unexpected state tensor '" + name + "': optimizer '" + std::string(optimizer.name()) +
                      "' with this config keeps " + state_names(optimizer));
@@ -204,20 +221,26 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
     const auto& v = j.at(key);
     return v.is_null() ? std::nan("") : v.get<double>();
   };
+  CheckpointState state;
   try {
-    return {j.at("step").get<std::int64_t>(),
-            j.at("seed").get<std::uint64_t>(),
-            number("val_loss"),
-            // Null until the first evaluation: no loss yet, so any evaluated one is better.
-            j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity() : number("best_val_loss"),
-            j.at("best_step").get<std::int64_t>(),
-            j.at("grad_norm_history").get<std::vector<double>>(),
-            number("last_loss"),
-            // Checkpoints written before stop_loss_multiple existed lack it.
-            j.contains("initial_loss") ? number("initial_loss") : std::nan("")};
+    state = {integer_field<std::int64_t>(j, path, "step", 0),
+             integer_field<std::uint64_t>(j, path, "seed", 0),
+             number("val_loss"),
+             // Null until the first evaluation: no loss yet, so any evaluated one is better.
+             j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity() : number("best_val_loss"),
+             integer_field<std::int64_t>(j, path, "best_step", -1),  // -1: never evaluated
+             j.at("grad_norm_history").get<std::vector<double>>(),
+             number("last_loss"),
+             // Checkpoints written before stop_loss_multiple existed lack it.
+             j.contains("initial_loss") ? number("initial_loss") : std::nan("")};
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }
+  // Gradient norms: what the spike detector's running median is taken over.
+  for (const double norm : state.grad_norm_history) {
+    if (!std::isfinite(norm) || norm < 0) fail(path, "grad_norm_history holds " + std::to_string(norm) + ", not a norm");
+  }
+  return state;
 }
 
 fs::path resolve_checkpoint(const fs::path& path) {

@@ -12,6 +12,7 @@
 #include "train/config.hpp"
 #include "train/config_fields.hpp"
 #include "train/nearest_name.hpp"
+#include "train/utf8.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -113,6 +114,11 @@ toml::table override_value(const Field& field, std::string_view text) {
 
 void apply_override(TrainConfig& config, std::string_view argument, Origins& origins) {
   const std::string origin = "--set " + std::string(argument);
+  // A config file must be UTF-8 (TOML's rule); so must a value that config_to_toml will write.
+  if (const auto problem = find_invalid_utf8(argument)) {
+    throw ConfigError(origin + ": invalid UTF-8 at byte " + std::to_string(problem->offset) + ": " +
+                      std::string(problem->reason));
+  }
   const auto equals = argument.find('=');
   if (equals == std::string_view::npos) throw ConfigError(origin + ": expected key=value");
   const std::string_view key = trim(argument.substr(0, equals));

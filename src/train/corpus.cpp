@@ -88,7 +88,7 @@ std::string jsonl_document(const fs::path& path, std::size_t line_number, std::s
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double
     throw DataError(where + "malformed JSON: " + e.what());
   }
   if (!value.is_object()) throw DataError(where + "expected a JSON object, got " + value.type_name());

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "format/parse.hpp"
 #include "quant/mx.hpp"
+#include "train/json_integer.hpp"
 #include "train/nearest_name.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
@@ -185,6 +188,15 @@ Recipe resolved(const quant::RecipeSpec& spec, const model::MatmulPoints& points
   }
 }
 
+// Field `key` of a recipe.json object as an integer of type T; recipe_from_json reports the throw.
+template <typename T>
+T recipe_integer(const nlohmann::json& object, const char* key) {
+  const nlohmann::json& value = object.at(key);
+  const std::optional<T> integer = json_integer<T>(value);
+  if (!integer) throw std::invalid_argument(std::string("'") + key + "' must be an integer in range, got " + value.dump());
+  return *integer;
+}
+
 }  // namespace
 
 bool Recipe::any_enabled() const {
@@ -238,7 +250,7 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
 
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source) {
   try {
-    Recipe recipe{json.at("preset").get<std::string>(), json.at("seed").get<std::uint64_t>(), {}};
+    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}};
     const nlohmann::json& entries = json.at("points");
     if (entries.size() != points.operand_count()) {
       throw CheckpointError(source + ": " + std::to_string(entries.size()) + " points, the model has " +
@@ -256,10 +268,10 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       patch.format = e.at("format").get<std::string>();
       patch.rounding = format::parse_rounding(e.at("rounding").get<std::string>()).value();
       patch.scaling = quant::parse_scaling(e.at("scaling").get<std::string>()).value();
-      patch.history = e.at("history").get<std::size_t>();
+      patch.history = recipe_integer<std::size_t>(e, "history");
       patch.amax = quant::parse_amax(e.at("amax").get<std::string>()).value();
-      patch.margin = e.at("margin").get<int>();
-      patch.block = e.at("block").get<std::size_t>();
+      patch.margin = recipe_integer<int>(e, "margin");
+      patch.block = recipe_integer<std::size_t>(e, "block");
       patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
       quant::PointSettings settings;
       patch.apply_to(settings, source + ": " + name);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "train/atomic_file.hpp"
@@ -24,9 +25,18 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
 }
 
+// The bytes of F32 data a shape of non-negative dimensions holds; nullopt past 2^64.
+std::optional<std::uint64_t> f32_bytes(const std::vector<std::int64_t>& shape) {
+  std::uint64_t bytes = sizeof(float);
+  for (const std::int64_t dim : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(dim), &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
 std::string header_json(std::span<const TensorRef> tensors, const std::map<std::string, std::string>& metadata,
                         const std::filesystem::path& path) {
-  nlohmann::ordered_json header;
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();  // "{}", not "null", when empty
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::set<std::string> names;
   std::uint64_t offset = 0;
@@ -66,10 +76,12 @@ Tensor parse_entry(const std::filesystem::path& path, const std::string& name, c
     bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] exceed the " +
         std::to_string(data.size()) + " data bytes (truncated file?)");
   }
-  const std::uint64_t expected = static_cast<std::uint64_t>(element_count(t.shape)) * sizeof(float);
+  const std::optional<std::uint64_t> needed = f32_bytes(t.shape);
+  if (!needed) bad("shape " + entry["shape"].dump() + " holds more than 2^64 bytes");
+  const std::uint64_t expected = *needed;
   if (end - begin != expected) bad(std::to_string(end - begin) + " bytes for a shape needing " + std::to_string(expected));
   t.data.resize(expected / sizeof(float));
-  std::memcpy(t.data.data(), data.data() + begin, expected);
+  if (expected > 0) std::memcpy(t.data.data(), data.data() + begin, expected);  // never with null pointers
   return t;
 }
 
@@ -110,13 +122,14 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double
     fail(path, std::string("header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) fail(path, "header is not a JSON object");
   SafetensorsFile file;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
+      if (!entry.is_object()) fail(path, "__metadata__ is not a JSON object");
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) fail(path, "metadata '" + key + "' is not a string");
         file.metadata[key] = value.get<std::string>();

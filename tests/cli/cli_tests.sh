@@ -75,6 +75,12 @@ check "stochastic rounding is reproducible" "$sr1" "$sr2"
 err=$(echo "1 2 abc 4" | "$altgrad" quantize --format e4m3 2>&1 >/dev/null); status=$?
 check "bad token exit status" 2 "$status"
 contains "bad token names its position" "token 3 ('abc')" "$err"
+# Found by fuzz/quantize_tokens_fuzzer.cpp: text after a number too large for float, and "+-".
+err=$(echo "1e999abc" | "$altgrad" quantize --format e4m3 2>&1 >/dev/null); status=$?
+check "text after an overflowing number exit status" 2 "$status"
+contains "text after an overflowing number is named" "token 1 ('1e999abc')" "$err"
+err=$(echo "+-5" | "$altgrad" quantize --format e4m3 2>&1 >/dev/null); status=$?
+check "plus then minus exit status" 2 "$status"
 err=$(echo 1 | "$altgrad" quantize --format e9m9 2>&1); status=$?
 check "unknown format exit status" 2 "$status"
 contains "unknown format lists valid forms" "valid forms" "$err"

@@ -439,6 +439,28 @@ TEST_F(EventFileTest, RecordThatIsNotAnEventIsReported) {
   EXPECT_TRUE(mentions(message, {path.string(), "record 3", "at byte " + std::to_string(offset), "does not parse"}));
 }
 
+// Found by fuzz/tensorboard_fuzzer.cpp (fuzz/corpus/tensorboard/regress_histogram_without_counts):
+// a histogram with one edge and no count was returned as read.
+TEST_F(EventFileTest, HistogramWithoutACountPerEdgeIsReported) {
+  const fs::path path = small_event_file();
+  std::vector<std::byte> bytes = file_bytes(path);
+  const std::size_t offset = bytes.size();
+  // Event{step: 1, summary{value{tag: "h", histo{bucket_limit: [1.0]}}}}, encoded by hand.
+  const std::vector<std::uint8_t> event = {0x10, 0x01, 0x2a, 0x11, 0x0a, 0x0f, 0x0a, 0x01, 'h', 0x2a, 0x0a,
+                                           0x32, 0x08, 0,    0,    0,    0,    0,    0,    0xf0, 0x3f};
+  const auto data = std::as_bytes(std::span(event));
+  const auto header = diag::tfrecord_header(data.size());
+  const auto footer = diag::tfrecord_footer(data);
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  bytes.insert(bytes.end(), data.begin(), data.end());
+  bytes.insert(bytes.end(), footer.begin(), footer.end());
+  write_file(path, bytes);
+
+  const std::string message = message_of<TensorBoardReadError>([&] { read_tensorboard_events(path); });
+  EXPECT_TRUE(mentions(message, {path.string(), "record 3", "at byte " + std::to_string(offset), "histogram 'h'",
+                                 "0 counts for 1 bucket edges"}));
+}
+
 TEST_F(EventFileTest, MissingFileIsReportedWithItsPath) {
   const fs::path path = dir_ / "events.out.tfevents.0.nowhere";
   const std::string message = message_of<TensorBoardReadError>([&] { read_tensorboard_events(path); });

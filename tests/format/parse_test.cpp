@@ -231,6 +231,23 @@ TEST(ParseFormat, InvalidNamesThrowAnErrorNamingTheProblemAndTheValidForms) {
   for (const InvalidCase& c : cases) expect_format_error(c);
 }
 
+// Found by fuzz/format_name_fuzzer.cpp (fuzz/corpus/format_name/regress_*).
+TEST(ParseFormat, ExtremeBiasesAreRejectedWithoutOverflow) {
+  expect_format_error({"e4m3,bias=-2147483648", "float32"});
+  expect_format_error({"e4m3,bias=2147483647", "float32"});
+}
+
+TEST(ParseFormat, UnprintableBytesAreQuotedAsHexEscapes) {
+  const std::string name("e4m3,bias=\0\x01\xff", 13);
+  try {
+    format::parse_format(name);
+    ADD_FAILURE() << "accepted a name with a NUL byte";
+  } catch (const format::FormatError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("invalid format 'e4m3,bias=\\x00\\x01\\xff': ", 0), 0u) << what;
+  }
+}
+
 // Without subnormals the smallest binade still steps by 2^(emin - M): for e5m2 with bias 149 or
 // 150 its values (1 + m/4) * 2^(1 - bias) are not float32 values, so these biases leave float32
 // with subnormals off just as with them on ("any bias that keeps every value inside float32").

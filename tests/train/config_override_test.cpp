@@ -81,4 +81,11 @@ TEST(ConfigOverride, MalformedArgumentsAndUnknownKeys) {
   EXPECT_TRUE(mentions(override_error({"quant.format=e4m3"}), {"--set quant.format=e4m3", "[quant]"}));
 }
 
+// Found by fuzz/config_fuzzer.cpp (fuzz/corpus/config/regress_set_not_utf8): the value was kept,
+// and the run directory's config.toml could not be read back.
+TEST(ConfigOverride, ValuesThatAreNotUtf8AreRefused) {
+  EXPECT_TRUE(mentions(override_error({"out_dir=runs/\xb3"}), {"--set out_dir=runs/", "invalid UTF-8 at byte 13"}));
+  EXPECT_EQ(with({"out_dir=runs/\xc3\xa9"}).out_dir, "runs/\xc3\xa9");  // é: valid UTF-8 stays as given
+}
+
 }  // namespace

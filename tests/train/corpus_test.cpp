@@ -137,6 +137,9 @@ TEST(Corpus, MalformedJsonlLineNamesFileAndLine) {
   ScratchDir dir;
   const auto file = dir.write("broken.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"\n{\"text\": \"c\"}\n");
   EXPECT_TRUE(mentions(load_error(file), {"broken.jsonl:2:", "malformed JSON"}));
+  // A number past double's range: nlohmann throws out_of_range, not parse_error (found by fuzzing).
+  const auto overflow = dir.write("overflow.jsonl", "{\"text\": \"a\", \"n\": 1e999}\n");
+  EXPECT_TRUE(mentions(load_error(overflow), {"overflow.jsonl:1:", "malformed JSON"}));
 }
 
 TEST(Corpus, JsonlLineWithoutTheFieldNamesFileLineAndField) {

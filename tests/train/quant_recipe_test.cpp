@@ -132,5 +132,22 @@ TEST(QuantRecipe, JsonRoundTripKeepsEverySetting) {
                        {"ck/recipe.json"}));
 }
 
+// Found by fuzz/checkpoint_fuzzer.cpp (fuzz/corpus/checkpoint/regress_recipe_float_history): an
+// integer setting written as 1e300 was converted with a plain cast, which is undefined behaviour.
+TEST(QuantRecipe, JsonIntegersMustBeIntegersInRange) {
+  const TrainConfig c = config_with("[quant]\npreset = \"fp8-hybrid\"\n");
+  const model::MatmulPoints points(gpt_config(c));
+  for (const char* key : {"history", "margin", "block"}) {
+    for (const nlohmann::json& bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(-1)}) {
+      if (std::string(key) == "margin" && bad == nlohmann::json(-1)) continue;  // a negative margin is valid
+      nlohmann::json broken = recipe_to_json(resolve_recipe(c));
+      broken["points"][0][key] = bad;
+      EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
+                           {"ck/recipe.json", key}))
+          << key << " = " << bad.dump();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace altgrad::train

@@ -105,6 +105,9 @@ TEST_F(SafetensorsTest, CorruptHeadersAreErrorsThatSayWhatIsWrong) {
       {R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", "shape"},
       {R"({"w":{"dtype":"F32","shape":[2]}})", "data_offsets"},
       {R"([1,2])", "not a JSON object"},
+      {R"({"__metadata__":"pt"})", "__metadata__ is not a JSON object"},
+      // A number past double's range: nlohmann throws out_of_range, not parse_error (found by fuzzing).
+      {R"({"n":4444444e444})", "not valid JSON"},
   };
   for (const auto& [header, expected] : cases) {
     write_bytes(file("bad.safetensors"), hand_made(header, {1.0f, 2.0f}));
@@ -140,6 +143,37 @@ TEST_F(SafetensorsTest, AnInterruptedWriteLeavesThePreviousFileIntact) {
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_)) ++entries;
   EXPECT_EQ(entries, 1u);
+}
+
+// Found by fuzz/safetensors_fuzzer.cpp (fuzz/corpus/safetensors/regress_*).
+TEST_F(SafetensorsTest, AFileWithNoTensorsAndNoMetadataRoundTrips) {
+  write_safetensors(file("empty.safetensors"), {});
+  const auto loaded = read_safetensors(file("empty.safetensors"));
+  EXPECT_TRUE(loaded.tensors.empty());
+  EXPECT_TRUE(loaded.metadata.empty());
+  const std::string bytes = read_bytes(file("empty.safetensors"));
+  EXPECT_EQ(bytes.substr(8, 2), "{}");  // an empty JSON object, as the format requires
+}
+
+TEST_F(SafetensorsTest, ZeroElementTensorsReadFromAFileWithoutDataBytes) {
+  write_bytes(file("zero.safetensors"), hand_made(R"({"t":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}})", {}));
+  const auto loaded = read_safetensors(file("zero.safetensors"));
+  EXPECT_EQ(loaded.tensors.at("t").shape, (std::vector<std::int64_t>{0, 3}));
+  EXPECT_TRUE(loaded.tensors.at("t").data.empty());
+}
+
+TEST_F(SafetensorsTest, AShapeWhoseSizeOverflowsIsAnErrorNotAWrappedCount) {
+  // 2^62 · 4 · 0 elements: the running product passes 2^64 bytes before the 0 brings it back.
+  write_bytes(file("huge.safetensors"),
+              hand_made(R"({"t":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})", {}));
+  try {
+    read_safetensors(file("huge.safetensors"));
+    ADD_FAILURE() << "accepted a shape of more than 2^64 bytes";
+  } catch (const CheckpointError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file("huge.safetensors").string() + ": tensor 't': shape", 0), 0u) << what;
+    EXPECT_NE(what.find("2^64"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -66,9 +66,11 @@ void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
   gemm(CblasTrans, CblasNoTrans, s.oc, s.c, s.n, dout_dweight.data(), s.oc, inp.data(), s.c, Scalar{1},
        dweight.data(), s.c);
   if (dbias.empty()) return;
+  // A plain variable: clang before 16 cannot capture a structured binding in a lambda.
+  const Scalar* const dout_bias_rows = dout_dbias.data();
   for_each_column_block(OC, N * OC, [&](std::size_t begin, std::size_t end) {
     for (std::size_t row = 0; row < N; ++row) {
-      const Scalar* dy = dout_dbias.data() + row * OC;
+      const Scalar* dy = dout_bias_rows + row * OC;
       for (std::size_t o = begin; o < end; ++o) dbias[o] += dy[o];
     }
   });
