@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "optim/parameter_range.hpp"
+#include "optim/weight_grid.hpp"
 
 namespace altgrad::optim {
 
@@ -41,6 +42,12 @@ class Optimizer {
   // One update with learning rate `lr`; increments the step count first, as PyTorch does.
   // Allocates nothing.
   virtual void step(std::span<float> params, std::span<const float> grads, float lr) = 0;
+
+  // The grid range `range`'s weights live on (bit-space optimizers; docs/optimizers.md). The
+  // trainer sets each range's grid before every step, since a point's scale changes from step to
+  // step; optimizers that do not use grids ignore it.
+  virtual bool uses_grids() const { return false; }
+  virtual void set_grid(std::size_t /*range*/, const WeightGrid& /*grid*/) {}
 
   std::int64_t step_count() const { return step_; }
   std::size_t parameter_count() const { return parameter_count_; }

@@ -19,25 +19,31 @@ nlohmann::json float_number(double value) {
   return std::stod(std::string(buffer, end));
 }
 
-bool decayed(const optim::Optimizer& optimizer, const model::TensorSpec& spec) {
+std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec& spec) {
   const auto ranges = optimizer.ranges();
   const auto found = std::find_if(ranges.begin(), ranges.end(), [&](const optim::ParameterRange& r) {
     return spec.slot.offset >= r.offset && spec.slot.offset + spec.slot.size <= r.offset + r.size;
   });
   if (found == ranges.end()) throw std::invalid_argument("optimizer.json: tensor " + spec.name + " lies in no optimizer range");
-  return found->decay;
+  return static_cast<std::size_t>(found - ranges.begin());
 }
 
 }  // namespace
 
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
-                                const model::ParameterLayout& layout) {
+                                const model::ParameterLayout& layout, const WeightGrids* grids) {
   nlohmann::json hyperparameters = nlohmann::json::object();
   for (const auto& h : optimizer.hyperparameters()) hyperparameters[h.name] = float_number(h.value);
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& spec : layout.tensors()) {
-    tensors.push_back({{"name", spec.name}, {"optimizer", optimizer.name()}, {"decay", decayed(optimizer, spec)},
-                       {"numel", spec.slot.size}});
+    const std::size_t index = range_of(optimizer, spec);
+    const optim::ParameterRange& range = optimizer.ranges()[index];
+    nlohmann::json entry = {{"name", spec.name},
+                            {"optimizer", range.adamw_only ? std::string_view("adamw") : optimizer.name()},
+                            {"decay", range.decay},
+                            {"numel", spec.slot.size}};
+    if (grids && optimizer.uses_grids() && !range.adamw_only) entry["grid"] = grids->describe(index);
+    tensors.push_back(std::move(entry));
   }
   const nlohmann::json json = {{"optimizer", optimizer.name()},
                                {"hyperparameters", hyperparameters},

@@ -6,11 +6,14 @@
 
 #include "model/gpt.hpp"
 #include "optim/optimizer.hpp"
+#include "train/weight_grids.hpp"
 
 namespace altgrad::train {
 
 // Throws FileError on I/O failure, std::invalid_argument if a tensor lies in no optimizer range.
+// Each tensor's entry names the optimizer that updates it: the configured one, or "adamw" for a
+// range marked adamw_only; with `grids` and an optimizer that uses them, also the tensor's grid.
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
-                                const model::ParameterLayout& layout);
+                                const model::ParameterLayout& layout, const WeightGrids* grids = nullptr);
 
 }  // namespace altgrad::train

@@ -28,6 +28,7 @@
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
 #include "train/warnings.hpp"
+#include "train/weight_grids.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -35,11 +36,28 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::vector<optim::ParameterRange> decay_ranges(const model::ParameterLayout& layout) {
+// Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
+// embeddings when grid_embeddings says so; never norm gains or biases.
+bool on_grid(const model::TensorSpec& spec, const TrainConfig& c) {
+  switch (spec.role) {
+    case model::ParameterRole::linear_weight:
+    case model::ParameterRole::residual_projection:
+      return true;
+    case model::ParameterRole::embedding:
+      return c.grid_embeddings;
+    case model::ParameterRole::bias:
+    case model::ParameterRole::norm_weight:
+      return false;
+  }
+  return false;
+}
+
+std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const TrainConfig& c) {
   std::vector<optim::ParameterRange> ranges;
   for (const auto& spec : layout.tensors()) {
     // nanoGPT decays every tensor of two or more dimensions: embeddings and Linear weights.
-    ranges.push_back({spec.slot.offset, spec.slot.size, spec.shape.size() >= 2});
+    const bool adamw_only = optim::is_bit_space(c.optimizer) && !on_grid(spec, c);
+    ranges.push_back({spec.slot.offset, spec.slot.size, spec.shape.size() >= 2, adamw_only});
   }
   return ranges;
 }
@@ -49,6 +67,12 @@ optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
   spec.kind = c.optimizer;
   spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
   spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
+  spec.bit_space = {c.stiffness_power,
+                    c.precondition,
+                    static_cast<float>(c.madam_p_scale),
+                    static_cast<float>(c.madam_g_bound),
+                    static_cast<float>(c.madam_beta),
+                    c.seed};
   return spec;
 }
 
@@ -64,6 +88,7 @@ struct Session {
   std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
+  WeightGrids grids;
   ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
@@ -75,7 +100,8 @@ struct Session {
         hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
              hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
-        optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), decay_ranges(model.layout()))),
+        optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), parameter_ranges(model.layout(), c))),
+        grids(model.layout(), model.matmuls(), recipe, c.grid_format),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()),
@@ -203,7 +229,7 @@ class Run {
     if (options.inject_nan) inject(*options.inject_nan);
     write_config(options.run_dir / "config.toml", config);
     write_recipe(options.run_dir / "recipe.json", s_.recipe);
-    write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout());
+    write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
 
   TrainOutcome run() {
@@ -318,6 +344,7 @@ class Run {
     check_spikes(done, loss, grad_norm, loop.warnings);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
+    s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
     s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
