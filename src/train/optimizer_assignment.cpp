@@ -30,6 +30,46 @@ std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec&
 
 }  // namespace
 
+// Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
+// embeddings when grid_embeddings says so; never norm gains or biases.
+static bool on_grid(const model::TensorSpec& spec, const TrainConfig& c) {
+  switch (spec.role) {
+    case model::ParameterRole::linear_weight:
+    case model::ParameterRole::residual_projection:
+      return true;
+    case model::ParameterRole::embedding:
+      return c.grid_embeddings;
+    case model::ParameterRole::bias:
+    case model::ParameterRole::norm_weight:
+      return false;
+  }
+  return false;
+}
+
+std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const TrainConfig& c) {
+  std::vector<optim::ParameterRange> ranges;
+  for (const auto& spec : layout.tensors()) {
+    // nanoGPT decays every tensor of two or more dimensions: embeddings and Linear weights.
+    const bool adamw_only = optim::is_bit_space(c.optimizer) && !on_grid(spec, c);
+    ranges.push_back({spec.slot.offset, spec.slot.size, spec.shape.size() >= 2, adamw_only});
+  }
+  return ranges;
+}
+
+optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
+  optim::OptimizerSpec spec;
+  spec.kind = c.optimizer;
+  spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
+  spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
+  spec.bit_space = {c.stiffness_power,
+                    c.precondition,
+                    static_cast<float>(c.madam_p_scale),
+                    static_cast<float>(c.madam_g_bound),
+                    static_cast<float>(c.madam_beta),
+                    c.seed};
+  return spec;
+}
+
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
                                 const model::ParameterLayout& layout, const WeightGrids* grids) {
   nlohmann::json hyperparameters = nlohmann::json::object();
