@@ -76,7 +76,8 @@ class BitSpaceOptimizer : public Optimizer {
 inline float stochastic_round(float x, std::uint32_t word) {
   const float down = std::floor(x);
   const double fraction = static_cast<double>(x) - static_cast<double>(down);
-  return static_cast<double>(word) < fraction * 4294967296.0 ? down + 1.0f : down;
+  // Branch-free: the outcome is a coin flip a branch predictor cannot learn.
+  return down + static_cast<float>(static_cast<double>(word) < fraction * 4294967296.0);
 }
 
 }  // namespace altgrad::optim

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "format/effective_grid.hpp"
-#include "format/philox.hpp"
+#include "quant/random_words.hpp"
 
 namespace altgrad::optim {
 
@@ -23,15 +23,28 @@ void GridWalk::update_range(std::size_t index, const ParameterRange& range, std:
 #pragma omp parallel for schedule(static)
   for (std::size_t b = 0; b < count; ++b) {
     const GridSpan span = spans[b];
-    for (std::size_t i = span.begin; i < span.end; ++i) {
-      m[i] += (1.0f - s.beta1) * (g[i] - m[i]);
-      v[i] = v[i] * s.beta2 + (1.0f - s.beta2) * g[i] * g[i];
-      const float denom = std::sqrt(v[i]) / s.bias_correction2_sqrt + s.eps;
-      const float intended = -decay_rate * p[i] - s.step_size * (m[i] / denom);
-      const float stiffness = format::scaled_spacing(f, p[i], span.scale);
-      const float steps = stochastic_round(intended / stiffness, format::philox_word(key, stream, range.offset + i));
-      p[i] += steps * stiffness;
+    const std::size_t n = span.end - span.begin;
+    float* w = p + span.begin;
+    // Three passes over the span, each a loop the compiler vectorizes: the intended update, S(w),
+    // then the rounded move.
+    float intended[kMaxGridSpan], stiffness[kMaxGridSpan];
+    std::uint32_t words[kMaxGridSpan];
+    {
+      float* ms = m + span.begin;
+      float* vs = v + span.begin;
+      const float* gs = g + span.begin;
+#pragma omp simd
+      for (std::size_t i = 0; i < n; ++i) {
+        ms[i] += (1.0f - s.beta1) * (gs[i] - ms[i]);
+        vs[i] = vs[i] * s.beta2 + (1.0f - s.beta2) * gs[i] * gs[i];
+        const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
+        intended[i] = -decay_rate * w[i] - s.step_size * (ms[i] / denom);
+      }
     }
+    span_spacing(f, w, n, span.scale, stiffness);
+    quant::fill_random(key, stream, range.offset + span.begin, {words, n});
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) w[i] += stochastic_round(intended[i] / stiffness[i], words[i]) * stiffness[i];
   }
 }
 

@@ -27,16 +27,24 @@ void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range
 #pragma omp parallel for schedule(static)
   for (std::size_t b = 0; b < count; ++b) {
     const GridSpan span = spans[b];
-    for (std::size_t i = span.begin; i < span.end; ++i) {
-      const float stiffness = format::scaled_spacing(f, p[i], span.scale);
-      const float factor = squared ? stiffness * stiffness : stiffness;
-      const float grad = on_grad ? g[i] * factor : g[i];
-      p[i] *= decay;
-      m[i] += (1.0f - s.beta1) * (grad - m[i]);
-      v[i] = v[i] * s.beta2 + (1.0f - s.beta2) * grad * grad;
-      const float denom = std::sqrt(v[i]) / s.bias_correction2_sqrt + s.eps;
-      const float update = -s.step_size * (m[i] / denom);
-      p[i] += on_grad ? update : update * factor;
+    const std::size_t n = span.end - span.begin;
+    float* w = p + span.begin;
+    float* ms = m + span.begin;
+    float* vs = v + span.begin;
+    const float* gs = g + span.begin;
+    float factor[kMaxGridSpan];
+    span_spacing(f, w, n, span.scale, factor);
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      const float stiffness = factor[i];
+      const float power = squared ? stiffness * stiffness : stiffness;
+      const float grad = on_grad ? gs[i] * power : gs[i];
+      w[i] *= decay;
+      ms[i] += (1.0f - s.beta1) * (grad - ms[i]);
+      vs[i] = vs[i] * s.beta2 + (1.0f - s.beta2) * grad * grad;
+      const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
+      const float update = -s.step_size * (ms[i] / denom);
+      w[i] += on_grad ? update : update * power;
     }
   }
 }

@@ -13,11 +13,11 @@
 namespace altgrad::optim {
 namespace {
 
-// Fixed-scale ranges are cut into chunks only so that every grid is a list of spans.
-constexpr std::size_t kFixedChunk = 4096;
+// Fixed-scale ranges are cut into chunks so that every grid is a list of short spans.
+constexpr std::size_t kFixedChunk = kMaxGridSpan;
 
 void check_blocks(const WeightGrid& grid, std::size_t range_size) {
-  if (grid.block == 0 || grid.row_length == 0 || range_size % grid.row_length != 0) {
+  if (grid.block == 0 || grid.block > quant::kMaxMxBlock || grid.row_length == 0 || range_size % grid.row_length != 0) {
     throw std::invalid_argument("weight grid: " + std::to_string(range_size) + " weights are not rows of " +
                                 std::to_string(grid.row_length) + " in blocks of " + std::to_string(grid.block));
   }
@@ -58,12 +58,38 @@ void grid_spans(const WeightGrid& grid, std::span<const float> weights, std::spa
   }
 }
 
+void span_spacing(const format::Format& f, const float* w, std::size_t n, float scale, float* out) {
+  const int M = f.spec.mantissa_bits;
+  const int top = static_cast<int>(f.max_magnitude >> M) - f.spec.bias;  // as format::spacing
+  const int below_normal = f.min_normal_exp - (f.spec.subnormals ? M : 0);
+  const int min_normal_exp = f.min_normal_exp;
+  // The exponent of S·scale, exact when the magnitude bits `a` of w·scale are a normal FP32 number
+  // and the exponent is one of a normal FP32 number.
+  const auto step_exponent = [=](std::uint32_t a) {
+    int lead = static_cast<int>(a >> 23) - 127;  // floor(log2 |x|) for a normal x
+    lead = lead < top ? lead : top;
+    return lead >= min_normal_exp ? lead - M : below_normal;
+  };
+  const auto fast = [](std::uint32_t a, int e) { return a >= 0x0080'0000u && a < 0x7F80'0000u && e >= -126; };
+  int slow = 0;
+#pragma omp simd reduction(| : slow)
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t a = format::float_bits(w[i] * scale) & 0x7FFF'FFFFu;
+    const int e = step_exponent(a);
+    out[i] = format::bits_float(static_cast<std::uint32_t>(e + 127) << 23) / scale;
+    slow |= fast(a, e) ? 0 : 1;
+  }
+  if (!slow) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t a = format::float_bits(w[i] * scale) & 0x7FFF'FFFFu;
+    if (!fast(a, step_exponent(a))) out[i] = format::scaled_spacing(f, w[i], scale);
+  }
+}
+
 void grid_spacing(const WeightGrid& grid, std::span<const float> weights, std::span<float> out) {
   std::vector<GridSpan> spans(span_count(grid, weights.size()));
   grid_spans(grid, weights, spans);
-  for (const GridSpan& s : spans) {
-    for (std::size_t i = s.begin; i < s.end; ++i) out[i] = format::scaled_spacing(grid.format, weights[i], s.scale);
-  }
+  for (const GridSpan& s : spans) span_spacing(grid.format, weights.data() + s.begin, s.end - s.begin, s.scale, out.data() + s.begin);
 }
 
 }  // namespace altgrad::optim

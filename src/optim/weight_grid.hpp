@@ -31,7 +31,12 @@ struct WeightGrid {
 // bf16, unscaled: the grid of a range nobody configured.
 WeightGrid default_weight_grid();
 
-// A run of consecutive elements of a range that share one scale.
+// The longest span: fixed-scale ranges are cut into chunks of this many, and MX blocks are at most
+// quant::kMaxMxBlock long.
+inline constexpr std::size_t kMaxGridSpan = 4096;
+static_assert(quant::kMaxMxBlock <= kMaxGridSpan);
+
+// A run of consecutive elements of a range that share one scale, at most kMaxGridSpan long.
 struct GridSpan {
   std::size_t begin = 0, end = 0;  // offsets within the range
   float scale = 1.0f;
@@ -43,7 +48,13 @@ struct GridSpan {
 std::size_t span_count(const WeightGrid& grid, std::size_t range_size);
 void grid_spans(const WeightGrid& grid, std::span<const float> weights, std::span<GridSpan> out);
 
-// S(w) for every element of a range, for tests and diagnostics (optimizers compute it inline).
+// S(w) = format::scaled_spacing(f, w[i], scale) for the n elements of one span, bit for bit, in a
+// loop the compiler vectorizes: exponent arithmetic where w·scale is a normal FP32 number and S a
+// normal one, format::scaled_spacing for the few others (zeros under formats whose subnormal step
+// FP32 holds only as a subnormal, FP32 subnormals, Inf, NaN).
+void span_spacing(const format::Format& f, const float* w, std::size_t n, float scale, float* out);
+
+// S(w) for every element of a range.
 void grid_spacing(const WeightGrid& grid, std::span<const float> weights, std::span<float> out);
 
 }  // namespace altgrad::optim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "format/codec.hpp"
+#include "format/effective_grid.hpp"
 #include "format/grid.hpp"
 #include "format/parse.hpp"
 #include "quant/mx.hpp"
@@ -76,6 +77,34 @@ TEST(WeightGrid, ARowLengthThatDoesNotDivideTheRangeIsRefused) {
   grid.scaling = optim::GridScaling::blocks;
   grid.row_length = 7;
   EXPECT_THROW((void)optim::span_count(grid, 30), std::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+// span_spacing's vectorized exponent arithmetic against format::scaled_spacing, bit for bit, on
+// every code's value (and its neighbours one FP32 ulp away) under several scales, plus zeros,
+// FP32 subnormals, Inf and NaN.
+TEST(SpanSpacing, EqualsScaledSpacingEverywhere) {
+  for (const char* name : {"e4m3", "e5m2", "e3m4", "e2m5", "e1m6", "e7m0", "bf16", "fp16", "e4m3,subnormals=off"}) {
+    const format::Format f = format::make_format(format::parse_format(name));
+    std::vector<float> w = {0.0f, -0.0f, 1e-40f, -3e-42f, INFINITY, -INFINITY, NAN};
+    for (std::uint32_t c = 0; c < f.code_count(); ++c) {
+      const float x = format::decode(f, c);
+      if (!std::isfinite(x)) continue;
+      w.insert(w.end(), {x, std::nextafter(x, 0.0f), std::nextafter(x, 2 * x + 1)});
+    }
+    for (const float scale : {1.0f, 0x1p-7f, 0x1p+9f, 0.37f, 1234.5f}) {
+      std::vector<float> got(w.size());
+      optim::span_spacing(f, w.data(), w.size(), scale, got.data());
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        const float want = format::scaled_spacing(f, w[i], scale);
+        ASSERT_TRUE(got[i] == want || (std::isnan(got[i]) && std::isnan(want)))
+            << name << " scale " << scale << " w " << w[i] << ": " << got[i] << " vs " << want;
+      }
+    }
+  }
 }
 
 }  // namespace
