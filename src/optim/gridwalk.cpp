@@ -1,5 +1,6 @@
 #include "optim/gridwalk.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "format/effective_grid.hpp"
@@ -40,6 +41,9 @@ void GridWalk::update_range(std::size_t index, const ParameterRange& range, std:
         const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
         intended[i] = -decay_rate * w[i] - s.step_size * (ms[i] / denom);
       }
+    }
+    if (const auto sink = intended_sink(); !sink.empty()) {
+      std::copy(intended, intended + n, sink.data() + range.offset + span.begin);
     }
     span_spacing(f, w, n, span.scale, stiffness);
     quant::fill_random(key, stream, range.offset + span.begin, {words, n});

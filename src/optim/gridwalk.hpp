@@ -18,6 +18,7 @@ class GridWalk final : public BitSpaceOptimizer {
   GridWalk(std::size_t parameter_count, const AdamWConfig& adamw, const BitSpaceConfig& config,
            std::vector<ParameterRange> ranges);
   std::string_view name() const override { return kName; }
+  bool rounds_updates() const override { return true; }
 
  private:
   void update_range(std::size_t index, const ParameterRange& range, std::span<const GridSpan> spans, float* p,

@@ -100,6 +100,10 @@ void Madam::update_range(std::size_t, const ParameterRange& range, std::span<con
       const float sign = static_cast<float>(p[i] > 0.0f) - static_cast<float>(p[i] < 0.0f);
       exponent[i - begin] = -lr * normalized * sign;
     }
+    if (const auto sink = intended_sink(); integer && !sink.empty()) {
+      // madam_int intended Madam's multiplicative step before rounding it to whole octaves.
+      for (std::size_t i = begin; i < end; ++i) sink[offset + i] = p[i] * (std::exp(exponent[i - begin]) - 1.0f);
+    }
     if (integer) {
       // At most 126 octaves a step; multiplying by 2^k is exact (rounded once where the result is
       // subnormal, as ldexp).

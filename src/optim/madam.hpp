@@ -28,6 +28,7 @@ class Madam final : public BitSpaceOptimizer {
   Madam(std::size_t parameter_count, const AdamWConfig& adamw, const BitSpaceConfig& config,
         std::vector<ParameterRange> ranges, bool integer_exponents);
   std::string_view name() const override { return integer_ ? kIntegerName : kName; }
+  bool rounds_updates() const override { return integer_; }
 
  private:
   void update_range(std::size_t index, const ParameterRange& range, std::span<const GridSpan> spans, float* p,

@@ -49,6 +49,12 @@ class Optimizer {
   virtual bool uses_grids() const { return false; }
   virtual void set_grid(std::size_t /*range*/, const WeightGrid& /*grid*/) {}
 
+  // Where the next steps write the update they intended before rounding it (diagnostics; empty:
+  // nowhere). Only optimizers that round the update (gridwalk, madam_int) write it and say so; for
+  // the others the intended update is the applied one.
+  void record_intended(std::span<float> sink) { intended_ = sink; }
+  virtual bool rounds_updates() const { return false; }
+
   std::int64_t step_count() const { return step_; }
   std::size_t parameter_count() const { return parameter_count_; }
   std::span<const ParameterRange> ranges() const { return ranges_; }
@@ -66,6 +72,7 @@ class Optimizer {
   std::size_t add_state(std::string name);
   std::span<float> state_values(std::size_t index) { return state_[index].values; }
   std::int64_t advance_step() { return ++step_; }
+  std::span<float> intended_sink() const { return intended_; }
   void check_step_sizes(std::string_view who, std::size_t params, std::size_t grads) const;
 
  private:
@@ -73,6 +80,7 @@ class Optimizer {
   std::vector<ParameterRange> ranges_;
   std::vector<StateTensor> state_;
   std::int64_t step_ = 0;
+  std::span<float> intended_;
 };
 
 }  // namespace altgrad::optim

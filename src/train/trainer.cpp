@@ -25,6 +25,7 @@
 #include "train/quant_recipe.hpp"
 #include "train/run_log.hpp"
 #include "train/step_diagnostics.hpp"
+#include "train/step_geometry.hpp"
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
 #include "train/warnings.hpp"
@@ -52,6 +53,7 @@ struct Session {
   ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
+  std::vector<float> before_step, intended_step;  // the geometry diagnostics of diagnostic steps
 
   Session(const TrainConfig& c, const fs::path& repo_root)
       : config(c),
@@ -65,7 +67,9 @@ struct Session {
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()),
-        fp32_gradients(model.layout().size()) {}
+        fp32_gradients(model.layout().size()),
+        before_step(model.layout().size()),
+        intended_step(model.layout().size()) {}
 
   QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
@@ -305,7 +309,19 @@ class Run {
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
+    std::vector<optim::WeightGrid> grids_before;
+    if (diag_step) {
+      for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
+      std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
+      s_.optimizer->record_intended(s_.intended_step);
+    }
     s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    if (diag_step) {
+      s_.optimizer->record_intended({});
+      diagnostics["geometry"] = step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step,
+                                               s_.model.parameters(), s_.intended_step, s_.model.gradients()},
+                                              scalars);
+    }
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
     last_lr_ = lr;

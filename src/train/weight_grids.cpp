@@ -44,28 +44,29 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
   }
 }
 
+optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hooks, std::span<const float> params) const {
+  const Entry& e = entries_.at(range);
+  optim::WeightGrid grid = e.grid;
+  if (!e.point) return grid;
+  switch (e.settings.scaling) {
+    case quant::Scaling::none:
+    case quant::Scaling::block:
+      break;
+    case quant::Scaling::tensor:
+      grid.scale = quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin);
+      break;
+    case quant::Scaling::delayed: {
+      const quant::PointQuantizer* point = hooks ? hooks->point(*e.point) : nullptr;
+      if (point && point->delayed()) grid.scale = point->delayed()->scale();
+      break;
+    }
+  }
+  return grid;
+}
+
 void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {
   if (!optimizer.uses_grids()) return;
-  for (std::size_t range = 0; range < entries_.size(); ++range) {
-    const Entry& e = entries_[range];
-    optim::WeightGrid grid = e.grid;
-    if (e.point) {
-      switch (e.settings.scaling) {
-        case quant::Scaling::none:
-        case quant::Scaling::block:
-          break;
-        case quant::Scaling::tensor:
-          grid.scale = quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin);
-          break;
-        case quant::Scaling::delayed: {
-          const quant::PointQuantizer* point = hooks ? hooks->point(*e.point) : nullptr;
-          if (point && point->delayed()) grid.scale = point->delayed()->scale();
-          break;
-        }
-      }
-    }
-    optimizer.set_grid(range, grid);
-  }
+  for (std::size_t range = 0; range < entries_.size(); ++range) optimizer.set_grid(range, grid_at(range, hooks, params));
 }
 
 }  // namespace altgrad::train

@@ -27,8 +27,11 @@ class WeightGrids {
   WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const Recipe& recipe,
               const std::string& grid_format);
 
-  // Sets every range's grid for the coming step. `hooks` is null when nothing is quantized.
+  // Range `range`'s grid for the coming step. `hooks` is null when nothing is quantized.
+  optim::WeightGrid grid_at(std::size_t range, const QuantHooks* hooks, std::span<const float> params) const;
+  // Sets every range's grid for the coming step, when the optimizer uses grids.
   void update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const;
+  std::size_t size() const { return entries_.size(); }
 
   // "e4m3, delayed scale of h.0.attn.c_attn:weight" or "bf16 (grid_format), unscaled", for optimizer.json.
   const std::string& describe(std::size_t range) const { return entries_.at(range).description; }

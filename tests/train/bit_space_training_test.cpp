@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "diag/grid_geometry.hpp"
+#include "format/parse.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
 #include "train/safetensors.hpp"
@@ -109,6 +111,46 @@ TEST(BitSpaceTraining, GridEmbeddingsPutsTheEmbeddingsOnTheGrid) {
   EXPECT_EQ(json.at("tensors")[0].at("optimizer"), "gridwalk");
   EXPECT_EQ(json.at("tensors")[0].at("grid"), "e5m2 (grid_format), unscaled");
   EXPECT_EQ(json.at("tensors")[2].at("optimizer"), "adamw");  // ln_1.weight
+}
+
+// The geometry a diagnostic step logs, recomputed from the checkpoints on either side of it: an
+// AdamW run in FP32 measures its matmul weights on the bf16 grid_format, unscaled, with the applied
+// update as the intended one.
+TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
+  testing::ScratchDir dir;
+  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  c.diag_interval = 4;
+  c.checkpoint_interval = 1;
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  ASSERT_EQ(outcome.stop_reason, "completed");
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  const nlohmann::json& geometry = lines[3].at("diag").at("geometry");  // step 4
+  const fs::path checkpoints = dir.path() / "run" / "checkpoints";
+  model::Gpt<float> before(load_checkpoint_config(checkpoints / "step_3")), after(before.config());
+  load_model(checkpoints / "step_3", before);
+  load_model(checkpoints / "step_4", after);
+  const optim::WeightGrid bf16{format::make_format(format::parse_format("bf16"))};
+  std::size_t checked = 0;
+  for (const auto& spec : before.layout().tensors()) {
+    const bool matmul = spec.role == model::ParameterRole::linear_weight ||
+                        spec.role == model::ParameterRole::residual_projection;
+    EXPECT_EQ(geometry.contains(spec.name), matmul) << spec.name;
+    if (!matmul) continue;
+    const auto b = before.parameter(spec.name), a = after.parameter(spec.name);
+    std::vector<float> applied(b.size());
+    for (std::size_t i = 0; i < b.size(); ++i) applied[i] = a[i] - b[i];
+    const diag::GridGeometry want = diag::grid_geometry(bf16, b, a, applied, applied);
+    const auto& got = geometry.at(spec.name);
+    EXPECT_EQ(got.at("update_underflow").get<double>(), want.update_underflow) << spec.name;
+    EXPECT_EQ(got.at("update_success").get<double>(), want.update_success) << spec.name;
+    EXPECT_EQ(got.at("delta_code").get<std::vector<std::uint64_t>>(),
+              std::vector<std::uint64_t>(want.delta_code.begin(), want.delta_code.end())) << spec.name;
+    EXPECT_EQ(got.at("capacity").get<double>(), want.capacity) << spec.name;
+    EXPECT_EQ(got.at("stiffness_entropy").get<double>(), want.stiffness_entropy) << spec.name;
+    EXPECT_GT(want.update_success, 0.0) << spec.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8u);  // two blocks of four matmuls
 }
 
 std::string config_error(const std::string& toml) {
