@@ -47,8 +47,14 @@ void GridWalk::update_range(std::size_t index, const ParameterRange& range, std:
     }
     span_spacing(f, w, n, span.scale, stiffness);
     quant::fill_random(key, stream, range.offset + span.begin, {words, n});
+    // Beyond 2^23 steps a float step count has no fraction left to round, and far beyond it (a
+    // subnormal step of bf16 near zero) it would overflow: the intended update is taken as it is.
 #pragma omp simd
-    for (std::size_t i = 0; i < n; ++i) w[i] += stochastic_round(intended[i] / stiffness[i], words[i]) * stiffness[i];
+    for (std::size_t i = 0; i < n; ++i) {
+      const float steps = intended[i] / stiffness[i];
+      const float move = stochastic_round(steps, words[i]) * stiffness[i];
+      w[i] += std::fabs(steps) < 0x1p23f ? move : intended[i];
+    }
   }
 }
 

@@ -3,7 +3,8 @@
 //   Δw = −lr·wd·w − (lr / bc1)·m̂ / (√v̂ + eps)
 // converted to grid steps Δk = Δw / S(w) and resolved to a whole number k by stochastic rounding
 // (floor(Δk) + 1 with probability frac(Δk)); the FP32 master weight then moves k steps of S(w):
-//   w ← w + k·S(w),   so E[w_new] = w + Δw.
+//   w ← w + k·S(w),   so E[w_new] = w + Δw
+// (w ← w + Δw where |Δk| ≥ 2^23, which has no fraction to round and could overflow).
 // The draws are Philox words keyed by philox_key(seed, grid_walk_rounding) at stream = step and
 // index = the element's offset in the parameter buffer: the same bits for any thread count.
 // State: AdamW's exp_avg, exp_avg_sq. docs/optimizers.md.

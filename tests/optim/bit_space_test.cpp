@@ -251,6 +251,22 @@ TEST(GridWalk, TheStochasticStepIsUnbiased) {
   }
 }
 
+// At zero on the bf16 grid S is the subnormal step 2^-133, so Δk = Δw / S overflows FP32 for any
+// sizeable update: the weight takes the intended update as it is.
+TEST(GridWalk, AStepCountBeyondFloatsFractionsTakesTheIntendedUpdate) {
+  OptimizerSpec spec = spec_for(OptimizerKind::gridwalk);
+  auto o = make_optimizer(spec, 4, {{0, 4, false, false}});
+  o->set_grid(0, default_weight_grid());
+  std::vector<float> p = {0.0f, 0.0f, 1.0f, -1.0f}, g = {1.0f, -1.0f, 1.0f, 1.0f};
+  o->step(p, g, 0.05f);
+  // Step 1: m̂/(√v̂ + eps) = ±1/(1 + 1e-8).
+  EXPECT_NEAR(p[0], -0.05, 1e-8);
+  EXPECT_NEAR(p[1], 0.05, 1e-8);
+  // At ±1 the bf16 step is 2^-7, so −0.05 is 6.4 steps: 6 or 7 of them.
+  EXPECT_TRUE(p[2] == 1.0f - 6 * 0x1p-7f || p[2] == 1.0f - 7 * 0x1p-7f) << p[2];
+  EXPECT_TRUE(p[3] == -1.0f - 6 * 0x1p-7f || p[3] == -1.0f - 7 * 0x1p-7f) << p[3];
+}
+
 TEST(Madam, SignsAreKeptAndWeightsStayWithinTheirBound) {
   for (const OptimizerKind kind : {OptimizerKind::madam, OptimizerKind::madam_int}) {
     const Problem problem;
