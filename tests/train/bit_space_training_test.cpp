@@ -3,6 +3,7 @@
 // state, optimizer.json assigns matmul weights to them and everything else to AdamW, and bad
 // config values are refused naming the file and line.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <fstream>
 #include <iterator>
@@ -60,6 +61,22 @@ TEST_P(BitSpaceTraining, ResumesBitForBitUnderDelayedAndBlockScales) {
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "fp8-hybrid"), dir.path() / "fp8");
   expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "mx8"), dir.path() / "mx8");
+}
+
+TEST_P(BitSpaceTraining, TheSameBitsOnOneAndTwoThreads) {
+  testing::ScratchDir dir;
+  TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "mx8");
+  c.diag_interval = 4;  // the geometry diagnostics too
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const TrainOutcome one = run(c, dir.path() / "one");
+  omp_set_num_threads(2);
+  const TrainOutcome two = run(c, dir.path() / "two");
+  omp_set_num_threads(saved);
+  for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+    EXPECT_EQ(bytes_of(one.last_checkpoint / file), bytes_of(two.last_checkpoint / file)) << file;
+  }
+  EXPECT_EQ(metrics_without_timing(dir.path() / "one"), metrics_without_timing(dir.path() / "two"));
 }
 
 TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOptimizer) {
