@@ -309,18 +309,10 @@ class Run {
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
-    std::vector<optim::WeightGrid> grids_before;
     if (diag_step) {
-      for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
-      std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
-      s_.optimizer->record_intended(s_.intended_step);
-    }
-    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
-    if (diag_step) {
-      s_.optimizer->record_intended({});
-      diagnostics["geometry"] = step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step,
-                                               s_.model.parameters(), s_.intended_step, s_.model.gradients()},
-                                              scalars);
+      diagnostics["geometry"] = measured_optimizer_step(static_cast<float>(lr), scalars);
+    } else {
+      s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
@@ -343,6 +335,19 @@ class Run {
     if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
     return true;
+  }
+
+  // The optimizer step of a diagnostic step, with its geometry diagnostics (step_geometry.hpp).
+  nlohmann::json measured_optimizer_step(float lr, ScalarLog& scalars) {
+    std::vector<optim::WeightGrid> grids_before;
+    for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
+    std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
+    s_.optimizer->record_intended(s_.intended_step);
+    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), lr);
+    s_.optimizer->record_intended({});
+    return step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step, s_.model.parameters(),
+                          s_.intended_step, s_.model.gradients()},
+                         scalars);
   }
 
   void check_spikes(std::int64_t step, double loss, double grad_norm, Warnings& warnings) {
