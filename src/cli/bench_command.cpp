@@ -8,6 +8,7 @@
 #include "quantize_bench.hpp"
 #include "train/config.hpp"
 #include "train_bench.hpp"
+#include "optimizer_bench.hpp"
 
 namespace altgrad::cli {
 
@@ -26,6 +27,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> overrides;
     int steps = 10;
     std::string recipe;
+    std::vector<std::string> optimizers;
   };
   auto train_args = std::make_shared<TrainArgs>();
   train->add_option("config", train_args->config, "TOML config (default: the default training config)");
@@ -33,12 +35,18 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--steps", train_args->steps, "Timed steps per thread count (best is kept)")->capture_default_str();
   train->add_option("--recipe", train_args->recipe,
                     "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
+  train->add_option("--optimizer", train_args->optimizers,
+                    "Time this optimizer's step against AdamW's instead (repeatable; docs/optimizers.md)");
   train->callback([train_args] {
     altgrad::bench::TrainBenchOptions bench_options;
     bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)
                                                 : train::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
     bench_options.recipe = train_args->recipe;
+    if (!train_args->optimizers.empty()) {
+      altgrad::bench::run_optimizer_bench({bench_options.config, train_args->optimizers, train_args->steps}, std::cout);
+      return;
+    }
     altgrad::bench::run_train_bench(bench_options, std::cout);
   });
 }

@@ -8,19 +8,28 @@
 #include <vector>
 
 #include "optim/adamw.hpp"
+#include "optim/bit_space.hpp"
+#include "optim/gridwalk.hpp"
+#include "optim/madam.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/sgd.hpp"
+#include "optim/stiffness_adamw.hpp"
 
 namespace altgrad::optim {
 
-enum class OptimizerKind { adamw, sgd };
+enum class OptimizerKind { adamw, sgd, stiffness_adamw, gridwalk, madam, madam_int };
 // Indexed by OptimizerKind; the names are the optimizers' name() and the config's values.
-inline constexpr std::array<std::string_view, 2> kOptimizerNames = {AdamW::kName, Sgd::kName};
+inline constexpr std::array<std::string_view, 6> kOptimizerNames = {AdamW::kName,    Sgd::kName,   StiffnessAdamW::kName,
+                                                                    GridWalk::kName, Madam::kName, Madam::kIntegerName};
+
+// The bit-space family: optimizers that read grids and leave adamw_only ranges to AdamW.
+constexpr bool is_bit_space(OptimizerKind kind) { return kind != OptimizerKind::adamw && kind != OptimizerKind::sgd; }
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adamw;
   AdamWConfig adamw;
   SgdConfig sgd;
+  BitSpaceConfig bit_space;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, std::size_t parameter_count,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "optim/parameter_range.hpp"
+#include "optim/weight_grid.hpp"
 
 namespace altgrad::optim {
 
@@ -42,6 +43,18 @@ class Optimizer {
   // Allocates nothing.
   virtual void step(std::span<float> params, std::span<const float> grads, float lr) = 0;
 
+  // The grid range `range`'s weights live on (bit-space optimizers; docs/optimizers.md). The
+  // trainer sets each range's grid before every step, since a point's scale changes from step to
+  // step; optimizers that do not use grids ignore it.
+  virtual bool uses_grids() const { return false; }
+  virtual void set_grid(std::size_t /*range*/, const WeightGrid& /*grid*/) {}
+
+  // Where the next steps write the update they intended before rounding it (diagnostics; empty:
+  // nowhere). Only optimizers that round the update (gridwalk, madam_int) write it and say so; for
+  // the others the intended update is the applied one.
+  void record_intended(std::span<float> sink) { intended_ = sink; }
+  virtual bool rounds_updates() const { return false; }
+
   std::int64_t step_count() const { return step_; }
   std::size_t parameter_count() const { return parameter_count_; }
   std::span<const ParameterRange> ranges() const { return ranges_; }
@@ -59,6 +72,7 @@ class Optimizer {
   std::size_t add_state(std::string name);
   std::span<float> state_values(std::size_t index) { return state_[index].values; }
   std::int64_t advance_step() { return ++step_; }
+  std::span<float> intended_sink() const { return intended_; }
   void check_step_sizes(std::string_view who, std::size_t params, std::size_t grads) const;
 
  private:
@@ -66,6 +80,7 @@ class Optimizer {
   std::vector<ParameterRange> ranges_;
   std::vector<StateTensor> state_;
   std::int64_t step_ = 0;
+  std::span<float> intended_;
 };
 
 }  // namespace altgrad::optim

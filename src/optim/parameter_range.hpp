@@ -1,5 +1,5 @@
 #pragma once
-// A run of the parameter buffer with one weight-decay rule, the unit every optimizer iterates over.
+// A run of the parameter buffer with one weight-decay rule and one optimizer, the unit every optimizer iterates over.
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -12,6 +12,9 @@ struct ParameterRange {
   std::size_t offset = 0;
   std::size_t size = 0;
   bool decay = true;
+  // Updated by AdamW whatever the configured optimizer: the norm gains, biases and embeddings a
+  // bit-space optimizer leaves alone (docs/optimizers.md). SGD refuses ranges marked so; AdamW updates them as any other.
+  bool adamw_only = false;
 };
 
 // Throws std::invalid_argument, naming `who`, unless the ranges lie inside and cover exactly

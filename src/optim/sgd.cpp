@@ -14,6 +14,9 @@ Sgd::Sgd(std::size_t parameter_count, const SgdConfig& config, std::vector<Param
   if (config_.nesterov && config_.momentum == 0.0f) {
     throw std::invalid_argument("SGD: nesterov needs momentum > 0");
   }
+  for (const auto& range : this->ranges()) {
+    if (range.adamw_only) throw std::invalid_argument("SGD: a parameter range is marked adamw_only");
+  }
   if (config_.momentum != 0.0f) buffer_ = add_state("momentum_buffer");
 }
 

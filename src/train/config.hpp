@@ -34,6 +34,9 @@ inline constexpr std::array<std::string_view, 2> kMlpNames = {"gelu", "swiglu"};
 using OptimizerKind = optim::OptimizerKind;
 using optim::kOptimizerNames;
 
+using Precondition = optim::Precondition;
+inline constexpr std::array<std::string_view, 2> kPreconditionNames = {"grad", "update"};
+
 // Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.
 //   Model: 4 layers, 4 heads, 128 channels, context 128, no biases — nanoGPT's "baby GPT" for
 //   laptops. About 0.84M parameters: 12·L·C² = 786k in the blocks, (256 + 128)·C = 49k in the
@@ -78,6 +81,14 @@ struct TrainConfig {
   double momentum = 0.9;  // SGD only
   bool nesterov = false;  // SGD only; needs momentum > 0
   double grad_clip = 1.0;  // clip the global gradient norm at this value; 0 = no clipping
+  // bit-space optimizers (docs/optimizers.md)
+  std::string grid_format = "bf16";  // the grid of weights whose :weight point is not quantized
+  bool grid_embeddings = false;      // wte and wpe too, rather than AdamW
+  int stiffness_power = 1;           // stiffness_adamw: p in S(w)^p
+  Precondition precondition = Precondition::update;  // stiffness_adamw: S^p on the gradient or the update
+  double madam_p_scale = 3.0;        // madam: weights bounded by p_scale · RMS(initial tensor)
+  double madam_g_bound = 10.0;       // madam: bound on the normalized gradient
+  double madam_beta = 0.999;         // madam: second-moment decay
 
   // run
   std::int64_t eval_interval = 500;

@@ -43,7 +43,7 @@ struct ChoiceField {
 
 using FieldType = std::variant<IntegerField<int>, IntegerField<std::int64_t>, IntegerField<std::uint64_t>, RealField,
                                BoolField, TextField, ChoiceField<Norm>, ChoiceField<Mlp>, ChoiceField<CorpusFormat>,
-                               ChoiceField<OptimizerKind>>;
+                               ChoiceField<OptimizerKind>, ChoiceField<Precondition>>;
 
 struct Field {
   std::string_view key;

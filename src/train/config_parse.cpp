@@ -12,7 +12,9 @@
 #include "train/config.hpp"
 #include "train/config_fields.hpp"
 #include "train/nearest_name.hpp"
+#include "train/toml_literal.hpp"
 #include "train/utf8.hpp"
+#include "format/parse.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -176,9 +178,21 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
   }
 }
 
+// grid_format is any format name the format grammar accepts (docs/formats.md).
+void check_grid_format(const TrainConfig& config, const Origins& origins) {
+  try {
+    (void)format::parse_format(config.grid_format);
+  } catch (const std::exception& e) {
+    const auto found = origins.find("grid_format");
+    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": grid_format = " +
+                      toml_string(config.grid_format) + " is not a format: " + e.what());
+  }
+}
+
 void validate(const TrainConfig& config, const Origins& origins) {
   check_fields(config, origins);
   check_relations(config, origins);
+  check_grid_format(config, origins);
 }
 
 std::string read_text(const std::filesystem::path& file) {

@@ -19,25 +19,71 @@ nlohmann::json float_number(double value) {
   return std::stod(std::string(buffer, end));
 }
 
-bool decayed(const optim::Optimizer& optimizer, const model::TensorSpec& spec) {
+std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec& spec) {
   const auto ranges = optimizer.ranges();
   const auto found = std::find_if(ranges.begin(), ranges.end(), [&](const optim::ParameterRange& r) {
     return spec.slot.offset >= r.offset && spec.slot.offset + spec.slot.size <= r.offset + r.size;
   });
   if (found == ranges.end()) throw std::invalid_argument("optimizer.json: tensor " + spec.name + " lies in no optimizer range");
-  return found->decay;
+  return static_cast<std::size_t>(found - ranges.begin());
 }
 
 }  // namespace
 
+// Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
+// embeddings when grid_embeddings says so; never norm gains or biases.
+static bool on_grid(const model::TensorSpec& spec, const TrainConfig& c) {
+  switch (spec.role) {
+    case model::ParameterRole::linear_weight:
+    case model::ParameterRole::residual_projection:
+      return true;
+    case model::ParameterRole::embedding:
+      return c.grid_embeddings;
+    case model::ParameterRole::bias:
+    case model::ParameterRole::norm_weight:
+      return false;
+  }
+  return false;
+}
+
+std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const TrainConfig& c) {
+  std::vector<optim::ParameterRange> ranges;
+  for (const auto& spec : layout.tensors()) {
+    // nanoGPT decays every tensor of two or more dimensions: embeddings and Linear weights.
+    const bool adamw_only = optim::is_bit_space(c.optimizer) && !on_grid(spec, c);
+    ranges.push_back({spec.slot.offset, spec.slot.size, spec.shape.size() >= 2, adamw_only});
+  }
+  return ranges;
+}
+
+optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
+  optim::OptimizerSpec spec;
+  spec.kind = c.optimizer;
+  spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
+  spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
+  spec.bit_space = {c.stiffness_power,
+                    c.precondition,
+                    static_cast<float>(c.madam_p_scale),
+                    static_cast<float>(c.madam_g_bound),
+                    static_cast<float>(c.madam_beta),
+                    c.seed};
+  return spec;
+}
+
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
-                                const model::ParameterLayout& layout) {
+                                const model::ParameterLayout& layout, const WeightGrids* grids) {
   nlohmann::json hyperparameters = nlohmann::json::object();
   for (const auto& h : optimizer.hyperparameters()) hyperparameters[h.name] = float_number(h.value);
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& spec : layout.tensors()) {
-    tensors.push_back({{"name", spec.name}, {"optimizer", optimizer.name()}, {"decay", decayed(optimizer, spec)},
-                       {"numel", spec.slot.size}});
+    const std::size_t index = range_of(optimizer, spec);
+    const optim::ParameterRange& range = optimizer.ranges()[index];
+    nlohmann::json entry = {{"name", spec.name},
+                            {"optimizer", range.adamw_only ? std::string_view("adamw") : optimizer.name()},
+                            {"decay", range.decay},
+                            {"numel", spec.slot.size}};
+    if (grids && optimizer.uses_grids() && !range.adamw_only) entry["grid"] = grids->describe(index);
+    tensors.push_back(std::move(entry));
   }
   const nlohmann::json json = {{"optimizer", optimizer.name()},
                                {"hyperparameters", hyperparameters},

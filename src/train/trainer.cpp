@@ -25,32 +25,17 @@
 #include "train/quant_recipe.hpp"
 #include "train/run_log.hpp"
 #include "train/step_diagnostics.hpp"
+#include "train/step_geometry.hpp"
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
 #include "train/warnings.hpp"
+#include "train/weight_grids.hpp"
 
 namespace altgrad::train {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::vector<optim::ParameterRange> decay_ranges(const model::ParameterLayout& layout) {
-  std::vector<optim::ParameterRange> ranges;
-  for (const auto& spec : layout.tensors()) {
-    // nanoGPT decays every tensor of two or more dimensions: embeddings and Linear weights.
-    ranges.push_back({spec.slot.offset, spec.slot.size, spec.shape.size() >= 2});
-  }
-  return ranges;
-}
-
-optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
-  optim::OptimizerSpec spec;
-  spec.kind = c.optimizer;
-  spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
-  spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
-  return spec;
-}
 
 optim::CosineSchedule schedule_of(const TrainConfig& c) {
   return {c.learning_rate, c.min_lr, static_cast<int>(c.warmup_iters), static_cast<int>(c.lr_decay_iters)};
@@ -64,9 +49,11 @@ struct Session {
   std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
+  WeightGrids grids;
   ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
+  std::vector<float> before_step, intended_step;  // the geometry diagnostics of diagnostic steps
 
   Session(const TrainConfig& c, const fs::path& repo_root)
       : config(c),
@@ -75,11 +62,14 @@ struct Session {
         hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
              hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
-        optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), decay_ranges(model.layout()))),
+        optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), parameter_ranges(model.layout(), c))),
+        grids(model.layout(), model.matmuls(), recipe, c.grid_format),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()),
-        fp32_gradients(model.layout().size()) {}
+        fp32_gradients(model.layout().size()),
+        before_step(model.layout().size()),
+        intended_step(model.layout().size()) {}
 
   QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
@@ -203,7 +193,7 @@ class Run {
     if (options.inject_nan) inject(*options.inject_nan);
     write_config(options.run_dir / "config.toml", config);
     write_recipe(options.run_dir / "recipe.json", s_.recipe);
-    write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout());
+    write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
 
   TrainOutcome run() {
@@ -339,7 +329,12 @@ class Run {
     check_spikes(done, loss, grad_norm, loop.warnings);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
-    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
+    if (diag_step) {
+      diagnostics["geometry"] = measured_optimizer_step(static_cast<float>(lr), scalars);
+    } else {
+      s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    }
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
     last_lr_ = lr;
@@ -361,6 +356,19 @@ class Run {
     if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
     return true;
+  }
+
+  // The optimizer step of a diagnostic step, with its geometry diagnostics (step_geometry.hpp).
+  nlohmann::json measured_optimizer_step(float lr, ScalarLog& scalars) {
+    std::vector<optim::WeightGrid> grids_before;
+    for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
+    std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
+    s_.optimizer->record_intended(s_.intended_step);
+    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), lr);
+    s_.optimizer->record_intended({});
+    return step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step, s_.model.parameters(),
+                          s_.intended_step, s_.model.gradients()},
+                         scalars);
   }
 
   void check_spikes(std::int64_t step, double loss, double grad_norm, Warnings& warnings) {

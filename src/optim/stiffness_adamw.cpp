@@ -1,0 +1,52 @@
+#include "optim/stiffness_adamw.hpp"
+
+#include <cmath>
+
+#include "format/effective_grid.hpp"
+
+namespace altgrad::optim {
+
+StiffnessAdamW::StiffnessAdamW(std::size_t parameter_count, const AdamWConfig& adamw, const BitSpaceConfig& config,
+                               std::vector<ParameterRange> ranges)
+    : BitSpaceOptimizer("stiffness_adamw", parameter_count, adamw, config, std::move(ranges)) {}
+
+std::vector<Hyperparameter> StiffnessAdamW::own_hyperparameters() const {
+  return {{"stiffness_power", static_cast<double>(config().stiffness_power)},
+          {"precondition_update", config().precondition == Precondition::update ? 1.0 : 0.0}};
+}
+
+void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range, std::span<const GridSpan> spans,
+                                  float* p, const float* g, const AdamScalars& s, std::int64_t) {
+  const format::Format& f = grid(index).format;
+  const float decay = decay_factor(range, s.lr);
+  const bool squared = config().stiffness_power == 2;
+  const bool on_grad = config().precondition == Precondition::grad;
+  float* m = exp_avg() + range.offset;
+  float* v = exp_avg_sq() + range.offset;
+  const std::size_t count = spans.size();
+#pragma omp parallel for schedule(static)
+  for (std::size_t b = 0; b < count; ++b) {
+    const GridSpan span = spans[b];
+    const std::size_t n = span.end - span.begin;
+    float* w = p + span.begin;
+    float* ms = m + span.begin;
+    float* vs = v + span.begin;
+    const float* gs = g + span.begin;
+    float factor[kMaxGridSpan];
+    span_spacing(f, w, n, span.scale, factor);
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      const float stiffness = factor[i];
+      const float power = squared ? stiffness * stiffness : stiffness;
+      const float grad = on_grad ? gs[i] * power : gs[i];
+      w[i] *= decay;
+      ms[i] += (1.0f - s.beta1) * (grad - ms[i]);
+      vs[i] = vs[i] * s.beta2 + (1.0f - s.beta2) * grad * grad;
+      const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
+      const float update = -s.step_size * (ms[i] / denom);
+      w[i] += on_grad ? update : update * power;
+    }
+  }
+}
+
+}  // namespace altgrad::optim

@@ -1,0 +1,29 @@
+#pragma once
+// The geometry diagnostics of a diagnostic step (docs/optimizers.md, "Geometry diagnostics"): for
+// each tensor that lives on a grid — the matmul weights, and the embeddings a bit-space optimizer
+// updates under grid_embeddings — diag::grid_geometry of the optimizer step just taken, written as
+// metrics.jsonl's diag.geometry.<tensor> and TensorBoard scalars geometry/<metric>/<tensor>.
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/gpt.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/weight_grid.hpp"
+#include "train/scalar_log.hpp"
+
+namespace altgrad::train {
+
+struct StepGeometryInputs {
+  const model::ParameterLayout& layout;
+  const optim::Optimizer& optimizer;
+  std::span<const optim::WeightGrid> grids;  // per range (= per tensor), as they were before the step
+  std::span<const float> before, after;      // the parameters around the step
+  std::span<const float> intended;           // the optimizer's intended update, where it rounds its updates
+  std::span<const float> grads;              // the gradient it was given (clipped)
+};
+
+nlohmann::json step_geometry(const StepGeometryInputs& in, ScalarLog& scalars);
+
+}  // namespace altgrad::train

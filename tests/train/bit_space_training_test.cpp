@@ -1,0 +1,194 @@
+// The bit-space optimizers in the trainer: each resumes bit for bit under a quantized recipe
+// (delayed per-tensor scales and MX block scales feed the grids), checkpoints hold their named
+// state, optimizer.json assigns matmul weights to them and everything else to AdamW, and bad
+// config values are refused naming the file and line.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "diag/grid_geometry.hpp"
+#include "format/parse.hpp"
+#include "train/checkpoint.hpp"
+#include "train/config.hpp"
+#include "train/safetensors.hpp"
+#include "train/scratch_dir.hpp"
+#include "train/training_run.hpp"
+
+namespace altgrad::train {
+namespace {
+
+std::string bytes_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
+  auto lines = json_lines(run_dir / "metrics.jsonl");
+  for (auto& line : lines) line.erase("tokens_per_s");
+  return lines;
+}
+
+TrainConfig bit_space_config(const fs::path& corpus, OptimizerKind kind, const std::string& preset) {
+  TrainConfig c = tiny_config(corpus);
+  c.quant = parse_config("[quant]\npreset = \"" + preset + "\"\n", "test.toml").quant;
+  c.optimizer = kind;
+  c.learning_rate = kind == OptimizerKind::madam || kind == OptimizerKind::madam_int ? 0.02 : 3e-3;
+  c.min_lr = c.learning_rate / 10;
+  return c;
+}
+
+void expect_bit_identical_resume(const TrainConfig& full, const fs::path& dir) {
+  const TrainOutcome straight = run(full, dir / "straight");
+  TrainConfig half = full;
+  half.max_iters = full.max_iters / 2;
+  run(half, dir / "split");
+  const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
+  ASSERT_EQ(resumed.steps, full.max_iters);
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
+    EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
+  }
+  EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
+}
+
+class BitSpaceTraining : public ::testing::TestWithParam<OptimizerKind> {};
+
+TEST_P(BitSpaceTraining, ResumesBitForBitUnderDelayedAndBlockScales) {
+  testing::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "fp8-hybrid"), dir.path() / "fp8");
+  expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "mx8"), dir.path() / "mx8");
+}
+
+TEST_P(BitSpaceTraining, TheSameBitsOnOneAndTwoThreads) {
+  testing::ScratchDir dir;
+  TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "mx8");
+  c.diag_interval = 4;  // the geometry diagnostics too
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const TrainOutcome one = run(c, dir.path() / "one");
+  omp_set_num_threads(2);
+  const TrainOutcome two = run(c, dir.path() / "two");
+  omp_set_num_threads(saved);
+  for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+    EXPECT_EQ(bytes_of(one.last_checkpoint / file), bytes_of(two.last_checkpoint / file)) << file;
+  }
+  EXPECT_EQ(metrics_without_timing(dir.path() / "one"), metrics_without_timing(dir.path() / "two"));
+}
+
+TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOptimizer) {
+  testing::ScratchDir dir;
+  const TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "fp8-hybrid");
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  const std::string name(kOptimizerNames[static_cast<std::size_t>(GetParam())]);
+  const auto saved = read_safetensors(outcome.last_checkpoint / "optimizer.safetensors");
+  EXPECT_EQ(saved.metadata.at("optimizer"), name);
+  EXPECT_TRUE(saved.tensors.contains("exp_avg") && saved.tensors.contains("exp_avg_sq"));
+  const bool madam = GetParam() == OptimizerKind::madam || GetParam() == OptimizerKind::madam_int;
+  EXPECT_EQ(saved.tensors.contains("weight_bound"), madam);
+
+  std::ifstream in(dir.path() / "run" / "optimizer.json");
+  const nlohmann::json json = nlohmann::json::parse(in);
+  EXPECT_EQ(json.at("optimizer"), name);
+  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  const auto specs = gpt.layout().tensors();
+  ASSERT_EQ(json.at("tensors").size(), specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& tensor = json.at("tensors")[i];
+    const bool matmul = specs[i].role == model::ParameterRole::linear_weight ||
+                        specs[i].role == model::ParameterRole::residual_projection;
+    EXPECT_EQ(tensor.at("optimizer"), matmul ? name : "adamw") << specs[i].name;
+    // fp8-hybrid quantizes every block matmul's weight in E4M3 with delayed scaling.
+    if (matmul) {
+      EXPECT_EQ(tensor.at("grid").get<std::string>().rfind("e4m3, delayed scaling of h.", 0), 0u) << tensor;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, BitSpaceTraining,
+                         ::testing::Values(OptimizerKind::stiffness_adamw, OptimizerKind::gridwalk, OptimizerKind::madam,
+                                           OptimizerKind::madam_int),
+                         [](const ::testing::TestParamInfo<OptimizerKind>& p) {
+                           return std::string(kOptimizerNames[static_cast<std::size_t>(p.param)]);
+                         });
+
+TEST(BitSpaceTraining, GridEmbeddingsPutsTheEmbeddingsOnTheGrid) {
+  testing::ScratchDir dir;
+  TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), OptimizerKind::gridwalk, "fp32");
+  c.grid_embeddings = true;
+  c.grid_format = "e5m2";
+  c.max_iters = 2;
+  run(c, dir.path() / "run");
+  std::ifstream in(dir.path() / "run" / "optimizer.json");
+  const nlohmann::json json = nlohmann::json::parse(in);
+  EXPECT_EQ(json.at("tensors")[0].at("name"), "transformer.wte.weight");
+  EXPECT_EQ(json.at("tensors")[0].at("optimizer"), "gridwalk");
+  EXPECT_EQ(json.at("tensors")[0].at("grid"), "e5m2 (grid_format), unscaled");
+  EXPECT_EQ(json.at("tensors")[2].at("optimizer"), "adamw");  // ln_1.weight
+}
+
+// The geometry a diagnostic step logs, recomputed from the checkpoints on either side of it: an
+// AdamW run in FP32 measures its matmul weights on the bf16 grid_format, unscaled, with the applied
+// update as the intended one.
+TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
+  testing::ScratchDir dir;
+  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  c.diag_interval = 4;
+  c.checkpoint_interval = 1;
+  const TrainOutcome outcome = run(c, dir.path() / "run");
+  ASSERT_EQ(outcome.stop_reason, "completed");
+  const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
+  const nlohmann::json& geometry = lines[3].at("diag").at("geometry");  // step 4
+  const fs::path checkpoints = dir.path() / "run" / "checkpoints";
+  model::Gpt<float> before(load_checkpoint_config(checkpoints / "step_3")), after(before.config());
+  load_model(checkpoints / "step_3", before);
+  load_model(checkpoints / "step_4", after);
+  const optim::WeightGrid bf16{format::make_format(format::parse_format("bf16"))};
+  std::size_t checked = 0;
+  for (const auto& spec : before.layout().tensors()) {
+    const bool matmul = spec.role == model::ParameterRole::linear_weight ||
+                        spec.role == model::ParameterRole::residual_projection;
+    EXPECT_EQ(geometry.contains(spec.name), matmul) << spec.name;
+    if (!matmul) continue;
+    const auto b = before.parameter(spec.name), a = after.parameter(spec.name);
+    std::vector<float> applied(b.size());
+    for (std::size_t i = 0; i < b.size(); ++i) applied[i] = a[i] - b[i];
+    const diag::GridGeometry want = diag::grid_geometry(bf16, b, a, applied, applied);
+    const auto& got = geometry.at(spec.name);
+    EXPECT_EQ(got.at("update_underflow").get<double>(), want.update_underflow) << spec.name;
+    EXPECT_EQ(got.at("update_success").get<double>(), want.update_success) << spec.name;
+    EXPECT_EQ(got.at("delta_code").get<std::vector<std::uint64_t>>(),
+              std::vector<std::uint64_t>(want.delta_code.begin(), want.delta_code.end())) << spec.name;
+    EXPECT_EQ(got.at("capacity").get<double>(), want.capacity) << spec.name;
+    EXPECT_EQ(got.at("stiffness_entropy").get<double>(), want.stiffness_entropy) << spec.name;
+    EXPECT_GT(want.update_success, 0.0) << spec.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8u);  // two blocks of four matmuls
+}
+
+std::string config_error(const std::string& toml) {
+  try {
+    (void)parse_config(toml, "x.toml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(BitSpaceConfig, BadValuesAreRefusedWithFileAndLine) {
+  EXPECT_EQ(config_error("optimizer = \"gridwalk\"\ngrid_format = \"e9m9\"\n").rfind("x.toml:2: grid_format = \"e9m9\" is not a format", 0), 0u)
+      << config_error("grid_format = \"e9m9\"\n");
+  EXPECT_NE(config_error("\nstiffness_power = 3\n").find("x.toml:2"), std::string::npos);
+  EXPECT_NE(config_error("precondition = \"both\"\n").find("x.toml:1: precondition = \"both\" is not allowed"), std::string::npos)
+      << config_error("precondition = \"both\"\n");
+  EXPECT_NE(config_error("madam_beta = 1.0\n").find("x.toml:1"), std::string::npos);
+  EXPECT_NE(config_error("madam_g_bound = 0\n").find("x.toml:1"), std::string::npos);
+  EXPECT_NE(config_error("optimizer = \"madam2\"\n").find("madam_int"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace altgrad::train
