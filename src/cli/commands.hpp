@@ -18,5 +18,6 @@ void add_bench_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace altgrad::cli
