@@ -44,6 +44,18 @@ th { background: #f3f3f3; }
 .note { color: #555; }
 )css";
 
+// Runs before any other script, so an error anywhere (ECharts included) and every console.error
+// show in the page's error box, where a reader (and the browser test) sees them.
+constexpr const char* kErrorCatcher = R"js(
+(function () {
+  const box = document.getElementById('errors');
+  function show(message) { box.hidden = false; box.textContent += message + '\n'; }
+  window.addEventListener('error', (e) => show('script error: ' + e.message));
+  const consoleError = console.error;
+  console.error = function () { show('console.error: ' + Array.from(arguments).join(' ')); consoleError.apply(console, arguments); };
+})();
+)js";
+
 }  // namespace
 
 std::string page_html(const Report& report, const std::string& echarts) {
@@ -63,6 +75,7 @@ std::string page_html(const Report& report, const std::string& echarts) {
           "<span class=\"note\">(mean over the group's seeds; one line per point or tensor)</span></p>\n"
           "<div id=\"diagnostics\"></div>\n";
   html += "<h2>Weight histograms</h2>\n<p>Tensor: <select id=\"tensor\"></select></p>\n<div id=\"heatmap\"></div>\n";
+  html += std::string("<script>") + kErrorCatcher + "</script>\n";
   html += "<script type=\"application/json\" id=\"report-data\">" + script_safe_json(page_data(report)) + "</script>\n";
   html += "<script>" + echarts + "</script>\n";
   html += "<script>" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";

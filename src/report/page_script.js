@@ -9,7 +9,6 @@
     errorBox.hidden = false;
     errorBox.textContent += message + '\n';
   }
-  window.addEventListener('error', (e) => showError('script error: ' + e.message));
 
   const palette = ['#5470c6', '#91cc75', '#fac858', '#ee6666', '#73c0de', '#3ba272', '#fc8452', '#9a60b4',
                    '#ea7ccc', '#2f4554', '#61a0a8', '#d48265', '#749f83', '#ca8622', '#bda29a', '#6e7074'];
@@ -78,8 +77,8 @@
         values = values.concat(b.lo, b.hi);
         const color = colorOf[group];
         option.series.push({name: group, type: 'line', data: zip(b.x, b.lo), stack: 'band-' + group, symbol: 'none',
-                            lineStyle: {opacity: 0}, tooltip: {show: false}, legendHoverLink: false});
-        option.series.push({name: group, type: 'line', stack: 'band-' + group, symbol: 'none', lineStyle: {opacity: 0},
+                            color: color, lineStyle: {opacity: 0}, tooltip: {show: false}, legendHoverLink: false});
+        option.series.push({name: group, type: 'line', stack: 'band-' + group, symbol: 'none', color: color, lineStyle: {opacity: 0},
                             areaStyle: {color: color, opacity: 0.2}, tooltip: {show: false},
                             data: zip(b.x, b.hi.map((h, i) => (h === null || b.lo[i] === null ? null : h - b.lo[i])))});
         option.series.push({name: group, type: 'line', data: zip(b.x, b.mean), symbol: 'none', color: color});
@@ -94,6 +93,7 @@
   function drawDiagnostics() {
     const root = document.getElementById('diagnostics');
     disposeCharts(root);
+    root.dataset.group = diagState.group;
     let section = null;
     Object.keys(data.charts).sort().forEach((key) => {
       const byLabel = data.charts[key][diagState.group];

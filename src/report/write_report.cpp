@@ -27,6 +27,8 @@ ReportFiles write_report(const std::filesystem::path& dir, const std::filesystem
   const auto beside = files.html.has_parent_path() ? files.html.parent_path() : std::filesystem::path(".");
   files.csv = beside / "summary.csv";
   files.markdown = beside / "report.md";
+  std::error_code ignored;
+  std::filesystem::create_directories(beside, ignored);  // a failure shows in the first write
   write_text(files.csv, summary_csv(report));
   write_text(files.markdown, report_markdown(report));
   write_text(files.html, page_html(report, echarts));

@@ -23,7 +23,7 @@ train() {  # train NAME PRESET SEED [extra args]
   local name=$1 preset=$2 seed=$3
   shift 3
   nice -n 19 "$altgrad" train "$(config "$preset")" --out "$work/$name" --set "seed=$seed" --set max_iters=30 \
-    --set lr_decay_iters=30 --set diag_interval=5 --set checkpoint_interval=1000 \
+    --set lr_decay_iters=30 --set diag_interval=10 --set checkpoint_interval=1000 \
     --set "data=$root/data/legal-corpus.txt" "$@" > /dev/null 2>&1 || true
   mkdir -p "$out/runs/$name"
   cp "$work/$name"/{config.toml,metrics.jsonl,events.jsonl} "$out/runs/$name/"
