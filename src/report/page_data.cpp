@@ -1,8 +1,10 @@
 #include "report/page_data.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "report/series_math.hpp"
@@ -46,25 +48,88 @@ json band_json(const Band& band, std::size_t max_points) {
   return {{"x", x}, {"mean", mean}, {"lo", lo}, {"hi", hi}};
 }
 
-// curves: {key: {group: band}}; charts: {chart: {group: {label: band}}}.
+// The lines of one chart for one group on a shared step grid (the union of their steps; NaN where
+// a line has no sample), so the page stores the steps once per chart.
+struct ChartGrid {
+  std::vector<double> steps;
+  std::map<std::string, std::vector<double>> lines;
+};
+
+ChartGrid on_grid(const std::map<std::string, Band>& bands) {
+  std::map<double, std::size_t> position;
+  for (const auto& [label, band] : bands) {
+    for (double step : band.steps) position.emplace(step, 0);
+  }
+  ChartGrid grid;
+  for (auto& [step, index] : position) {
+    index = grid.steps.size();
+    grid.steps.push_back(step);
+  }
+  for (const auto& [label, band] : bands) {
+    auto& line = grid.lines[label];
+    line.assign(grid.steps.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < band.steps.size(); ++i) line[position[band.steps[i]]] = band.mean[i];
+  }
+  return grid;
+}
+
+// The samples every line of a chart keeps: the downsampling rule applied to the largest and to the
+// smallest value over the lines at each step (half the budget each), so the extremes of the chart
+// (the spikes that cross a warning threshold, the dips of an entropy collapse) survive.
+std::vector<std::size_t> shared_samples(const ChartGrid& grid, std::size_t max_points) {
+  const std::size_t n = grid.steps.size();
+  std::vector<double> top(n, -std::numeric_limits<double>::infinity()), bottom(n, std::numeric_limits<double>::infinity());
+  for (const auto& [label, line] : grid.lines) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(line[i])) continue;
+      top[i] = std::max(top[i], line[i]);
+      bottom[i] = std::min(bottom[i], line[i]);
+    }
+  }
+  if (n <= max_points) return downsample_indices(top, n);
+  auto kept = downsample_indices(top, max_points / 2);
+  const auto low = downsample_indices(bottom, max_points / 2);
+  kept.insert(kept.end(), low.begin(), low.end());
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+json chart_json(const std::map<std::string, Band>& bands) {
+  const ChartGrid grid = on_grid(bands);
+  const auto kept = shared_samples(grid, kDiagnosticPoints);
+  json x = json::array(), lines = json::object();
+  for (std::size_t i : kept) x.push_back(grid.steps[i]);
+  for (const auto& [label, line] : grid.lines) {
+    json y = json::array();
+    for (std::size_t i : kept) y.push_back(rounded(line[i]));
+    lines[label] = y;
+  }
+  return {{"x", x}, {"lines", lines}};
+}
+
+// curves: {key: {group: band}}; charts: {chart: {group: {x, lines: {label: y}}}}.
 void add_series(const Report& report, json& data) {
-  json curves = json::object(), charts = json::object();
+  json curves = json::object();
+  std::map<std::string, std::map<std::string, std::map<std::string, Band>>> charts;  // chart, group, label
   for (const std::string& key : metric_keys(report)) {
     const ChartSlot slot = chart_slot(key);
     for (const GroupSummary& group : report.groups) {
       const auto runs = group_series(report, group, key);
       if (runs.empty()) continue;
-      const Band band = mean_band(runs);
       if (is_curve(key)) {
-        curves[key][group.name] = band_json(band, kCurvePoints);
+        curves[key][group.name] = band_json(mean_band(runs), kCurvePoints);
       } else {
-        json b = band_json(band, kDiagnosticPoints);
-        charts[slot.chart][group.name][slot.label] = {{"x", b["x"]}, {"y", b["mean"]}};
+        charts[slot.chart][group.name][slot.label] = mean_band(runs);
       }
     }
   }
+  json chart_data = json::object();
+  for (const auto& [chart, groups] : charts) {
+    for (const auto& [group, bands] : groups) chart_data[chart][group] = chart_json(bands);
+  }
   data["curves"] = curves;
-  data["charts"] = charts;
+  data["charts"] = chart_data;
 }
 
 // The log2 weight histograms of each group's first run that has them.

@@ -96,8 +96,8 @@
     root.dataset.group = diagState.group;
     let section = null;
     Object.keys(data.charts).sort().forEach((key) => {
-      const byLabel = data.charts[key][diagState.group];
-      if (!byLabel) return;
+      const grid = data.charts[key][diagState.group];
+      if (!grid) return;
       const head = key.split('/')[0];
       if (section !== head) {
         section = head;
@@ -106,10 +106,10 @@
       const target = chart(root, key, 280);
       const option = axes(key, []);
       let values = [];
-      Object.entries(byLabel).forEach(([label, s]) => {
-        values = values.concat(s.y);
-        option.series.push({name: label || key, type: 'line', data: zip(s.x, s.y), symbol: 'none',
-                            markLine: markAt(diagState.step)});
+      Object.entries(grid.lines).forEach(([label, y]) => {
+        values = values.concat(y);
+        option.series.push({name: label || key, type: 'line', data: zip(grid.x, y), symbol: 'none',
+                            connectNulls: true, markLine: markAt(diagState.step)});
       });
       option.yAxis.type = logScale(values) ? 'log' : 'value';
       draw(target, option, option.series.length);
@@ -247,6 +247,7 @@
     document.getElementById('tensor').addEventListener('change', drawHeatmap);
     drawDiagnostics();
     document.body.dataset.rendered = 'yes';
+    document.body.dataset.renderMs = String(Math.round(performance.now()));
   } catch (e) {
     showError('report failed to render: ' + e.message);
   }
