@@ -180,3 +180,77 @@ TEST(Report, ASingleRunDirectoryIsAReportOfOneRun) {
 
 }  // namespace
 }  // namespace altgrad::report
+
+namespace altgrad::report {
+namespace {
+
+// The value each seed logged at `step` under `key`, recomputed from metrics.jsonl.
+std::vector<double> seed_values(const std::vector<std::string>& runs, const std::string& key, double step) {
+  std::vector<double> values;
+  const json::json_pointer pointer("/" + key);
+  static std::map<std::string, std::vector<json>> cache;
+  for (const auto& run : runs) {
+    if (!cache.count(run)) cache[run] = read_lines(kFixture / "runs" / run / "metrics.jsonl");
+    for (const json& line : cache[run]) {
+      if (line["step"].get<double>() == step && line.contains(pointer)) values.push_back(line[pointer].get<double>());
+    }
+  }
+  return values;
+}
+
+double rounded4(double v) { return std::strtod(([&] { char b[32]; std::snprintf(b, sizeof b, "%.4g", v); return std::string(b); })().c_str(), nullptr); }
+
+TEST(PageData, CurvesAreTheSeedsMeanAndMinMaxAtEachStep) {
+  const json data = page_data(build_report(kFixture));
+  const json& band = data["curves"]["loss"]["fp8-hybrid"];
+  ASSERT_EQ(band["x"].size(), 30u);  // 30 steps fit the budget whole
+  for (std::size_t i = 0; i < band["x"].size(); ++i) {
+    const auto v = seed_values({"fp8-hybrid.seed1", "fp8-hybrid.seed2"}, "loss", band["x"][i].get<double>());
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(band["mean"][i].get<double>(), rounded4((v[0] + v[1]) / 2));
+    EXPECT_EQ(band["lo"][i].get<double>(), rounded4(std::min(v[0], v[1])));
+    EXPECT_EQ(band["hi"][i].get<double>(), rounded4(std::max(v[0], v[1])));
+  }
+}
+
+TEST(PageData, DiagnosticChartsHoldOneLinePerPointOnSharedSteps) {
+  const json data = page_data(build_report(kFixture));
+  const json& chart = data["charts"]["quant/*/underflow_pct"]["fp8-hybrid"];
+  const json first = read_lines(kFixture / "runs" / "fp8-hybrid.seed1" / "metrics.jsonl").front();
+  EXPECT_EQ(chart["lines"].size(), first["quant"].size());
+  for (const auto& [point, y] : chart["lines"].items()) {
+    ASSERT_EQ(y.size(), chart["x"].size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const auto v = seed_values({"fp8-hybrid.seed1", "fp8-hybrid.seed2"}, "quant/" + point + "/underflow_pct",
+                                 chart["x"][i].get<double>());
+      EXPECT_EQ(y[i].get<double>(), rounded4((v[0] + v[1]) / 2)) << point;
+    }
+  }
+}
+
+TEST(PageData, LongSeriesAreDownsampledKeepingTheirSpike) {
+  const fs::path dir = fs::temp_directory_path() / ("altgrad_report_long_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "metrics.jsonl");
+    for (int step = 1; step <= 5000; ++step) {
+      const double underflow = step == 3333 ? 97.0 : 1.0 + (step % 7);
+      out << json{{"step", step}, {"loss", step == 2222 ? 50.0 : 5.0 - step * 1e-4},
+                  {"quant", {{"a.b:act", {{"underflow_pct", underflow}}}, {"a.c:act", {{"underflow_pct", 2.0}}}}}}.dump() << "\n";
+    }
+  }
+  const json data = page_data(build_report(dir));
+  fs::remove_all(dir);
+  const json& loss = data["curves"]["loss"].begin().value();
+  EXPECT_LE(loss["x"].size(), kCurvePoints);
+  EXPECT_NE(std::find(loss["x"].begin(), loss["x"].end(), 2222.0), loss["x"].end());
+  EXPECT_NE(std::find(loss["mean"].begin(), loss["mean"].end(), 50.0), loss["mean"].end());
+  const json& chart = data["charts"]["quant/*/underflow_pct"].begin().value();
+  EXPECT_LE(chart["x"].size(), kDiagnosticPoints + 2);
+  const auto at = std::find(chart["x"].begin(), chart["x"].end(), 3333.0);
+  ASSERT_NE(at, chart["x"].end());
+  EXPECT_EQ(chart["lines"]["a.b:act"][at - chart["x"].begin()], 97.0);
+}
+
+}  // namespace
+}  // namespace altgrad::report
