@@ -23,7 +23,9 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
-  function fmt(v, digits) { return v === null || v === undefined ? '—' : Number(v).toPrecision(digits || 4); }
+  function fmt(v, digits) {
+    return v === null || v === undefined ? '—' : String(Number(Number(v).toPrecision(digits || 4)));
+  }
   function zip(x, y) { return x.map((s, i) => [s, y[i]]); }
   function logScale(values) {
     const positive = values.filter((v) => v !== null && v > 0);
@@ -196,7 +198,7 @@
   function showEvent(e) {
     diagState.group = e.group;
     diagState.step = e.step;
-    diagState.focus = chartFor(e.kind === 'stop' ? 'non_finite' : e.kind);
+    diagState.focus = e.kind === 'stop' && data.charts['quant/*/non_finite'] ? 'quant/*/non_finite' : chartFor(e.kind);
     document.getElementById('group').value = e.group;
     drawDiagnostics();
     if (!diagState.focus) document.getElementById('diagnostics').scrollIntoView();

@@ -61,8 +61,9 @@ SweepIndex load_sweep_index(const std::filesystem::path& dir) {
       throw ReportError(dir.string() + ": neither a sweep (no index.json) nor a run (no metrics.jsonl or config.toml)");
     }
     index.single_run = true;
-    const std::string name = std::filesystem::absolute(dir).lexically_normal().parent_path().filename().string();
-    const std::string run_name = dir.filename().empty() ? name : dir.filename().string();
+    auto normal = std::filesystem::absolute(dir).lexically_normal();
+    if (normal.filename().empty()) normal = normal.parent_path();  // "runs/a/" names run "a"
+    const std::string run_name = normal.filename().string();
     index.runs.push_back({run_name, dir, run_name, 0, json::object()});
     return index;
   }

@@ -13,6 +13,7 @@ usage: browser_check.py ALTGRAD [--screenshot PATH] [--dir DIR]
 import argparse
 import html.parser
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -95,6 +96,29 @@ def expected_counts(sweep):
     return index, groups, keys_by_group, events
 
 
+CLICK = """<script>
+const links = document.querySelectorAll('#event-table a');
+if (links.length) links[links.length - 1].click();
+document.body.dataset.clicked = document.getElementById('diagnostics').dataset.group + '|' +
+    document.querySelectorAll('#diagnostics .chart').length + '|' + document.getElementById('errors').hidden;
+</script>"""
+
+
+def click_last_event(chromium, page, work):
+    """Clicks the last row of the warnings table (a stop, in the fixture) in a copy of the page;
+    returns (group shown, charts drawn, error box still hidden)."""
+    text = page.read_text()
+    cut = text.rfind("</body>")
+    copy = page.with_name("clicked.html")
+    copy.write_text(text[:cut] + CLICK + text[cut:])
+    run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile3", "--dump-dom", copy.as_uri()],
+                         capture_output=True, text=True, timeout=60)
+    dom = Dom()
+    dom.feed(run.stdout)
+    group, charts, hidden = (dom.body.get("data-clicked") or "||").split("|")
+    return group, int(charts or 0), hidden == "true"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("altgrad")
@@ -109,7 +133,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as work:
         page = pathlib.Path(work) / "report.html"
-        subprocess.run([args.altgrad, "report", str(sweep), "-o", str(page)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([args.altgrad, "report", os.path.relpath(sweep), "-o", str(page)], check=True, stdout=subprocess.DEVNULL)
         run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile", "--enable-logging=stderr", "--v=0",
                               "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=60)
         console_errors = [l for l in run.stderr.splitlines() if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
@@ -118,8 +142,9 @@ def main():
             failures.append("console errors or network access:\n  " + "\n  ".join(console_errors + network))
         dom = Dom()
         dom.feed(run.stdout)
+        clicked = click_last_event(chromium, page, work)
         if args.screenshot:
-            subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,2600",
+            subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,4600",
                             f"--screenshot={pathlib.Path(args.screenshot).resolve()}", page.as_uri()],
                            capture_output=True, timeout=60, check=True)
 
@@ -155,6 +180,13 @@ def main():
         failures.append(f"run table: {dom.rows.get('run-table')} rows for {len(index['runs'])} runs")
     if dom.rows.get("event-table") != (events + 1 if events else None):
         failures.append(f"event table: {dom.rows.get('event-table')} rows for {events} warnings and stops")
+    last_event_group = None
+    for run in index["runs"]:
+        for e in lines_of(sweep / run["dir"] / "events.jsonl"):
+            if e["event"] in ("warning", "stop"):
+                last_event_group = run["group"]
+    if events and (clicked[0] != last_event_group or clicked[1] == 0 or not clicked[2]):
+        failures.append(f"clicking the last event showed {clicked}, expected group {last_event_group}, charts, no error")
     if index.get("searches") and dom.rows.get("search-table") != len(index["searches"]) + 1:
         failures.append("search table: wrong row count")
     for f in failures:
