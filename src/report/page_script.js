@@ -153,7 +153,7 @@
       xAxis: {type: 'category', name: 'step', data: h.steps},
       yAxis: {type: 'category', name: 'log2', data: Array.from({length: bins}, (_, i) => h.lo + i)},
       visualMap: {min: 0, max: top || 1, calculable: true, orient: 'vertical', right: 0, top: 'center',
-                  text: ['log10(1+n)', '']},
+                  text: ['log10(1+n)', ''], inRange: {color: ['#fff7bc', '#fd8d3c', '#bd0026', '#49006a']}},
       animation: false,
       series: [{type: 'heatmap', data: cells}],
     }, 1);
