@@ -23,4 +23,10 @@ std::string read_echarts() {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+std::string read_echarts_notice() {
+  std::ifstream in(echarts_path().parent_path() / "NOTICE", std::ios::binary);
+  if (!in) return "";
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 }  // namespace altgrad::report

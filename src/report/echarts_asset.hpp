@@ -12,4 +12,7 @@ std::filesystem::path echarts_path();
 // The file's contents; throws ReportError naming the missing file and the setup command.
 std::string read_echarts();
 
+// The NOTICE file installed beside it (Apache-2.0 asks redistributions to carry it), or "".
+std::string read_echarts_notice();
+
 }  // namespace altgrad::report

@@ -58,7 +58,7 @@ constexpr const char* kErrorCatcher = R"js(
 
 }  // namespace
 
-std::string page_html(const Report& report, const std::string& echarts) {
+std::string page_html(const Report& report, const std::string& echarts, const std::string& notice) {
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>AltGrad report: " +
           html_escape(report.dir.string()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
@@ -75,6 +75,8 @@ std::string page_html(const Report& report, const std::string& echarts) {
           "<span class=\"note\">(mean over the group's seeds; one line per point or tensor)</span></p>\n"
           "<div id=\"diagnostics\"></div>\n";
   html += "<h2>Weight histograms</h2>\n<p>Tensor: <select id=\"tensor\"></select></p>\n<div id=\"heatmap\"></div>\n";
+  html += "<footer class=\"note\"><p>Charts drawn with Apache ECharts (Apache License 2.0), inlined in this page.</p><pre>" +
+          html_escape(notice) + "</pre></footer>\n";
   html += std::string("<script>") + kErrorCatcher + "</script>\n";
   html += "<script type=\"application/json\" id=\"report-data\">" + script_safe_json(page_data(report)) + "</script>\n";
   html += "<script>" + echarts + "</script>\n";

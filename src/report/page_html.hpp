@@ -7,8 +7,8 @@
 
 namespace altgrad::report {
 
-// `echarts` is the text of echarts.min.js.
-std::string page_html(const Report& report, const std::string& echarts);
+// `echarts` is the text of echarts.min.js, `notice` its NOTICE file (shown in the page's footer).
+std::string page_html(const Report& report, const std::string& echarts, const std::string& notice);
 
 // The page's script (src/report/page_script.js, embedded at build time).
 extern const char* const kPageScript;

@@ -31,7 +31,7 @@ ReportFiles write_report(const std::filesystem::path& dir, const std::filesystem
   std::filesystem::create_directories(beside, ignored);  // a failure shows in the first write
   write_text(files.csv, summary_csv(report));
   write_text(files.markdown, report_markdown(report));
-  write_text(files.html, page_html(report, echarts));
+  write_text(files.html, page_html(report, echarts, read_echarts_notice()));
   return files;
 }
 
