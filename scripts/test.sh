@@ -6,6 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
+"$root/scripts/setup_echarts.sh"
+"$root/scripts/setup_browser.sh"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 (cd "$root/build" && ctest --output-on-failure)

@@ -22,5 +22,6 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace altgrad::cli

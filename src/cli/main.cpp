@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   altgrad::cli::add_eval_command(app);
   altgrad::cli::add_sample_command(app);
   altgrad::cli::add_sweep_command(app);
+  altgrad::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

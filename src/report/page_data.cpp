@@ -1,0 +1,249 @@
+#include "report/page_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+#include "report/series_math.hpp"
+#include "report/tables.hpp"
+
+namespace altgrad::report {
+namespace {
+
+using nlohmann::json;
+
+// 4 significant digits: enough to read a chart, a third of the bytes of a full double.
+json rounded(double value) {
+  if (!std::isfinite(value)) return nullptr;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g", value);
+  return std::strtod(buffer, nullptr);
+}
+
+json optional(const std::optional<double>& value) { return value ? rounded(*value) : json(nullptr); }
+
+bool is_curve(const std::string& key) { return key.find('/') == std::string::npos; }
+
+std::vector<const Series*> group_series(const Report& report, const GroupSummary& group, const std::string& key) {
+  std::vector<const Series*> found;
+  for (std::size_t i : group.runs) {
+    const auto it = report.runs[i].series.find(key);
+    if (it != report.runs[i].series.end()) found.push_back(&it->second);
+  }
+  return found;
+}
+
+// {x, mean, lo, hi} of the group's seeds, downsampled on the mean.
+json band_json(const Band& band, std::size_t max_points) {
+  json x = json::array(), mean = json::array(), lo = json::array(), hi = json::array();
+  for (std::size_t i : downsample_indices(band.mean, max_points)) {
+    x.push_back(band.steps[i]);
+    mean.push_back(rounded(band.mean[i]));
+    lo.push_back(rounded(band.lo[i]));
+    hi.push_back(rounded(band.hi[i]));
+  }
+  return {{"x", x}, {"mean", mean}, {"lo", lo}, {"hi", hi}};
+}
+
+// The lines of one chart for one group on a shared step grid (the union of their steps; NaN where
+// a line has no sample), so the page stores the steps once per chart.
+struct ChartGrid {
+  std::vector<double> steps;
+  std::map<std::string, std::vector<double>> lines;
+};
+
+ChartGrid on_grid(const std::map<std::string, Band>& bands) {
+  std::map<double, std::size_t> position;
+  for (const auto& [label, band] : bands) {
+    for (double step : band.steps) position.emplace(step, 0);
+  }
+  ChartGrid grid;
+  for (auto& [step, index] : position) {
+    index = grid.steps.size();
+    grid.steps.push_back(step);
+  }
+  for (const auto& [label, band] : bands) {
+    auto& line = grid.lines[label];
+    line.assign(grid.steps.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < band.steps.size(); ++i) line[position[band.steps[i]]] = band.mean[i];
+  }
+  return grid;
+}
+
+// The samples every line of a chart keeps: the downsampling rule applied to the largest and to the
+// smallest value over the lines at each step (half the budget each), so the extremes of the chart
+// (the spikes that cross a warning threshold, the dips of an entropy collapse) survive.
+std::vector<std::size_t> shared_samples(const ChartGrid& grid, std::size_t max_points) {
+  const std::size_t n = grid.steps.size();
+  std::vector<double> top(n, -std::numeric_limits<double>::infinity()), bottom(n, std::numeric_limits<double>::infinity());
+  for (const auto& [label, line] : grid.lines) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(line[i])) continue;
+      top[i] = std::max(top[i], line[i]);
+      bottom[i] = std::min(bottom[i], line[i]);
+    }
+  }
+  if (n <= max_points) return downsample_indices(top, n);
+  auto kept = downsample_indices(top, max_points / 2);
+  const auto low = downsample_indices(bottom, max_points / 2);
+  kept.insert(kept.end(), low.begin(), low.end());
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+json chart_json(const std::map<std::string, Band>& bands) {
+  const ChartGrid grid = on_grid(bands);
+  const auto kept = shared_samples(grid, kDiagnosticPoints);
+  json x = json::array(), lines = json::object();
+  for (std::size_t i : kept) x.push_back(grid.steps[i]);
+  for (const auto& [label, line] : grid.lines) {
+    json y = json::array();
+    for (std::size_t i : kept) y.push_back(rounded(line[i]));
+    lines[label] = y;
+  }
+  return {{"x", x}, {"lines", lines}};
+}
+
+// curves: {key: {group: band}}; charts: {chart: {group: {x, lines: {label: y}}}}.
+void add_series(const Report& report, json& data) {
+  json curves = json::object();
+  std::map<std::string, std::map<std::string, std::map<std::string, Band>>> charts;  // chart, group, label
+  for (const std::string& key : metric_keys(report)) {
+    const ChartSlot slot = chart_slot(key);
+    for (const GroupSummary& group : report.groups) {
+      const auto runs = group_series(report, group, key);
+      if (runs.empty()) continue;
+      if (is_curve(key)) {
+        curves[key][group.name] = band_json(mean_band(runs), kCurvePoints);
+      } else {
+        charts[slot.chart][group.name][slot.label] = mean_band(runs);
+      }
+    }
+  }
+  json chart_data = json::object();
+  for (const auto& [chart, groups] : charts) {
+    for (const auto& [group, bands] : groups) chart_data[chart][group] = chart_json(bands);
+  }
+  data["curves"] = curves;
+  data["charts"] = chart_data;
+}
+
+// The log2 weight histograms of each group's first run that has them.
+void add_histograms(const Report& report, json& data) {
+  json hists = json::object();
+  for (const GroupSummary& group : report.groups) {
+    for (std::size_t i : group.runs) {
+      if (report.runs[i].histograms.empty()) continue;
+      for (const auto& [key, h] : report.runs[i].histograms) {
+        json steps = json::array(), counts = json::array();
+        const std::size_t n = h.steps.size(), keep = std::min(n, kHistogramSteps);
+        for (std::size_t k = 0; k < keep; ++k) {
+          const std::size_t row = keep == 1 ? n - 1 : k * (n - 1) / (keep - 1);
+          steps.push_back(h.steps[row]);
+          counts.push_back(h.counts[row]);
+        }
+        hists[group.name][chart_slot(key).label.empty() ? key : chart_slot(key).label] =
+            {{"lo", h.lo}, {"steps", steps}, {"counts", counts}, {"run", report.runs[i].name}};
+      }
+      break;
+    }
+  }
+  data["hists"] = hists;
+}
+
+// Parallel coordinates: every top-level metric's final value, and the largest final value over the
+// points of every quant/* chart (overflow, underflow, ...), one line per run.
+void add_finals(const Report& report, json& data) {
+  std::vector<std::string> curve_keys, quant_charts;
+  for (const std::string& key : metric_keys(report)) {
+    if (is_curve(key)) curve_keys.push_back(key);
+  }
+  std::map<std::string, bool> seen;
+  for (const std::string& key : metric_keys(report)) {
+    const ChartSlot slot = chart_slot(key);
+    if (key.rfind("quant/", 0) == 0 && !seen[slot.chart]) {
+      seen[slot.chart] = true;
+      quant_charts.push_back(slot.chart);
+    }
+  }
+  json dims = json::array(), rows = json::array();
+  for (const auto& k : curve_keys) dims.push_back(k);
+  // "quant/*/overflow_pct" -> "max overflow_pct": the axis names stay readable.
+  for (const auto& c : quant_charts) dims.push_back("max " + c.substr(c.rfind('/') + 1));
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    const RunData& run = report.runs[i];
+    json values = json::array();
+    for (const auto& k : curve_keys) values.push_back(optional(run.final_value(k)));
+    for (const auto& c : quant_charts) {
+      std::optional<double> largest;
+      for (const auto& [key, series] : run.series) {
+        if (chart_slot(key).chart == c && !series.values.empty()) {
+          largest = largest ? std::max(*largest, series.values.back()) : series.values.back();
+        }
+      }
+      values.push_back(optional(largest));
+    }
+    rows.push_back({{"run", run.name}, {"group", report.index.runs[i].group}, {"values", values}});
+  }
+  data["finals"] = {{"dims", dims}, {"rows", rows}};
+}
+
+void add_tables(const Report& report, json& data) {
+  json groups = json::array(), runs = json::array(), events = json::array(), searches = json::array();
+  for (const GroupSummary& g : report.groups) {
+    groups.push_back({{"name", g.name}, {"preset", g.preset}, {"runs", g.runs.size()}, {"diverged", g.diverged},
+                      {"val_loss", optional(g.val_loss_mean)}, {"val_min", optional(g.val_loss_min)},
+                      {"val_max", optional(g.val_loss_max)}, {"gap_bf16", optional(g.gap_bf16_pct)},
+                      {"gap_fp32", optional(g.gap_fp32_pct)}});
+  }
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    const RunData& run = report.runs[i];
+    const std::string& group = report.index.runs[i].group;
+    json first = nullptr;
+    if (!run.warnings.empty()) {
+      first = {{"step", run.warnings.front().step}, {"kind", run.warnings.front().kind}, {"where", run.warnings.front().where}};
+    }
+    runs.push_back({{"name", run.name}, {"group", group}, {"seed", report.index.runs[i].seed}, {"status", run.status},
+                    {"diverged", run.diverged()}, {"last_step", run.last_step},
+                    {"val_loss", optional(run.final_value("val_loss"))}, {"first_warning", first},
+                    {"warnings", run.warnings.size()}});
+    for (const Warning& w : run.warnings) {
+      events.push_back({{"run", run.name}, {"group", group}, {"step", w.step}, {"kind", w.kind}, {"where", w.where},
+                        {"value", rounded(w.value)}, {"threshold", rounded(w.threshold)}, {"message", w.message}});
+    }
+    if (run.stop_step) {
+      events.push_back({{"run", run.name}, {"group", group}, {"step", *run.stop_step}, {"kind", "stop"},
+                        {"where", ""}, {"value", nullptr}, {"threshold", nullptr}, {"message", run.status}});
+    }
+  }
+  for (const Search& s : report.index.searches) {
+    json probes = json::array();
+    for (const Probe& p : s.probes) {
+      probes.push_back({{"value", p.value}, {"run", p.run}, {"diverged", p.diverged}, {"reason", p.reason}});
+    }
+    searches.push_back({{"kind", s.kind}, {"group", s.group}, {"key", s.key},
+                        {"bracket", s.bracket ? json::array({s.bracket->first, s.bracket->second}) : json(nullptr)},
+                        {"probes", probes}});
+  }
+  data["groups"] = groups;
+  data["runs"] = runs;
+  data["events"] = events;
+  data["searches"] = searches;
+}
+
+}  // namespace
+
+json page_data(const Report& report) {
+  json data = {{"title", report.dir.string()}, {"single_run", report.index.single_run}};
+  add_tables(report, data);
+  add_series(report, data);
+  add_histograms(report, data);
+  add_finals(report, data);
+  return data;
+}
+
+}  // namespace altgrad::report

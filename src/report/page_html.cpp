@@ -1,0 +1,87 @@
+#include "report/page_html.hpp"
+
+#include "report/page_data.hpp"
+
+namespace altgrad::report {
+namespace {
+
+// Text inside <script> must not contain "</": in JSON, "<\/" is the same string.
+std::string script_safe_json(const nlohmann::json& data) {
+  std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  }
+  return out;
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+constexpr const char* kStyle = R"css(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 auto; max-width: 1280px; padding: 0 16px 40px; color: #222; }
+h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; } h3 { font-size: 15px; }
+table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+.chart { width: 100%; margin: 8px 0; }
+#curves, #diagnostics { display: grid; grid-template-columns: repeat(auto-fill, minmax(580px, 1fr)); gap: 8px; }
+#diagnostics h3 { grid-column: 1 / -1; margin: 12px 0 0; }
+#errors { background: #fdd; border: 1px solid #c00; padding: 8px; white-space: pre-wrap; }
+.note { color: #555; }
+)css";
+
+// Runs before any other script, so an error anywhere (ECharts included) and every console.error
+// show in the page's error box, where a reader (and the browser test) sees them.
+constexpr const char* kErrorCatcher = R"js(
+(function () {
+  const box = document.getElementById('errors');
+  function show(message) { box.hidden = false; box.textContent += message + '\n'; }
+  window.addEventListener('error', (e) => show('script error: ' + e.message));
+  const consoleError = console.error;
+  console.error = function () { show('console.error: ' + Array.from(arguments).join(' ')); consoleError.apply(console, arguments); };
+})();
+)js";
+
+}  // namespace
+
+std::string page_html(const Report& report, const std::string& echarts, const std::string& notice) {
+  std::string html;
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>AltGrad report: " +
+          html_escape(report.dir.string()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  html += "<h1 id=\"title\">AltGrad report</h1>\n<pre id=\"errors\" hidden></pre>\n";
+  html += "<h2>Groups: final validation loss</h2>\n<div id=\"groups\"></div>\n";
+  html += "<h2>Runs</h2>\n<p class=\"note\">Early warning: the first warning a run's diagnostics raised "
+          "(events.jsonl), and its step.</p>\n<div id=\"runs\"></div>\n";
+  html += "<h2>Training curves</h2>\n<div id=\"curves\"></div>\n";
+  html += "<h2>Final metrics across runs</h2>\n<div id=\"finals\"></div>\n";
+  html += "<h2>Stability thresholds</h2>\n<div id=\"searches\"></div>\n";
+  html += "<h2>Warnings and stop reasons</h2>\n<p class=\"note\">Click a run to show its group's diagnostics "
+          "with the step marked.</p>\n<div id=\"events\"></div>\n";
+  html += "<h2 id=\"diagnostics-head\">Diagnostics per group</h2>\n<p>Group: <select id=\"group\"></select> "
+          "<span class=\"note\">(mean over the group's seeds; one line per point or tensor)</span></p>\n"
+          "<div id=\"diagnostics\"></div>\n";
+  html += "<h2>Weight histograms</h2>\n<p>Tensor: <select id=\"tensor\"></select></p>\n<div id=\"heatmap\"></div>\n";
+  html += "<footer class=\"note\"><p>Charts drawn with Apache ECharts (Apache License 2.0), inlined in this page.</p><pre>" +
+          html_escape(notice) + "</pre></footer>\n";
+  html += std::string("<script>") + kErrorCatcher + "</script>\n";
+  html += "<script type=\"application/json\" id=\"report-data\">" + script_safe_json(page_data(report)) + "</script>\n";
+  html += "<script>" + echarts + "</script>\n";
+  html += "<script>" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace altgrad::report

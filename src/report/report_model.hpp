@@ -1,0 +1,36 @@
+#pragma once
+// Everything a report shows, computed once from the directories: the runs, their groups, each
+// group's final validation loss and its gap to the bf16 and fp32 baselines.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/run_data.hpp"
+#include "report/sweep_index.hpp"
+
+namespace altgrad::report {
+
+struct GroupSummary {
+  std::string name;
+  std::vector<std::size_t> runs;  // indices into Report::runs
+  std::string preset;             // the runs' quant.preset ("mixed" when they differ)
+  int diverged = 0;
+  // Final val loss over the group's runs that did not diverge and logged one.
+  std::optional<double> val_loss_mean, val_loss_min, val_loss_max;
+  std::optional<std::string> bf16_baseline, fp32_baseline;  // the baseline groups' names
+  std::optional<double> gap_bf16_pct, gap_fp32_pct;
+};
+
+struct Report {
+  std::filesystem::path dir;
+  SweepIndex index;
+  std::vector<RunData> runs;  // in index order
+  std::vector<GroupSummary> groups;  // in order of first appearance
+};
+
+// A group's baseline for preset P ("bf16", "fp32") is the group whose runs all use P and whose
+// settings other than quant.* and seed equal this group's; failing that, the only group using P.
+Report build_report(const std::filesystem::path& dir);
+
+}  // namespace altgrad::report

@@ -1,0 +1,151 @@
+#include "report/run_data.hpp"
+
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+namespace altgrad::report {
+namespace {
+
+using nlohmann::json;
+
+// Calls f(line_number, object) for each non-empty line. A torn last line (a run killed mid-write)
+// is skipped; a malformed line anywhere else is an error.
+template <class F>
+void for_each_json_line(const std::filesystem::path& path, F&& f) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    json object = json::parse(lines[i], nullptr, false);
+    if (object.is_discarded() || !object.is_object()) {
+      if (i + 1 == lines.size()) return;
+      throw ReportError(path.string() + ":" + std::to_string(i + 1) + ": not a JSON object");
+    }
+    f(i + 1, object);
+  }
+}
+
+bool is_histogram(const json& object) {
+  return object.contains("counts") && object["counts"].is_array() && object.contains("lo") &&
+         object["lo"].is_number() && object.contains("hi") && object["hi"].is_number();
+}
+
+void add_point(RunData& run, const std::string& key, double step, double value) {
+  Series& s = run.series[key];
+  s.steps.push_back(step);
+  s.values.push_back(value);
+}
+
+void add_histogram(RunData& run, const std::string& key, double step, const json& object) {
+  Histogram& h = run.histograms[key];
+  h.lo = object["lo"].get<double>();
+  h.hi = object["hi"].get<double>();
+  std::vector<double> row;
+  for (const json& c : object["counts"]) row.push_back(c.is_number() ? c.get<double>() : 0.0);
+  h.steps.push_back(step);
+  h.counts.push_back(std::move(row));
+}
+
+// Every number under `value` becomes a series named by its path; arrays of numbers are indexed
+// ("per_head/0"); null (a non-finite value in JSON) and strings are skipped.
+void flatten(RunData& run, const std::string& key, double step, const json& value) {
+  if (value.is_number()) {
+    add_point(run, key, step, value.get<double>());
+  } else if (value.is_object()) {
+    if (is_histogram(value)) add_histogram(run, key, step, value);
+    for (const auto& [name, child] : value.items()) {
+      if (is_histogram(value) && (name == "counts" || name == "lo" || name == "hi")) continue;
+      flatten(run, key.empty() ? name : key + "/" + name, step, child);
+    }
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) flatten(run, key + "/" + std::to_string(i), step, value[i]);
+  }
+}
+
+void read_metrics(RunData& run) {
+  const auto path = run.dir / "metrics.jsonl";
+  for_each_json_line(path, [&](std::size_t line, json& object) {
+    if (!object.contains("step") || !object["step"].is_number_integer()) {
+      throw ReportError(path.string() + ":" + std::to_string(line) + ": key \"step\" is missing or not an integer");
+    }
+    const auto step = object["step"].get<std::int64_t>();
+    object.erase("step");
+    flatten(run, "", static_cast<double>(step), object);
+    run.last_step = step;
+    if (run.status == "pending") run.status = "running";
+  });
+}
+
+template <class T>
+T get_or(const json& object, const char* key, T fallback) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+void read_events(RunData& run) {
+  const auto path = run.dir / "events.jsonl";
+  for_each_json_line(path, [&](std::size_t line, const json& object) {
+    const std::string event = get_or<std::string>(object, "event", "");
+    try {
+      if (event == "warning") {
+        run.warnings.push_back({get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
+                                get_or<std::string>(object, "where", ""),
+                                get_or<double>(object, "value", std::numeric_limits<double>::quiet_NaN()),
+                                get_or<double>(object, "threshold", std::numeric_limits<double>::quiet_NaN()),
+                                get_or<std::string>(object, "message", "")});
+      } else if (event == "stop") {
+        run.stop_step = get_or<std::int64_t>(object, "step", 0);
+        run.status = get_or<std::string>(object, "reason", "stopped");
+      } else if (event == "end") {
+        run.status = get_or<std::string>(object, "reason", "completed");
+      } else if (event == "start" || event == "resume") {
+        // A resumed run is running again until its next end event.
+        if (run.status != "pending") run.status = "running";
+        run.stop_step.reset();
+      }
+    } catch (const json::exception& e) {
+      throw ReportError(path.string() + ":" + std::to_string(line) + ": event \"" + event + "\": " + e.what());
+    }
+  });
+}
+
+void read_preset(RunData& run) {
+  const auto path = run.dir / "config.toml";
+  if (!std::filesystem::exists(path)) return;  // pending: unknown preset
+  run.preset = "fp32";
+  try {
+    const toml::table config = toml::parse_file(path.string());
+    if (const auto preset = config["quant"]["preset"].value<std::string>()) run.preset = *preset;
+  } catch (const toml::parse_error& e) {
+    throw ReportError(path.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+}
+
+}  // namespace
+
+std::optional<double> RunData::final_value(const std::string& key) const {
+  const auto it = series.find(key);
+  if (it == series.end() || it->second.values.empty()) return std::nullopt;
+  return it->second.values.back();
+}
+
+RunData load_run(const std::filesystem::path& dir, const std::string& name) {
+  RunData run;
+  run.name = name;
+  run.dir = dir;
+  try {
+    read_metrics(run);
+    read_events(run);
+  } catch (const json::exception& e) {
+    throw ReportError(dir.string() + ": " + e.what());
+  }
+  read_preset(run);
+  return run;
+}
+
+}  // namespace altgrad::report

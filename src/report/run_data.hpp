@@ -1,0 +1,65 @@
+#pragma once
+// One run directory as the report sees it: every numeric metrics.jsonl value as a series over
+// steps (keys flattened to paths, e.g. "quant/h.0.mlp.c_fc:act/overflow_pct"), the log2 weight
+// histograms, the warnings and stop reason of events.jsonl, and the quantization preset of
+// config.toml. Reads only the files `altgrad train --out` writes; never the trainer's code.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace altgrad::report {
+
+// Unreadable or malformed input (names the file, line and key).
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Series {
+  std::vector<double> steps;
+  std::vector<double> values;
+};
+
+// A metrics object holding "counts" (an array) with siblings "lo" and "hi": counts[i] is the number
+// of values whose log2 magnitude falls in [lo + i, lo + i + 1).
+struct Histogram {
+  double lo = 0.0;
+  double hi = 0.0;
+  std::vector<double> steps;
+  std::vector<std::vector<double>> counts;  // one row per step
+};
+
+struct Warning {
+  std::int64_t step = 0;
+  std::string kind;
+  std::string where;
+  double value = 0.0;
+  double threshold = 0.0;
+  std::string message;
+};
+
+struct RunData {
+  std::string name;
+  std::filesystem::path dir;
+  std::string preset;  // config.toml's quant.preset ("fp32" when it has none, "" without config.toml)
+  std::map<std::string, Series> series;
+  std::map<std::string, Histogram> histograms;
+  std::vector<Warning> warnings;
+  // "completed", the stop reason, "running" (metrics but no end event) or "pending" (no metrics).
+  std::string status = "pending";
+  std::optional<std::int64_t> stop_step;  // the step of a stop event (a diverged run)
+  std::int64_t last_step = 0;
+
+  bool diverged() const { return stop_step.has_value(); }
+  // The last logged value of `key`, if it was ever logged.
+  std::optional<double> final_value(const std::string& key) const;
+};
+
+// Reads `dir`; a missing directory or one without metrics is a pending run, not an error.
+RunData load_run(const std::filesystem::path& dir, const std::string& name);
+
+}  // namespace altgrad::report

@@ -1,0 +1,49 @@
+#pragma once
+// What `altgrad report DIR` reads: a sweep directory (index.json per /docs/report.md's layout,
+// format "altgrad-sweep/1") or a single run directory, as one list of runs with their groups.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace altgrad::report {
+
+struct RunEntry {
+  std::string name;
+  std::filesystem::path dir;  // absolute, or relative to the working directory
+  std::string group;          // runs of one group differ only in seed
+  std::int64_t seed = 0;
+  nlohmann::json settings = nlohmann::json::object();  // keys set on top of the base config
+};
+
+struct Probe {
+  double value = 0.0;
+  std::string run;
+  bool diverged = false;
+  std::string reason;
+};
+
+// A stability-threshold search: the largest stable and smallest diverged value found so far.
+struct Search {
+  std::string kind;
+  std::string group;
+  std::string key;
+  std::optional<std::pair<double, double>> bracket;
+  std::vector<Probe> probes;
+};
+
+struct SweepIndex {
+  bool single_run = false;
+  std::string base;
+  std::vector<RunEntry> runs;
+  std::vector<Search> searches;
+};
+
+// Reads DIR/index.json, or treats DIR as one run when it has metrics.jsonl or config.toml.
+// Throws ReportError naming the file and key for anything else.
+SweepIndex load_sweep_index(const std::filesystem::path& dir);
+
+}  // namespace altgrad::report

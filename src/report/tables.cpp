@@ -1,0 +1,122 @@
+#include "report/tables.hpp"
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace altgrad::report {
+namespace {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string optional_number(const std::optional<double>& value) { return value ? format_number(*value) : ""; }
+
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out.empty() ? "—" : out;
+}
+
+std::string first_warning(const RunData& run) {
+  if (run.warnings.empty()) return "";
+  const Warning& w = run.warnings.front();
+  return "step " + std::to_string(w.step) + ": " + w.kind + (w.where.empty() ? "" : " at " + w.where);
+}
+
+void group_table(const Report& report, std::ostringstream& md) {
+  md << "## Groups\n\n| group | preset | runs | diverged | final val loss (mean) | min | max | gap to bf16 % | gap to fp32 % |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const GroupSummary& g : report.groups) {
+    md << "| " << md_cell(g.name) << " | " << md_cell(g.preset) << " | " << g.runs.size() << " | " << g.diverged << " | "
+       << md_cell(optional_number(g.val_loss_mean)) << " | " << md_cell(optional_number(g.val_loss_min)) << " | "
+       << md_cell(optional_number(g.val_loss_max)) << " | " << md_cell(optional_number(g.gap_bf16_pct)) << " | "
+       << md_cell(optional_number(g.gap_fp32_pct)) << " |\n";
+  }
+}
+
+void run_table(const Report& report, std::ostringstream& md) {
+  md << "\n## Runs\n\n| run | group | seed | status | last step | final val loss | first warning |\n"
+     << "|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    const RunData& run = report.runs[i];
+    md << "| " << md_cell(run.name) << " | " << md_cell(report.index.runs[i].group) << " | " << report.index.runs[i].seed
+       << " | " << md_cell(run.status) << " | " << run.last_step << " | "
+       << md_cell(optional_number(run.final_value("val_loss"))) << " | " << md_cell(first_warning(run)) << " |\n";
+  }
+}
+
+void search_table(const Report& report, std::ostringstream& md) {
+  if (report.index.searches.empty()) return;
+  md << "\n## Stability thresholds\n\n| group | key | largest stable | smallest diverged | probes |\n|---|---|---|---|---|\n";
+  for (const Search& s : report.index.searches) {
+    std::string probes;
+    for (const Probe& p : s.probes) {
+      probes += (probes.empty() ? "" : "; ") + format_number(p.value) + (p.diverged ? " diverged" : " stable");
+    }
+    md << "| " << md_cell(s.group) << " | " << md_cell(s.key) << " | "
+       << md_cell(s.bracket ? format_number(s.bracket->first) : "") << " | "
+       << md_cell(s.bracket ? format_number(s.bracket->second) : "") << " | " << md_cell(probes) << " |\n";
+  }
+}
+
+void event_table(const Report& report, std::ostringstream& md) {
+  md << "\n## Warnings and stop reasons\n\n| run | step | kind | where | value | threshold |\n|---|---|---|---|---|---|\n";
+  for (const RunData& run : report.runs) {
+    for (const Warning& w : run.warnings) {
+      md << "| " << md_cell(run.name) << " | " << w.step << " | " << md_cell(w.kind) << " | " << md_cell(w.where) << " | "
+         << md_cell(format_number(w.value)) << " | " << md_cell(format_number(w.threshold)) << " |\n";
+    }
+    if (run.stop_step) {
+      md << "| " << md_cell(run.name) << " | " << *run.stop_step << " | stop | " << md_cell(run.status) << " | — | — |\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string format_number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+std::vector<std::string> metric_keys(const Report& report) {
+  std::set<std::string> keys;
+  for (const RunData& run : report.runs) {
+    for (const auto& [key, series] : run.series) keys.insert(key);
+  }
+  return {keys.begin(), keys.end()};
+}
+
+std::string summary_csv(const Report& report) {
+  const auto keys = metric_keys(report);
+  std::ostringstream csv;
+  csv << "run,group,seed,status,last_step,final_val_loss";
+  for (const auto& key : keys) csv << "," << csv_field(key);
+  csv << "\n";
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    const RunData& run = report.runs[i];
+    csv << csv_field(run.name) << "," << csv_field(report.index.runs[i].group) << "," << report.index.runs[i].seed << ","
+        << csv_field(run.status) << "," << run.last_step << "," << optional_number(run.final_value("val_loss"));
+    for (const auto& key : keys) csv << "," << optional_number(run.final_value(key));
+    csv << "\n";
+  }
+  return csv.str();
+}
+
+std::string report_markdown(const Report& report) {
+  std::ostringstream md;
+  md << "# Report: " << report.dir.string() << "\n\n";
+  group_table(report, md);
+  run_table(report, md);
+  search_table(report, md);
+  event_table(report, md);
+  return md.str();
+}
+
+}  // namespace altgrad::report

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Opens the report of tests/report/fixture in headless Chromium with no network and checks it.
+
+Renders the report with `altgrad report`, loads it with --dump-dom (after its scripts ran), and
+asserts: no console error and no error shown by the page; the page finished drawing; one chart per
+top-level metric with one line per group that logged it; the diagnostics of the default group with
+one line per quantization point or tensor of that group's metrics; one parallel-coordinates line
+set per group; one table row per warning and stop in events.jsonl. The expected counts are
+recomputed here from the runs' files. With --screenshot PATH it also saves a screenshot.
+Exit 77 (skipped) when chromium is not installed (scripts/setup_browser.sh installs it).
+usage: browser_check.py ALTGRAD [--screenshot PATH] [--dir DIR]
+"""
+import argparse
+import html.parser
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars"]
+
+
+class Dom(html.parser.HTMLParser):
+    """Collects the chart elements, the body's attributes, table rows and the error box."""
+
+    def __init__(self):
+        super().__init__()
+        self.charts, self.body, self.rows, self.errors = {}, {}, {}, None
+        self.diagnostics_group = None
+        self.table = None
+        self.in_errors = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-chart" in a:
+            self.charts[a["data-chart"]] = int(a.get("data-lines", "-1"))
+        if a.get("id") == "diagnostics":
+            self.diagnostics_group = a.get("data-group")
+        if tag == "body":
+            self.body = a
+        if tag == "table":
+            self.table = a.get("id")
+            self.rows[self.table] = 0
+        if tag == "tr" and self.table:
+            self.rows[self.table] += 1
+        if tag == "pre" and a.get("id") == "errors":
+            self.errors = "hidden" if "hidden" in a else ""
+            self.in_errors = True
+
+    def handle_data(self, data):
+        if self.in_errors and data.strip():
+            self.errors += data
+
+    def handle_endtag(self, tag):
+        if tag == "pre":
+            self.in_errors = False
+
+
+def lines_of(path):
+    return [json.loads(l) for l in open(path) if l.strip()] if path.exists() else []
+
+
+def numeric_keys(obj, prefix=""):
+    """Every numeric leaf of a metrics line as its '/' path (histogram counts/lo/hi excluded)."""
+    keys = set()
+    if isinstance(obj, dict):
+        histogram = "counts" in obj and "lo" in obj and "hi" in obj
+        for k, v in obj.items():
+            if histogram and k in ("counts", "lo", "hi"):
+                continue
+            keys |= numeric_keys(v, f"{prefix}/{k}" if prefix else k)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            keys |= numeric_keys(v, f"{prefix}/{i}")
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        keys.add(prefix)
+    return keys
+
+
+def expected_counts(sweep):
+    index = json.load(open(sweep / "index.json"))
+    keys_by_group, events = {}, 0
+    for run in index["runs"]:
+        keys = keys_by_group.setdefault(run["group"], set())
+        for line in lines_of(sweep / run["dir"] / "metrics.jsonl"):
+            line.pop("step")
+            keys |= numeric_keys(line)
+        events += sum(e["event"] in ("warning", "stop") for e in lines_of(sweep / run["dir"] / "events.jsonl"))
+    groups = [g for g in dict.fromkeys(r["group"] for r in index["runs"])]
+    return index, groups, keys_by_group, events
+
+
+CLICK = """<script>
+const links = document.querySelectorAll('#event-table a');
+if (links.length) links[links.length - 1].click();
+document.body.dataset.clicked = document.getElementById('diagnostics').dataset.group + '|' +
+    document.querySelectorAll('#diagnostics .chart').length + '|' + document.getElementById('errors').hidden;
+</script>"""
+
+
+def click_last_event(chromium, page, work):
+    """Clicks the last row of the warnings table (a stop, in the fixture) in a copy of the page;
+    returns (group shown, charts drawn, error box still hidden)."""
+    text = page.read_text()
+    cut = text.rfind("</body>")
+    copy = page.with_name("clicked.html")
+    copy.write_text(text[:cut] + CLICK + text[cut:])
+    run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile3", "--dump-dom", copy.as_uri()],
+                         capture_output=True, text=True, timeout=60)
+    dom = Dom()
+    dom.feed(run.stdout)
+    group, charts, hidden = (dom.body.get("data-clicked") or "||").split("|")
+    return group, int(charts or 0), hidden == "true"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("altgrad")
+    parser.add_argument("--screenshot")
+    parser.add_argument("--dir", default=str(ROOT / "tests" / "report" / "fixture"))
+    args = parser.parse_args()
+    chromium = shutil.which("chromium")
+    if not chromium:
+        print("chromium is not installed (bash scripts/setup_browser.sh): skipped")
+        return 77
+    sweep = pathlib.Path(args.dir)
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        page = pathlib.Path(work) / "report.html"
+        subprocess.run([args.altgrad, "report", os.path.relpath(sweep), "-o", str(page)], check=True, stdout=subprocess.DEVNULL)
+        run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile", "--enable-logging=stderr", "--v=0",
+                              "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=60)
+        console_errors = [l for l in run.stderr.splitlines() if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
+        network = [l for l in run.stderr.splitlines() if "net::" in l or "http://" in l or "https://" in l]
+        if console_errors or network:
+            failures.append("console errors or network access:\n  " + "\n  ".join(console_errors + network))
+        dom = Dom()
+        dom.feed(run.stdout)
+        clicked = click_last_event(chromium, page, work)
+        if args.screenshot:
+            subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,4600",
+                            f"--screenshot={pathlib.Path(args.screenshot).resolve()}", page.as_uri()],
+                           capture_output=True, timeout=60, check=True)
+
+    index, groups, keys_by_group, events = expected_counts(sweep)
+    if dom.body.get("data-rendered") != "yes":
+        failures.append("the page did not finish drawing (body has no data-rendered=yes)")
+    if dom.errors not in ("hidden", None):
+        failures.append("the page shows errors: " + dom.errors)
+
+    def expect(chart, lines):
+        got = dom.charts.get(chart)
+        if got != lines:
+            failures.append(f"chart {chart}: expected {lines} lines, found {got}")
+
+    top_level = set().union(*keys_by_group.values())
+    for key in sorted(k for k in top_level if "/" not in k):
+        expect(key, sum(key in keys for keys in keys_by_group.values()))
+    # The diagnostics of the group the page shows first (a quantized one): quant charts have one
+    # line per quantization point, kurtosis one per block and matmul input.
+    if dom.diagnostics_group not in keys_by_group or not any(k.startswith("quant/") for k in keys_by_group[dom.diagnostics_group]):
+        failures.append(f"diagnostics drawn for {dom.diagnostics_group!r}, not a quantized group")
+        keys = set()
+    else:
+        keys = keys_by_group[dom.diagnostics_group]
+    points = {k.split("/")[1] for k in keys if k.startswith("quant/") and k.endswith("/overflow_pct")}
+    expect("quant/*/overflow_pct", len(points))
+    expect("quant/*/amax", len(points))
+    expect("diag/kurtosis/*", len({k for k in keys if k.startswith("diag/kurtosis/")}))
+    expect("diag/grad_snr_db/*", len({k for k in keys if k.startswith("diag/grad_snr_db/")}))
+    expect("finals", len(groups))
+    expect("weight_log2", 1)
+    if dom.rows.get("run-table") != len(index["runs"]) + 1:
+        failures.append(f"run table: {dom.rows.get('run-table')} rows for {len(index['runs'])} runs")
+    if dom.rows.get("event-table") != (events + 1 if events else None):
+        failures.append(f"event table: {dom.rows.get('event-table')} rows for {events} warnings and stops")
+    last_event_group = None
+    for run in index["runs"]:
+        for e in lines_of(sweep / run["dir"] / "events.jsonl"):
+            if e["event"] in ("warning", "stop"):
+                last_event_group = run["group"]
+    if events and (clicked[0] != last_event_group or clicked[1] == 0 or not clicked[2]):
+        failures.append(f"clicking the last event showed {clicked}, expected group {last_event_group}, charts, no error")
+    if index.get("searches") and dom.rows.get("search-table") != len(index["searches"]) + 1:
+        failures.append("search table: wrong row count")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(dom.charts)} charts checked against {sweep}: {'failed' if failures else 'ok'} "
+          f"(page drawn {dom.body.get('data-render-ms')} ms after navigation started)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
