@@ -5,6 +5,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "report/report_model.hpp"
+#include "report/text_summary.hpp"
 #include "report/write_report.hpp"
 
 namespace altgrad::cli {
@@ -13,11 +15,13 @@ namespace {
 struct ReportArgs {
   std::string dir;
   std::string out;  // empty: DIR/report.html
+  bool summary = false;
 };
 
 void run(const ReportArgs& args) {
   const report::ReportFiles files = report::write_report(args.dir, args.out);
   std::printf("wrote %s\nwrote %s\nwrote %s\n", files.html.c_str(), files.csv.c_str(), files.markdown.c_str());
+  if (args.summary) std::fputs(report::text_summary(report::build_report(args.dir)).c_str(), stdout);
 }
 
 }  // namespace
@@ -27,6 +31,7 @@ void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("dir", args->dir, "Sweep directory (with index.json) or run directory")->required();
   cmd->add_option("-o,--out", args->out, "HTML file to write (default DIR/report.html); summary.csv and report.md go beside it");
+  cmd->add_flag("--summary", args->summary, "Also print one line per recipe: final val loss and gap to bf16");
   cmd->callback([args] { run(*args); });
 }
 

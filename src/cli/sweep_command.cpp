@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "report/write_report.hpp"
 #include "sweep/expansion.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/status_table.hpp"
@@ -37,6 +38,31 @@ int usable_cores() {
 
 fs::path this_executable() { return fs::read_symlink("/proc/self/exe"); }
 
+// Rebuilds the sweep's report (report.html, summary.csv, report.md) so that it can be opened while
+// the sweep runs. A report that cannot be written (echarts.min.js not installed, say) is reported
+// once and never stops the runs.
+class ReportRefresher {
+ public:
+  explicit ReportRefresher(fs::path sweep_dir) : sweep_dir_(std::move(sweep_dir)) {}
+
+  // The path of report.html, or empty when it could not be written.
+  fs::path refresh() {
+    if (failed_) return {};
+    try {
+      return report::write_report(sweep_dir_).html;
+    } catch (const std::exception& e) {
+      failed_ = true;
+      std::cout << "report not written: " << e.what() << " (the sweep goes on; altgrad report "
+                << sweep_dir_.string() << " writes it later)\n";
+      return {};
+    }
+  }
+
+ private:
+  fs::path sweep_dir_;
+  bool failed_ = false;
+};
+
 void run(const SweepArgs& args) {
   if (!args.status.empty()) {
     if (!args.file.empty()) throw std::invalid_argument("--status DIR takes no sweep file");
@@ -58,7 +84,8 @@ void run(const SweepArgs& args) {
   options.cores = usable_cores();
   options.trainer = {this_executable().string(), "train"};
   options.progress = &std::cout;
-  options.on_run_finished = nullptr;  // the report, when it exists, is rebuilt here after each run
+  auto report = std::make_shared<ReportRefresher>(options.sweep_dir);
+  options.on_run_finished = [report](const sweep::PlannedRun&, const sweep::RunState&) { report->refresh(); };
   std::cout << "sweep " << options.sweep_dir.string() << ": " << (spec.search ? "threshold search over " : "")
             << runs.size() << (spec.search ? " groups" : " runs") << ", " << options.jobs << " at a time, "
             << sweep::threads_per_run(options.cores, options.jobs) << " thread(s) each\n"
@@ -66,6 +93,7 @@ void run(const SweepArgs& args) {
   const sweep::SweepOutcome outcome = sweep::run_sweep(spec, runs, options);
   std::cout << "sweep done: " << outcome.completed << " completed, " << outcome.stopped << " stopped, " << outcome.failed
             << " failed (altgrad sweep --status " << options.sweep_dir.string() << ")\n";
+  if (const fs::path html = report->refresh(); !html.empty()) std::cout << "report: " << html.string() << "\n";
   if (!outcome.all_completed) throw CommandFailed{1};
 }
 

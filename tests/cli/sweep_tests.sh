@@ -87,6 +87,8 @@ runs=(fp32.seed1 e3m4.seed1 e3m4.seed2)
 out=$("$altgrad" sweep "$work/three.toml" --jobs 2 --out "$work/reference" 2>&1)
 check "uninterrupted sweep exit status" 0 $?
 contains "threads divided" "2 at a time, $(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 )) thread(s) each" "$out"
+contains "the sweep ends with its report" "report: $work/reference/report.html" "$out"
+check "summary.csv has a row per run" 3 "$(($(wc -l <"$work/reference/summary.csv") - 1))"
 for run in "${runs[@]}"; do
   check "$run completed" completed "$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["reason"])' "$work/reference/runs/$run/events.jsonl")"
 done
@@ -159,6 +161,10 @@ wild=$(grep '^wild' <<<"$status")
 contains "wild stopped" "wild      stopped" "$wild"
 if [[ "$wild" == *"loss diverged at step"* || "$wild" == *"non-finite"* ]]; then passed=$((passed + 1)); else
   failed=$((failed + 1)); echo "FAIL wild's stop reason: $wild"; fi
+# The report, rewritten after each run, names the diverged run's stop reason too.
+reason=$(python3 -c 'import json,sys; print([e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "end"][-1]["reason"])' \
+  "$work/diverge/runs/wild/events.jsonl")
+contains "the report shows wild's stop reason" "$reason" "$(grep '^| wild ' "$work/diverge/report.md")"
 
 # 5. A threshold search: low stable, high diverged, two bisections between them.
 cat >"$work/search.toml" <<TOML

@@ -12,6 +12,7 @@
 #include "report/page_data.hpp"
 #include "report/report_model.hpp"
 #include "report/tables.hpp"
+#include "report/text_summary.hpp"
 #include "report/write_report.hpp"
 
 namespace altgrad::report {
@@ -145,6 +146,24 @@ TEST(Report, GroupsAverageTheirSeedsAndGapToTheBaselines) {
   // A run listed in the index but not started yet is pending, with no final loss.
   EXPECT_EQ(report.runs.back().status, "pending");
   EXPECT_FALSE(groups["fp8-e5m2"]->val_loss_mean);
+}
+
+// The terminal summary: every group but the bf16 baseline, its loss and gap recomputed from the runs.
+TEST(TextSummary, OneLinePerRecipeWithItsGapToBf16) {
+  const std::string text = text_summary(build_report(kFixture));
+  std::map<std::string, std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines[line.substr(0, line.find(' '))] = line;
+  EXPECT_EQ(lines.size(), 4u) << text;
+  EXPECT_EQ(lines.count("bf16"), 0u) << text;
+  const double hybrid = (*last_logged(kFixture / "runs" / "fp8-hybrid.seed1", "val_loss") +
+                         *last_logged(kFixture / "runs" / "fp8-hybrid.seed2", "val_loss")) / 2;
+  const double bf16 = *last_logged(kFixture / "runs" / "bf16.seed1", "val_loss");
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "val loss %.4f  %+.2f%% vs bf16 (%.4f)", hybrid, 100 * (hybrid - bf16) / bf16, bf16);
+  EXPECT_NE(lines["fp8-hybrid"].find(expected), std::string::npos) << lines["fp8-hybrid"];
+  EXPECT_NE(lines["fp8-e4m3"].find("(1 of 2 runs diverged)"), std::string::npos) << lines["fp8-e4m3"];
+  EXPECT_NE(lines["fp8-e5m2"].find("val loss -  no val loss yet"), std::string::npos) << lines["fp8-e5m2"];
 }
 
 TEST(Report, WarningsAreEveryWarningEventInOrder) {

@@ -1,0 +1,44 @@
+#include "report/text_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace altgrad::report {
+namespace {
+
+const GroupSummary* find_group(const Report& report, const std::string& name) {
+  for (const GroupSummary& g : report.groups) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+std::string gap_text(const Report& report, const GroupSummary& g) {
+  if (!g.val_loss_mean) return "no val loss yet";
+  const GroupSummary* base = g.bf16_baseline ? find_group(report, *g.bf16_baseline) : nullptr;
+  if (!g.gap_bf16_pct || base == nullptr || !base->val_loss_mean) return "no bf16 baseline";
+  char text[96];
+  std::snprintf(text, sizeof text, "%+.2f%% vs bf16 (%.4f)", *g.gap_bf16_pct, *base->val_loss_mean);
+  return text;
+}
+
+}  // namespace
+
+std::string text_summary(const Report& report) {
+  std::size_t width = 0;
+  for (const GroupSummary& g : report.groups) width = std::max(width, g.name.size());
+  std::string text;
+  for (const GroupSummary& g : report.groups) {
+    if (g.bf16_baseline == g.name) continue;  // the baseline itself: its loss is on the others' lines
+    char loss[32] = "-";
+    if (g.val_loss_mean) std::snprintf(loss, sizeof loss, "%.4f", *g.val_loss_mean);
+    std::string line = g.name + std::string(width - g.name.size(), ' ') + "  val loss " + loss + "  " + gap_text(report, g);
+    if (g.diverged > 0) {
+      line += "  (" + std::to_string(g.diverged) + " of " + std::to_string(g.runs.size()) + " runs diverged)";
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+}  // namespace altgrad::report
