@@ -15,11 +15,7 @@ if [[ -f "$corpus" ]] && echo "$corpus_sha256  $corpus" | sha256sum --check --st
 fi
 
 echo "setup: installing the default corpus (npm spdx-license-list@$package_version)" >&2
-if ! command -v npm >/dev/null; then
-  sudo_cmd=()
-  if ((EUID != 0)); then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
-fi
+command -v npm >/dev/null || "$root/scripts/apt_install.sh" npm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && npm pack --silent "spdx-license-list@$package_version" >/dev/null && tar xzf "spdx-license-list-$package_version.tgz")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Apache ECharts (Apache-2.0), which `altgrad report` inlines into every report page:
 # dist/echarts.min.js of the npm package echarts at a pinned version, checked against a pinned
-# SHA-256, into data/echarts/ (gitignored; the binary reads it from there, see docs/report.md).
+# SHA-256, into data/echarts/ (gitignored; the binary reads it from there, see docs/experiments.md).
 # Does nothing when the file is already there with the right checksum.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,11 +14,7 @@ if [[ -f "$target" ]] && echo "$echarts_sha256  $target" | sha256sum --check --s
 fi
 
 echo "setup: installing ECharts (npm echarts@$package_version)" >&2
-if ! command -v npm >/dev/null; then
-  sudo_cmd=()
-  if ((EUID != 0)); then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
-fi
+command -v npm >/dev/null || "$root/scripts/apt_install.sh" npm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && npm pack --silent "echarts@$package_version" >/dev/null &&

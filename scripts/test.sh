@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs what is missing, then builds and runs the whole test suite three times: an optimised
-# build for this CPU (with AVX-512, the quantizer's vector kernel), a portable optimised build (the
-# portable kernel everywhere), and a build for this CPU under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# Installs what is missing (packages, ECharts for the report, chromium for its browser test, Slurm
+# for the one-node test cluster), then builds and runs the whole test suite three times: an
+# optimised build for this CPU (with AVX-512, the quantizer's vector kernel), a portable optimised
+# build (the portable kernel everywhere), and a build for this CPU under AddressSanitizer +
+# UndefinedBehaviorSanitizer; then every fuzz target for 10 s.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/setup_echarts.sh"
 "$root/scripts/setup_browser.sh"
+"$root/scripts/setup_slurm.sh"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 (cd "$root/build" && ctest --output-on-failure)

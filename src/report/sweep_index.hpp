@@ -1,5 +1,5 @@
 #pragma once
-// What `altgrad report DIR` reads: a sweep directory (index.json per /docs/report.md's layout,
+// What `altgrad report DIR` reads: a sweep directory (index.json as docs/experiments.md describes it,
 // format "altgrad-sweep/1") or a single run directory, as one list of runs with their groups.
 #include <filesystem>
 #include <optional>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates tests/report/fixture/: a small sweep of real `altgrad train` runs (tiny model, 30
-# steps) in the sweep layout (index.json written here by hand, per docs/report.md): fp32 and bf16
+# steps) in the sweep layout (index.json written here by hand, per docs/experiments.md): fp32 and bf16
 # baselines, two FP8 recipes with two seeds each, one seed of fp8-e4m3 stopped by an injected NaN,
 # and an lr_threshold search with one stable and one diverged probe. Only the three files the report
 # reads are kept (checkpoints and TensorBoard events are dropped to keep the fixture small).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a synthetic sweep in the sweep layout (docs/report.md) to measure the report's size and
+"""Writes a synthetic sweep in the sweep layout (docs/experiments.md) to measure the report's size and
 load time at scale: GROUPS groups x SEEDS seeds of STEPS steps each, every metrics line shaped like
 a real run's (the keys of tests/report/fixture/runs/fp8-hybrid.seed1, with random-walk values):
 quantization statistics every step, diagnostics and val_loss every 100 steps.
