@@ -21,17 +21,6 @@
 namespace altgrad::train {
 namespace {
 
-std::string bytes_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
-  auto lines = json_lines(run_dir / "metrics.jsonl");
-  for (auto& line : lines) line.erase("tokens_per_s");
-  return lines;
-}
-
 TrainConfig bit_space_config(const fs::path& corpus, OptimizerKind kind, const std::string& preset) {
   TrainConfig c = tiny_config(corpus);
   c.quant = parse_config("[quant]\npreset = \"" + preset + "\"\n", "test.toml").quant;

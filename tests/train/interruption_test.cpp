@@ -13,19 +13,6 @@
 namespace altgrad::train {
 namespace {
 
-std::string bytes_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  EXPECT_TRUE(in) << file;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// metrics.jsonl without the wall-clock field, which differs between any two runs.
-std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
-  auto lines = json_lines(run_dir / "metrics.jsonl");
-  for (auto& line : lines) line.erase("tokens_per_s");
-  return lines;
-}
-
 // Trains with an interruption that answers after `after_steps` step boundaries.
 TrainOutcome run_interrupted(const TrainConfig& config, const fs::path& run_dir, int after_steps) {
   TrainOptions options;

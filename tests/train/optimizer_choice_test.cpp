@@ -19,18 +19,6 @@
 namespace altgrad::train {
 namespace {
 
-std::string bytes_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// metrics.jsonl without the wall-clock field, which differs between any two runs.
-std::vector<nlohmann::json> metrics_without_timing(const fs::path& run_dir) {
-  auto lines = json_lines(run_dir / "metrics.jsonl");
-  for (auto& line : lines) line.erase("tokens_per_s");
-  return lines;
-}
-
 TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
   TrainConfig c = tiny_config(corpus);
   c.optimizer = OptimizerKind::sgd;

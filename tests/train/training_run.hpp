@@ -3,7 +3,9 @@
 // learn, a tiny config, and readers of what a run leaves behind.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,20 @@ inline std::vector<nlohmann::json> json_lines(const std::filesystem::path& file)
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+// A file's bytes; a file that cannot be read throws, so two missing files never compare equal.
+inline std::string bytes_of(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// metrics.jsonl without the wall-clock field, which differs between any two runs.
+inline std::vector<nlohmann::json> metrics_without_timing(const std::filesystem::path& run_dir) {
+  auto lines = json_lines(run_dir / "metrics.jsonl");
+  for (auto& line : lines) line.erase("tokens_per_s");
   return lines;
 }
 
