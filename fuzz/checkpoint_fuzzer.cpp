@@ -44,11 +44,15 @@ double parameter_estimate(const model::GptConfig& c) {
          (static_cast<double>(c.vocab_size) + static_cast<double>(c.block_size)) * embd;
 }
 
-// The optimizer kind a checkpoint's optimizer file names (as a user sets `optimizer` to resume).
+// The optimizer kind a checkpoint's optimizer file names (as a user sets `optimizer` to resume);
+// AdamW for a name no optimizer has, which load_optimizer then refuses.
 optim::OptimizerKind saved_kind(const fs::path& dir) {
   const auto metadata = train::read_safetensors(dir / "optimizer.safetensors").metadata;
   const auto it = metadata.find("optimizer");
-  return it != metadata.end() && it->second == optim::Sgd::kName ? optim::OptimizerKind::sgd : optim::OptimizerKind::adamw;
+  for (std::size_t k = 0; it != metadata.end() && k < optim::kOptimizerNames.size(); ++k) {
+    if (it->second == optim::kOptimizerNames[k]) return static_cast<optim::OptimizerKind>(k);
+  }
+  return optim::OptimizerKind::adamw;
 }
 
 void check_state_rules(const train::CheckpointState& s) {
@@ -112,6 +116,7 @@ void check_same(const Loaded& a, const Loaded& b) {
   const train::CheckpointState &x = a.state, &y = b.state;
   if (x.step != y.step || x.seed != y.seed || x.best_step != y.best_step || !same_number(x.val_loss, y.val_loss) ||
       !same_number(x.best_val_loss, y.best_val_loss) || !same_number(x.last_loss, y.last_loss) ||
+      !same_number(x.initial_loss, y.initial_loss) ||
       x.grad_norm_history != y.grad_norm_history) {
     fuzz::fail("state.json loads back different");
   }

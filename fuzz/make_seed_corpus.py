@@ -2,8 +2,8 @@
 """Writes fuzz/corpus/<target>/: files AltGrad wrote, plus hand-made edge cases.
 
 Usage: fuzz/make_seed_corpus.py RUN_DIR [RUN_DIR ...]
-The run directories come from `altgrad train` (fuzz/seed_runs/*.toml are the configs that made
-the committed seeds, in that order). Multi-file inputs use fuzz_support.hpp's layout:
+The run directories come from `altgrad train` (fuzz/seed_runs/ holds the configs that made the
+committed seeds run0, run1, run2: fp8_adamw.toml, sgd_swiglu.toml, madam_e7m0.toml). Multi-file inputs use fuzz_support.hpp's layout:
 "@@ name\\n<bytes>\\n"... scripts/fuzz.sh never writes here: libFuzzer adds what it finds to
 build-fuzz/fuzz-corpus/<target>/.
 """
@@ -41,8 +41,8 @@ def record_payloads(data):
     return payloads
 
 
-def checkpoint_seeds(runs):
-    for i, run in enumerate(runs):
+def checkpoint_seeds(runs, first=0):
+    for i, run in enumerate(runs, first):
         for step_dir in sorted((run / "checkpoints").iterdir()):
             sections = [(p.name, p.read_bytes()) for p in sorted(step_dir.iterdir())]
             put("checkpoint", f"run{i}_{step_dir.name}", files(sections))
