@@ -37,7 +37,7 @@ void check_launcher_flags(SlurmFlags& flags) {
 void launch_sweep_on_slurm(const sweep::SweepSpec& spec, const std::vector<sweep::PlannedRun>& runs,
                            const fs::path& sweep_dir, const SlurmFlags& flags) {
   const fs::path dir = fs::absolute(sweep_dir).lexically_normal();
-  std::cout << "sweep " << dir.string() << ": " << runs.size() << " runs as a Slurm job array\n" << std::flush;
+  std::cout << "sweep " << dir.string() << ": " << runs.size() << (runs.size() == 1 ? " run" : " runs") << " as a Slurm job array\n" << std::flush;
   sweep::launch_on_slurm(spec, runs, dir, fs::read_symlink("/proc/self/exe"), flags.options, std::cout);
 }
 

@@ -208,7 +208,19 @@ state=$(squeue_state "${failing}_0")
 state=$(squeue_state "${failing}_1")
 [[ "$state" == "FAILED (NonZeroExitCode)" || "$state" == - ]] || fail "squeue says the run without data is $state"
 [[ "$nodata" == "nodata "*" pending "*" ${failing}_1 "*" $state "*" -" ]] || fail "status of the run without data (Slurm: $state): $nodata"
-echo "ok 3: --status: $wild"
+# Its data put in place, the sweep submitted again: only the run that failed without ending is
+# (sbatch's --array on the command line overriding the script's), and the diverged run stays as it was.
+cp "$work/corpus.txt" "$work/no-such-corpus.txt"
+wild_before=$(tree_sum "$work/fail/runs/wild")
+out=$("$altgrad" sweep "$work/fail.toml" --launcher slurm --out "$work/fail") || fail "resubmission failed: $out"
+[[ "$out" == *"skip wild: already stopped"* && "$out" == *": 1 of 2 runs (tasks 1 of "* ]] || fail "the resubmission said: $out"
+second=$(job_of "$out")
+wait_until 60 "array job $second to finish" array_done "$second"
+[[ "$(last_end "$work/fail/runs/nodata")" == *'"reason":"completed"'* ]] || fail "nodata did not complete when resubmitted"
+[[ "$(tree_sum "$work/fail/runs/wild")" == "$wild_before" ]] || fail "the diverged run was touched by the resubmission"
+[[ ! -e "$work/fail/slurm/${second}_0.out" ]] || fail "task 0 (the diverged run) ran again"
+[[ "$("$altgrad" sweep --status "$work/fail" | grep '^nodata ')" == *" completed "*" ${second}_1 "* ]] || fail "nodata's status after resubmission"
+echo "ok 3: --status: $wild; the failed run alone resubmitted and completed"
 
 # 4. Without Slurm's commands; flags that need the Slurm launcher; a search.
 PATH=/nonexistent "$altgrad" sweep --status "$work/slurm" >"$work/status.out" 2>"$work/status.err" || fail "--status without Slurm failed"
