@@ -10,12 +10,13 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/sweep_slurm.hpp"
 #include "sweep/expansion.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/status_table.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "sweep/thread_share.hpp"
+
+#include "cli/sweep_slurm.hpp"  // --launcher slurm, --cancel
 
 namespace altgrad::cli {
 namespace {
