@@ -1,4 +1,5 @@
-// `altgrad sweep SWEEP.toml [--jobs N] [--out DIR]` and `altgrad sweep --status DIR`.
+// `altgrad sweep SWEEP.toml [--jobs N] [--out DIR]` and `altgrad sweep --status DIR`; the Slurm
+// launcher (--launcher slurm, --cancel DIR) is in sweep_slurm.cpp.
 #include <sched.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/sweep_slurm.hpp"
 #include "report/write_report.hpp"
 #include "sweep/expansion.hpp"
 #include "sweep/runner.hpp"
@@ -27,6 +29,8 @@ struct SweepArgs {
   std::string status;
   int jobs = 1;
   bool list = false;
+  std::string cancel;
+  SlurmFlags slurm;
 };
 
 // The cores this process may run on (a cgroup or taskset may allow fewer than the machine has).
@@ -66,7 +70,12 @@ class ReportRefresher {
 void run(const SweepArgs& args) {
   if (!args.status.empty()) {
     if (!args.file.empty()) throw std::invalid_argument("--status DIR takes no sweep file");
-    std::cout << sweep::status_table(args.status);
+    print_sweep_status(args.status);
+    return;
+  }
+  if (!args.cancel.empty()) {
+    if (!args.file.empty()) throw std::invalid_argument("--cancel DIR takes no sweep file");
+    cancel_sweep(args.cancel);
     return;
   }
   if (args.file.empty()) throw std::invalid_argument("give a sweep file (altgrad sweep SWEEP.toml) or --status DIR");
@@ -78,8 +87,10 @@ void run(const SweepArgs& args) {
     }
     return;
   }
+  const fs::path sweep_dir = args.out.empty() ? fs::path("sweeps") / fs::path(args.file).stem() : fs::path(args.out);
+  if (args.slurm.slurm()) return launch_sweep_on_slurm(spec, runs, sweep_dir, args.slurm);
   sweep::SweepOptions options;
-  options.sweep_dir = args.out.empty() ? fs::path("sweeps") / fs::path(args.file).stem() : fs::path(args.out);
+  options.sweep_dir = sweep_dir;
   options.jobs = args.jobs;
   options.cores = usable_cores();
   options.trainer = {this_executable().string(), "train"};
@@ -109,7 +120,11 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Sweep directory (default: sweeps/<sweep file name>)");
   cmd->add_option("--status", args->status, "Print the state of each run of this sweep directory");
   cmd->add_flag("--list", args->list, "Check the sweep file and print its runs and their settings; start nothing");
-  cmd->callback([args] { run(*args); });
+  add_slurm_flags(cmd, args->slurm, args->cancel);
+  cmd->callback([args] {
+    check_launcher_flags(args->slurm);
+    run(*args);
+  });
 }
 
 }  // namespace altgrad::cli

@@ -106,12 +106,7 @@ class Runner {
       argv.insert(argv.end(), {"--resume", dir.string()});
       say("resume " + run.name + " from its last checkpoint (logged up to step " + std::to_string(state.step) + ")");
     } else {
-      // Nothing to continue from: start over in an empty directory.
-      fs::remove_all(dir);
-      fs::create_directories(dir);
-      train::TrainConfig config = run.config;
-      config.out_dir = "runs/" + run.name;
-      train::write_config(dir / "config.toml", config);
+      write_fresh_run_dir(options_.sweep_dir, run);
       argv.insert(argv.end(), {(dir / "config.toml").string(), "--out", dir.string()});
       say("start " + run.name);
     }
@@ -186,6 +181,15 @@ void prepare_sweep_dir(const SweepSpec& spec, const fs::path& sweep_dir) {
     return;
   }
   train::write_file_atomically(copy, [&](std::ostream& out) { out << spec.text; });
+}
+
+void write_fresh_run_dir(const fs::path& sweep_dir, const PlannedRun& run) {
+  const fs::path dir = sweep_dir / "runs" / run.name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  train::TrainConfig config = run.config;
+  config.out_dir = "runs/" + run.name;
+  train::write_config(dir / "config.toml", config);
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs, const SweepOptions& options) {

@@ -40,4 +40,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& run
 // Creates SWEEP_DIR with sweep.toml (once; a different sweep file there is an error) and index.json.
 void prepare_sweep_dir(const SweepSpec& spec, const std::filesystem::path& sweep_dir);
 
+// A run with nothing to continue from starts over: SWEEP_DIR/runs/<name> emptied and given the
+// run's config.toml (what `altgrad train` is started on, by this runner or a Slurm task).
+void write_fresh_run_dir(const std::filesystem::path& sweep_dir, const PlannedRun& run);
+
 }  // namespace altgrad::sweep

@@ -96,8 +96,10 @@ CommandOutput capture_command(const std::vector<std::string>& argv) {
   return result;
 }
 
-std::string submit_array(const std::filesystem::path& script) {
-  const std::vector<std::string> argv = {"sbatch", "--parsable", script.string()};
+std::string submit_array(const std::filesystem::path& script, const std::vector<std::string>& options) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(script.string());
   const CommandOutput result = capture_command(argv);
   if (result.status != 0) throw std::runtime_error(describe(argv, result));
   return parse_sbatch_job_id(result.out);

@@ -17,8 +17,10 @@ struct CommandOutput {
 // Runs argv[0] (looked up in PATH) with no shell in between, and collects its output.
 CommandOutput capture_command(const std::vector<std::string>& argv);
 
-// `sbatch --parsable SCRIPT`; the array job id. Throws std::runtime_error with sbatch's message.
-std::string submit_array(const std::filesystem::path& script);
+// `sbatch --parsable [OPTIONS...] SCRIPT`; the array job id. Options given here override the
+// script's #SBATCH lines (e.g. --array=1,3 to submit only some tasks). Throws std::runtime_error
+// with sbatch's message.
+std::string submit_array(const std::filesystem::path& script, const std::vector<std::string>& options = {});
 
 // The tasks of array job `array_job_id`: squeue's view of the jobs the controller holds, and for
 // tasks it no longer holds, sacct's where accounting is configured (otherwise they are absent).

@@ -1,7 +1,6 @@
 #include "sweep/status_table.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -38,26 +37,36 @@ std::string val_loss_text(double value) {
 
 }  // namespace
 
-std::string status_table(const fs::path& sweep_dir) {
-  std::vector<std::array<std::string, 5>> rows = {{"run", "state", "step", "val loss", "stop reason"}};
+std::string status_table(const fs::path& sweep_dir, const std::optional<SlurmColumns>& slurm) {
+  using Row = std::vector<std::string>;
+  std::vector<Row> rows = {{"run", "state", "step", "val loss"}};
+  if (slurm) rows[0].insert(rows[0].end(), {"slurm job", "slurm state"});
+  rows[0].push_back("stop reason");
   for (const std::string& name : run_names(sweep_dir)) {
     const RunState state = read_run_state(sweep_dir / "runs" / name);
-    rows.push_back({name, status_name(state.status), std::to_string(state.step), val_loss_text(state.val_loss),
-                    state.stop_reason.empty() ? "-" : state.stop_reason});
+    Row row = {name, status_name(state.status), std::to_string(state.step), val_loss_text(state.val_loss)};
+    if (slurm) {
+      const auto cell = slurm->find(name);
+      const SlurmCell shown = cell == slurm->end() ? SlurmCell{} : cell->second;
+      row.insert(row.end(), {shown.job, shown.state});
+    }
+    row.push_back(state.stop_reason.empty() ? "-" : state.stop_reason);
+    rows.push_back(std::move(row));
   }
-  std::array<std::size_t, 5> width{};
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < 4; ++c) width[c] = std::max(width[c], row[c].size());
+  const std::size_t padded = rows[0].size() - 1;  // the stop reason, last, is not padded
+  std::vector<std::size_t> width(padded, 0);
+  for (const Row& row : rows) {
+    for (std::size_t c = 0; c < padded; ++c) width[c] = std::max(width[c], row[c].size());
   }
   std::string text;
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < 4; ++c) {
+  for (const Row& row : rows) {
+    for (std::size_t c = 0; c < padded; ++c) {
       const bool right = c == 2 || c == 3;  // numbers
       const std::string pad(width[c] - row[c].size(), ' ');
       text += right ? pad + row[c] : row[c] + pad;
       text += "  ";
     }
-    text += row[4] + "\n";
+    text += row[padded] + "\n";
   }
   return text;
 }

@@ -13,10 +13,11 @@
 #   tests/slurm/cluster.sh env DIR       prints `export SLURM_CONF=...` for a shell to eval
 #   tests/slurm/cluster.sh stop DIR      stops the daemons of DIR by the pids it recorded
 #
-# What works in a sandbox with no systemd, as root (see docs/slurm.md): munged --foreground with
-# --force, slurmctld -D and slurmd -D as background jobs; proctrack/linuxproc and task/none (no
-# cgroup plugins: they need a writable, delegated cgroup hierarchy); no accounting database, so
-# `sacct` has nothing to say and job states come from squeue/scontrol.
+# What works in a sandbox with no systemd, as root (docs/experiments.md, "Running a sweep on a
+# Slurm cluster"): munged --foreground with --force, slurmctld -D and slurmd -D as background
+# jobs; proctrack/linuxproc and task/none (no cgroup plugins: they need a writable, delegated
+# cgroup hierarchy); no accounting database, so `sacct` has nothing to say and job states come
+# from squeue/scontrol.
 #
 # When the cluster cannot be started (no root to install packages, a daemon that will not come
 # up), `run` exits 1 with the reason, or 77 (skip) when ALTGRAD_SKIP_SLURM=1 is set.

@@ -1,6 +1,6 @@
-// The Slurm launcher's C++ pieces as a command, so the smoke test drives them against a real
-// cluster; a stand-in for `altgrad sweep --launcher slurm`, `--status` and `--cancel` until the
-// sweep command exists.
+// The Slurm launcher's C++ pieces as a command, so that slurm_smoke_test.sh can drive them against
+// a real cluster one at a time (a held script edited by the test, one task's state, one task
+// cancelled); slurm_sweep_test.sh tests the same pieces through `altgrad sweep --launcher slurm`.
 //   slurm_tool write SWEEP_DIR ALTGRAD ARRAY_LIMIT RUN_NAME...   tasks.txt and sweep.sbatch
 //   slurm_tool submit SCRIPT                                     prints the array job id
 //   slurm_tool status ARRAY_JOB_ID                               "INDEX JOB_ID STATE REASON" per task
