@@ -7,10 +7,12 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "diag/hessian_power_iteration.hpp"
+#include "diag/tensorboard_reader.hpp"
 #include "format/philox_key.hpp"
 #include "model/activations.hpp"
 #include "train/config.hpp"
@@ -56,20 +58,35 @@ TEST(HessianTraining, LeavesTheRunsBitsAsTheyAreWithoutIt) {
   without.hessian_interval = 0;
   const TrainOutcome a = run(with, dir.path() / "with");
   const TrainOutcome b = run(without, dir.path() / "without");
+  int compared = 0;
   for (const auto& entry : fs::directory_iterator(b.last_checkpoint)) {
     EXPECT_EQ(bytes_of(a.last_checkpoint / entry.path().filename()), bytes_of(entry.path())) << entry.path().filename();
+    ++compared;
   }
+  EXPECT_GE(compared, 4);  // model, optimizer, quantization state, state.json at least
   EXPECT_EQ(metrics_without(dir.path() / "with", true), metrics_without(dir.path() / "without", true));
-  int logged = 0;
+  std::map<std::int64_t, double> logged_values;
   for (const auto& line : json_lines(dir.path() / "with" / "metrics.jsonl")) {
     const bool due = line.at("step").get<int>() % 2 == 0;
     ASSERT_EQ(line.contains("diag") && line["diag"].contains("hessian"), due) << line.dump();
     if (!due) continue;
-    ++logged;
+    logged_values[line.at("step").get<std::int64_t>()] = line["diag"]["hessian"]["top_eigenvalue"].get<double>();
     EXPECT_TRUE(std::isfinite(line["diag"]["hessian"]["top_eigenvalue"].get<double>()));
     EXPECT_EQ(line["diag"]["hessian"]["iterations"].get<int>(), 4);
   }
-  EXPECT_EQ(logged, 4);  // steps 2, 4, 6, 8
+  EXPECT_EQ(logged_values.size(), 4u);  // steps 2, 4, 6, 8
+  // TensorBoard has the same values under hessian/top_eigenvalue.
+  std::map<std::int64_t, double> scalars;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "with")) {
+    if (!entry.path().filename().string().starts_with("events.out.tfevents.")) continue;
+    for (const auto& e : diag::read_tensorboard_events(entry.path())) {
+      for (const auto& s : e.scalars) {
+        if (s.tag == "hessian/top_eigenvalue") scalars[e.step] = s.value;
+      }
+    }
+  }
+  ASSERT_EQ(scalars.size(), logged_values.size());
+  for (const auto& [step, value] : logged_values) EXPECT_EQ(scalars.at(step), static_cast<float>(value)) << step;
 }
 
 TEST(HessianTraining, TheSameOnOneAndTwoThreadsAndAcrossResume) {
