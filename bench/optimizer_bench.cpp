@@ -77,8 +77,8 @@ int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out)
   }
   char line[200];
   std::snprintf(line, sizeof line,
-                "optimizer step over %zu parameters (recipe %s), best of %d rounds of %d steps;\n"
-                "memory: FP32 weights + optimizer state, bytes:\n",
+                "optimizer step over %zu parameters (recipe %s), best of %d rounds of %d steps,\n"
+                "and the bytes of FP32 weights + optimizer state (docs/optimizers.md, \"Memory\"):\n",
                 layout.size(), recipe.preset.c_str(), kRounds, options.steps);
   out << line;
   const double adamw_bytes = static_cast<double>(optim::memory_footprint(*contenders.front().optimizer).total_bytes());
