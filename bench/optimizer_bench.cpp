@@ -9,6 +9,7 @@
 
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
+#include "optim/memory_footprint.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/quant_recipe.hpp"
 #include "train/trainer.hpp"
@@ -74,13 +75,18 @@ int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out)
       c.best = std::min(c.best, std::chrono::duration<double>(Clock::now() - t0).count() / options.steps);
     }
   }
-  char line[160];
-  std::snprintf(line, sizeof line, "optimizer step over %zu parameters (recipe %s), best of %d rounds of %d steps:\n",
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "optimizer step over %zu parameters (recipe %s), best of %d rounds of %d steps,\n"
+                "and the bytes of FP32 weights + optimizer state (docs/optimizers.md, \"Memory\"):\n",
                 layout.size(), recipe.preset.c_str(), kRounds, options.steps);
   out << line;
+  const double adamw_bytes = static_cast<double>(optim::memory_footprint(*contenders.front().optimizer).total_bytes());
   for (const auto& c : contenders) {
-    std::snprintf(line, sizeof line, "  %-16s %9.3f ms   %5.2fx adamw\n", c.name.c_str(), c.best * 1e3,
-                  c.best / contenders.front().best);
+    const optim::MemoryFootprint memory = optim::memory_footprint(*c.optimizer);
+    std::snprintf(line, sizeof line, "  %-16s %9.3f ms   %5.2fx adamw   %12zu B   %5.2fx adamw\n", c.name.c_str(),
+                  c.best * 1e3, c.best / contenders.front().best, memory.total_bytes(),
+                  static_cast<double>(memory.total_bytes()) / adamw_bytes);
     out << line;
   }
   return 0;

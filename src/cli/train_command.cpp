@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
+#include "optim/memory_footprint.hpp"
 #include "model/sample.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
@@ -109,6 +110,7 @@ void run(const TrainArgs& args) {
   if (outcome.interrupted) throw CommandFailed{kExitInterrupted};
   std::printf("final val loss: %.4f\n", outcome.final_val_loss);
   std::printf("warnings: %llu (events.jsonl)\n", static_cast<unsigned long long>(outcome.warnings));
+  std::printf("memory: %s\n", optim::describe(outcome.memory, outcome.parameters).c_str());
   if (!outcome.last_checkpoint.empty()) {
     model::Gpt<float> trained(train::load_checkpoint_config(outcome.last_checkpoint));
     train::load_model(outcome.last_checkpoint, trained);

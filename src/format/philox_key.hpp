@@ -24,6 +24,7 @@ enum class RandomPurpose : std::uint64_t {
   stochastic_rounding = 3,  // quantization points during training and evaluation (quant/point_quantizer)
   grid_walk_rounding = 4,   // the bit-space optimizers' fractional steps (optim/gridwalk, optim/madam)
   text_sampling = 5,        // token sampling in text generation (model/sample)
+  hessian_probe = 6,        // the start vector of the Hessian power iteration (diag/hessian_power_iteration)
 };
 
 inline constexpr std::uint64_t kPurposeTagMultiplier = 0x9E37'79B9'7F4A'7C15u;

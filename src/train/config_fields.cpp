@@ -99,6 +99,12 @@ const std::array kFields = {
     Field{"warn_every", "diagnostics", "steps before one warning at one point repeats", positive_steps(&C::warn_every)},
     Field{"stop_loss_multiple", "diagnostics", "stop as diverged when the loss exceeds this multiple of the first step's; 0 = off",
           non_negative(&C::stop_loss_multiple)},
+    Field{"hessian_interval", "diagnostics", "steps between top Hessian eigenvalue estimates; 0 = never",
+          count_steps(&C::hessian_interval)},
+    Field{"hessian_iterations", "diagnostics", "power iterations per Hessian estimate (2 gradients each)",
+          positive_int(&C::hessian_iterations)},
+    Field{"hessian_epsilon", "diagnostics", "finite-difference step of the Hessian-vector products",
+          RealField{&C::hessian_epsilon, 0.0, kInf, true, false}},
 };
 
 // The upper bound is left out while it is only the type's limit, unless the value went past it.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "model/activations.hpp"
@@ -15,7 +16,9 @@
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
+#include "diag/hessian_power_iteration.hpp"
 #include "diag/spike_detectors.hpp"
+#include "format/philox_key.hpp"
 #include "train/checkpoint.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
@@ -54,6 +57,7 @@ struct Session {
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
   std::vector<float> before_step, intended_step;  // the geometry diagnostics of diagnostic steps
+  std::optional<diag::HessianPowerIteration> hessian;  // when hessian_interval > 0
 
   Session(const TrainConfig& c, const fs::path& repo_root)
       : config(c),
@@ -69,7 +73,9 @@ struct Session {
         y(x.size()),
         fp32_gradients(model.layout().size()),
         before_step(model.layout().size()),
-        intended_step(model.layout().size()) {}
+        intended_step(model.layout().size()) {
+    if (c.hessian_interval > 0) hessian.emplace(model.layout().size());
+  }
 
   QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
@@ -89,15 +95,32 @@ struct Session {
     return sum / config.eval_iters;
   }
 
-  // Gradients of the step's batch without quantization, into fp32_gradients.
-  void shadow_backward(std::int64_t step) {
+  // Gradients of the step's batch without quantization, at the current parameters, into `out`.
+  // Touches no quantization state, and the step's own forward and backward overwrite everything
+  // else it writes (activations, model gradients).
+  void unquantized_gradient(std::int64_t step, std::span<float> out) {
     model.zero_gradients();
     for (int micro = 0; micro < config.gradient_accumulation_steps; ++micro) {
       forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), nullptr);
       model::gpt_backward(model, acts, static_cast<model::MatmulHooks<float>*>(nullptr));
     }
     average_gradients();
-    std::copy(model.gradients().begin(), model.gradients().end(), fp32_gradients.begin());
+    std::copy(model.gradients().begin(), model.gradients().end(), out.begin());
+  }
+
+  // The shadow backward of a diagnostic step, into fp32_gradients.
+  void shadow_backward(std::int64_t step) { unquantized_gradient(step, fp32_gradients); }
+
+  // The unquantized loss's top Hessian eigenvalue at the weights before step `step`'s update, on
+  // that step's batch (docs/optimizers.md, "Top Hessian eigenvalue"). The weights come back bit
+  // for bit, and the start vector depends on the seed and the step only: the run's trajectory and
+  // the estimate are the same with or without it, on any thread count and across resume.
+  diag::HessianEstimate hessian_estimate(std::int64_t step) {
+    const diag::HessianOptions options{config.hessian_epsilon, config.hessian_iterations,
+                                       format::philox_key(config.seed, format::RandomPurpose::hessian_probe),
+                                       static_cast<std::uint64_t>(step)};
+    return hessian->estimate(model.parameters(), [&](std::span<float> out) { unquantized_gradient(step, out); },
+                             options);
   }
 
   void average_gradients() {
@@ -207,7 +230,7 @@ class Run {
                {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}, {"optimizer", s_.optimizer->name()},
                {"blas_kernel", ops::cpu::blas_kernel()}});
     Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
-    TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0};
+    TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0, false, 0, {}};
     const auto started = Clock::now();
     const std::int64_t first_step = state_.step;
     for (std::int64_t step = state_.step; step < config_.max_iters; ++step) {
@@ -224,10 +247,13 @@ class Run {
     }
     tensorboard.flush();
     outcome.warnings = warnings.emitted();
+    outcome.parameters = s_.model.layout().size();
+    outcome.memory = optim::memory_footprint(*s_.optimizer);
     nlohmann::json end = {{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
                           {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}};
     // An interrupted run is not finished: a sweep resumes it rather than reporting it stopped.
     if (outcome.interrupted) end["interrupted"] = true;
+    end["memory"] = memory_json(outcome.memory);
     log.event(end);
     return outcome;
   }
@@ -298,8 +324,11 @@ class Run {
 
   // One optimizer step; false when the run must stop.
   bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
-    const auto t0 = Clock::now();
     const std::int64_t done = step + 1;
+    // Before the step's clock starts: tokens_per_s stays the training step's throughput.
+    std::optional<diag::HessianEstimate> hessian;
+    if (config_.hessian_interval > 0 && done % config_.hessian_interval == 0) hessian = s_.hessian_estimate(step);
+    const auto t0 = Clock::now();
     const bool diag_step = done % config_.diag_interval == 0;
     if (diag_step) s_.shadow_backward(step);
     if (s_.hooks) s_.hooks->begin_step(step, diag_step);
@@ -323,6 +352,7 @@ class Run {
       diagnostics = step_diagnostics({s_.model, s_.acts, s_.quant(), s_.fp32_gradients}, done, config_, loop.warnings,
                                      scalars);
     }
+    if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian, scalars);
     const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
     if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
     if (loop.quant_metrics) loop.quant_metrics->add_step(done, config_, loop.warnings);
@@ -356,6 +386,19 @@ class Run {
     if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
     return true;
+  }
+
+  static nlohmann::json memory_json(const optim::MemoryFootprint& m) {
+    nlohmann::json state = nlohmann::json::object();
+    for (const optim::StateBytes& s : m.state) state[s.name] = s.bytes;
+    return {{"weight_bytes", m.weight_bytes}, {"optimizer_state_bytes", m.state_bytes()},
+            {"total_bytes", m.total_bytes()}, {"state_bytes", state}};
+  }
+
+  static nlohmann::json hessian_metrics(const diag::HessianEstimate& h, ScalarLog& scalars) {
+    scalars.add("hessian/top_eigenvalue", h.eigenvalue);
+    scalars.add("hessian/residual", h.residual);
+    return {{"top_eigenvalue", h.eigenvalue}, {"residual", h.residual}, {"iterations", h.iterations}};
   }
 
   // The optimizer step of a diagnostic step, with its geometry diagnostics (step_geometry.hpp).

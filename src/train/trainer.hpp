@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "model/config.hpp"
+#include "optim/memory_footprint.hpp"
 #include "train/config.hpp"
 
 namespace altgrad::train {
@@ -36,6 +37,8 @@ struct TrainOutcome {
   std::string stop_reason;       // "completed", or why the run stopped early
   std::uint64_t warnings = 0;    // warnings written to events.jsonl
   bool interrupted = false;      // stopped by `interruption` with a checkpoint to resume from
+  std::size_t parameters = 0;
+  optim::MemoryFootprint memory;  // bytes of weights and optimizer state (also the end event's "memory")
 };
 
 model::GptConfig gpt_config(const TrainConfig& config);

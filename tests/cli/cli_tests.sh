@@ -127,6 +127,9 @@ check "train reports the last val loss it logged" \
   "final val loss: $(python3 -c 'import json,sys; print("%.4f" % [json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"])' "$scratch/run/metrics.jsonl")" \
   "$(grep '^final val loss:' <<<"$train_out")"
 check "metrics.jsonl has one line per step" 20 "$(wc -l < "$scratch/run/metrics.jsonl")"
+check "train prints the end event's weights + optimizer state bytes" \
+  "$(python3 -c 'import json,sys; m=[json.loads(l) for l in open(sys.argv[1])][-1]["memory"]; print(m["weight_bytes"], m["optimizer_state_bytes"], m["total_bytes"], m["total_bytes"] == 3 * m["weight_bytes"])' "$scratch/run/events.jsonl")" \
+  "$(sed -n 's/^memory: .* weights \([0-9]*\) B + state \([0-9]*\) B .* = \([0-9]*\) B$/\1 \2 \3 True/p' <<<"$train_out")"
 # --dump-batch: each row is a window of the corpus, its targets the same window one byte on.
 check "the dumped batch holds corpus windows and their next bytes" "1 4 32" "$(python3 -c '
 import json, struct, sys

@@ -1,0 +1,26 @@
+#include "optim/memory_footprint.hpp"
+
+namespace altgrad::optim {
+
+std::size_t MemoryFootprint::state_bytes() const {
+  std::size_t sum = 0;
+  for (const StateBytes& s : state) sum += s.bytes;
+  return sum;
+}
+
+MemoryFootprint memory_footprint(const Optimizer& optimizer) {
+  MemoryFootprint m;
+  m.weight_bytes = optimizer.parameter_count() * sizeof(float);
+  for (const StateTensor& t : optimizer.state()) m.state.push_back({t.name, t.values.size() * sizeof(float)});
+  return m;
+}
+
+std::string describe(const MemoryFootprint& memory, std::size_t parameters) {
+  std::string names;
+  for (const StateBytes& s : memory.state) names += (names.empty() ? "" : ", ") + s.name;
+  if (names.empty()) names = "none";
+  return std::to_string(parameters) + " parameters: weights " + std::to_string(memory.weight_bytes) + " B + state " +
+         std::to_string(memory.state_bytes()) + " B (" + names + ") = " + std::to_string(memory.total_bytes()) + " B";
+}
+
+}  // namespace altgrad::optim

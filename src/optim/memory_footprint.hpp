@@ -1,0 +1,32 @@
+#pragma once
+// The bytes a run keeps for its weights and its optimizer's state (docs/optimizers.md, "Memory"),
+// so that an optimizer with less state shows its saving next to FP32 AdamW. Gradients and
+// activations are left out: every optimizer needs the same.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "optim/optimizer.hpp"
+
+namespace altgrad::optim {
+
+struct StateBytes {
+  std::string name;  // the state tensor's name in optimizer.safetensors
+  std::size_t bytes;
+};
+
+struct MemoryFootprint {
+  std::size_t weight_bytes = 0;   // the FP32 master weights: 4 bytes per parameter
+  std::vector<StateBytes> state;  // each state tensor as stored, in state() order
+
+  std::size_t state_bytes() const;
+  std::size_t total_bytes() const { return weight_bytes + state_bytes(); }
+};
+
+// Counted from the buffers the optimizer holds, not from a formula.
+MemoryFootprint memory_footprint(const Optimizer& optimizer);
+
+// "836736 parameters: weights 3346944 B + state 6693888 B (exp_avg, exp_avg_sq) = 10040832 B"
+std::string describe(const MemoryFootprint& memory, std::size_t parameters);
+
+}  // namespace altgrad::optim
