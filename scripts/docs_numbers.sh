@@ -2,15 +2,17 @@
 # Regenerates every measured number the documentation quotes, from real runs, and prints each one
 # labelled with where it is quoted, so a reader can check them.
 #
-#   scripts/docs_numbers.sh [--quick] [--only corpus|default|failing] [--keep DIR]
+#   scripts/docs_numbers.sh [--quick] [--only corpus|default|ablation|failing] [--keep DIR]
 #
 # Sections (all by default):
 #   corpus   the default corpus: license count, size, training split    (README, configs/default.toml)
-#   default  the main job's model and speed: parameters, tokens/s, step time, run time, tokens,
+#   default  the single-run default (configs/default.toml): model and speed: parameters, tokens/s, step time, run time, tokens,
 #            epochs, evaluations                                     (README, configs/default.toml)
+#   ablation the main job, configs/ablation.toml: time (wall and CPU) and the per-recipe summary
+#                                                      (README, docs/experiments.md)
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
-# Full size takes about 15 minutes on two cores (the main job alone about 10). --quick shortens the
+# Full size takes about 30 minutes on two cores (the ablation about 15, the default run about 6). --quick shortens the
 # runs (default: 100 of 3,000 steps, whose speed is representative; failing: 60 steps), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
 # machine and on what else it runs. --keep DIR keeps the run directories in DIR.
@@ -25,7 +27,7 @@ while (($#)); do
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
     --keep) keep=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--only corpus|default|failing] [--keep DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--only corpus|default|ablation|failing] [--keep DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -64,7 +66,7 @@ PY
 fi
 
 if want default; then
-  echo "== the main job, configs/default.toml (README.md, configs/default.toml; timings depend on the machine)"
+  echo "== the single-run default, configs/default.toml (README.md, configs/default.toml; timings depend on the machine)"
   steps=3000
   ((quick)) && steps=100
   start=$(date +%s.%N)
@@ -97,6 +99,25 @@ evals = sum("val_loss" in m for m in metrics)
 print(f"evaluations in this run: {evals} of {config['eval_iters']} validation batches each")
 print(f"final val loss of this run: {metrics[-1].get('val_loss', float('nan')):.4f}")
 PY
+fi
+
+if want ablation; then
+  echo "== the main job, configs/ablation.toml (README.md, docs/experiments.md; timings depend on the machine)"
+  sweep_file="$work/ablation.toml"
+  sed "s|^base = \"default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/ablation.toml" >"$sweep_file"
+  if ((quick)); then
+    sed -i 's/^max_iters = .*/max_iters = 50\nwarmup_iters = 10/; s/^lr_decay_iters = .*/lr_decay_iters = 50/;
+            s/^eval_interval = .*/eval_interval = 25/; s/^checkpoint_interval = .*/checkpoint_interval = 25/' "$sweep_file"
+  fi
+  # CPU time of the sweep and every run it started (children are waited for, so they count).
+  /usr/bin/time -f '%e %U %S' -o "$work/ablation.time" "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/ablation" \
+    >"$work/ablation.out" 2>&1 || true
+  grep -E '^\[[0-9]+/[0-9]+\] (completed|stopped|failed)' "$work/ablation.out" || cat "$work/ablation.out"
+  # The last line: /usr/bin/time puts a line about a non-zero exit status before it.
+  read -r wall user sys < <(tail -n 1 "$work/ablation.time")
+  python3 -c "import sys; w, u, s = map(float, sys.argv[1:]); print(f'wall time: {w / 60:.1f} min; CPU time: {(u + s) / 60:.1f} min (on two idle cores about {(u + s) / 120:.1f} min of wall time)')" \
+    "$wall" "$user" "$sys"
+  "$altgrad" report "$work/ablation" --summary | grep -v '^wrote '
 fi
 
 if want failing; then

@@ -3,7 +3,7 @@
 # report), build, and run the format ablation of configs/ablation.toml (fp32, bf16, fp8-hybrid,
 # e3m4, e1m6 scaled, e7m0; two runs at a time) in a new sweep directory. It prints a line per run as
 # it starts and ends, then the path of the report and one line per recipe: final validation loss
-# and the gap to bf16. Time on two idle cores: docs/experiments.md ("The main job").
+# and the gap to bf16. Time on two idle cores: README and docs/experiments.md ("The main job.s timing").
 # The single-run default is `build/altgrad train configs/default.toml` (README).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
