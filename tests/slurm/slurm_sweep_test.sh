@@ -4,7 +4,8 @@
 #   1. a 4-run sweep submitted as an array (at most 2 at once) completes; its sweep directory
 #      (sweep.toml, index.json, every run's config.toml) and each run's final checkpoint and metrics
 #      (without the wall-clock tokens_per_s) equal the same sweep run locally with --jobs 2, bit for
-#      bit; --status names each run's array task; a rerun submits nothing;
+#      bit, and so do their reports' tables (report.md); --status names each run's array task; a
+#      rerun submits nothing;
 #   2. the same sweep submitted held (--sbatch-arg=--hold): one task released and paused mid-run,
 #      a resubmission is refused while it is active, `--cancel` cancels the whole array (the paused
 #      run checkpoints on Slurm's SIGTERM); submitted again, the cancelled run resumes and all four
@@ -88,6 +89,11 @@ same_as_local() {
     [[ "$(metrics_without_speed "$dir/runs/$run/metrics.jsonl")" == "$(metrics_without_speed "$work/local/runs/$run/metrics.jsonl")" ]] ||
       fail "$run: metrics.jsonl under Slurm ($dir) differs from the local sweep's"
   done
+  "$altgrad" report "$dir" >/dev/null || fail "altgrad report $dir failed"
+  "$altgrad" report "$work/local" >/dev/null || fail "altgrad report $work/local failed"
+  # Its first line names the directory; the tables below it must be the same bytes.
+  cmp -s <(tail -n +2 "$dir/report.md") <(tail -n +2 "$work/local/report.md") ||
+    fail "$dir/report.md differs from the local sweep's"
 }
 
 python3 - "$work/corpus.txt" <<'PY'
