@@ -6,6 +6,11 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "report/series_math.hpp"
 #include "report/tables.hpp"
@@ -155,38 +160,60 @@ void add_histograms(const Report& report, json& data) {
   data["hists"] = hists;
 }
 
-// Parallel coordinates: every top-level metric's final value, and the largest final value over the
-// points of every quant/* chart (overflow, underflow, ...), one line per run.
-void add_finals(const Report& report, json& data) {
-  std::vector<std::string> curve_keys, quant_charts;
-  for (const std::string& key : metric_keys(report)) {
-    if (is_curve(key)) curve_keys.push_back(key);
+// Parallel coordinates: every top-level metric's final value, then each per-point or per-tensor
+// chart summarized over its lines: the largest final value of a quantization statistic (the worst
+// point: overflow, underflow, ...) and the mean final value of a geometry diagnostic
+// (stiffness_entropy, update_underflow, ... averaged over the weight tensors). One line per run.
+struct LineSummary {
+  std::string_view prefix;  // the charts it applies to, "<prefix>*/<name>" with a plain name
+  std::string_view label;   // the axis is "<label> <name>"
+  bool mean;                // mean over the lines, else the largest
+};
+constexpr LineSummary kLineSummaries[] = {{"quant/", "max", false}, {"diag/geometry/", "mean", true}};
+
+std::optional<LineSummary> line_summary(const std::string& chart) {
+  for (const LineSummary& s : kLineSummaries) {
+    if (chart.rfind(std::string(s.prefix) + "*/", 0) != 0) continue;
+    const std::string name = chart.substr(s.prefix.size() + 2);
+    if (!name.empty() && name.find('/') == std::string::npos) return s;  // not a histogram's bins
   }
+  return std::nullopt;
+}
+
+std::optional<double> summarize_lines(const RunData& run, const std::string& chart, bool mean) {
+  std::optional<double> result;
+  std::size_t lines = 0;
+  for (const auto& [key, series] : run.series) {
+    if (chart_slot(key).chart != chart || series.values.empty()) continue;
+    const double v = series.values.back();
+    result = !result ? v : mean ? *result + v : std::max(*result, v);
+    ++lines;
+  }
+  if (result && mean) *result /= static_cast<double>(lines);
+  return result;
+}
+
+void add_finals(const Report& report, json& data) {
+  std::vector<std::string> curve_keys;
+  std::vector<std::pair<std::string, LineSummary>> summarized;  // chart and its rule
   std::map<std::string, bool> seen;
   for (const std::string& key : metric_keys(report)) {
-    const ChartSlot slot = chart_slot(key);
-    if (key.rfind("quant/", 0) == 0 && !seen[slot.chart]) {
-      seen[slot.chart] = true;
-      quant_charts.push_back(slot.chart);
+    if (is_curve(key)) curve_keys.push_back(key);
+    const std::string chart = chart_slot(key).chart;
+    if (const auto rule = line_summary(chart); rule && !seen[chart]) {
+      seen[chart] = true;
+      summarized.emplace_back(chart, *rule);
     }
   }
   json dims = json::array(), rows = json::array();
   for (const auto& k : curve_keys) dims.push_back(k);
   // "quant/*/overflow_pct" -> "max overflow_pct": the axis names stay readable.
-  for (const auto& c : quant_charts) dims.push_back("max " + c.substr(c.rfind('/') + 1));
+  for (const auto& [chart, rule] : summarized) dims.push_back(std::string(rule.label) + " " + chart.substr(chart.rfind('/') + 1));
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
     const RunData& run = report.runs[i];
     json values = json::array();
     for (const auto& k : curve_keys) values.push_back(optional(run.final_value(k)));
-    for (const auto& c : quant_charts) {
-      std::optional<double> largest;
-      for (const auto& [key, series] : run.series) {
-        if (chart_slot(key).chart == c && !series.values.empty()) {
-          largest = largest ? std::max(*largest, series.values.back()) : series.values.back();
-        }
-      }
-      values.push_back(optional(largest));
-    }
+    for (const auto& [chart, rule] : summarized) values.push_back(optional(summarize_lines(run, chart, rule.mean)));
     rows.push_back({{"run", run.name}, {"group", report.index.runs[i].group}, {"values", values}});
   }
   data["finals"] = {{"dims", dims}, {"rows", rows}};

@@ -189,6 +189,12 @@ def main():
         failures.append(f"clicking the last event showed {clicked}, expected group {last_event_group}, charts, no error")
     if index.get("searches") and dom.rows.get("search-table") != len(index["searches"]) + 1:
         failures.append("search table: wrong row count")
+    if args.screenshot:
+        png = pathlib.Path(args.screenshot).read_bytes()
+        # PNG signature, then IHDR: width and height, big-endian, at bytes 16..24.
+        size = (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) if len(png) > 24 else None
+        if not png.startswith(b"\x89PNG\r\n\x1a\n") or size != (1400, 4600):
+            failures.append(f"the screenshot is not a 1400x4600 PNG (size {size})")
     for f in failures:
         print("FAIL:", f)
     print(f"{len(dom.charts)} charts checked against {sweep}: {'failed' if failures else 'ok'} "

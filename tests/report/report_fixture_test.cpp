@@ -247,6 +247,32 @@ TEST(PageData, DiagnosticChartsHoldOneLinePerPointOnSharedSteps) {
   }
 }
 
+// The parallel view: a quantization statistic is its worst point's final value, a geometry
+// diagnostic the mean over the weight tensors; a histogram's bins get no axis.
+TEST(PageData, FinalsSummarizeEachPointChartByItsRule) {
+  const fs::path dir = fs::temp_directory_path() / ("altgrad_report_finals_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "metrics.jsonl");
+    out << R"({"step": 1, "loss": 5.0, "quant": {"a:act": {"overflow_pct": 9.0}, "b:act": {"overflow_pct": 1.0}},)"
+        << R"( "diag": {"geometry": {"w.a": {"update_underflow": 0.9, "log2_stiffness": {"-9": 4}}, "w.b": {"update_underflow": 0.5}}}})"
+        << "\n";
+    out << R"({"step": 2, "loss": 4.0, "quant": {"a:act": {"overflow_pct": 2.0}, "b:act": {"overflow_pct": 3.0}},)"
+        << R"( "diag": {"geometry": {"w.a": {"update_underflow": 0.25, "log2_stiffness": {"-9": 4}}, "w.b": {"update_underflow": 0.75}}}})"
+        << "\n";
+  }
+  const json data = page_data(build_report(dir));
+  fs::remove_all(dir);
+  const json& dims = data["finals"]["dims"];
+  const json& values = data["finals"]["rows"][0]["values"];
+  std::map<std::string, double> final_of;
+  for (std::size_t i = 0; i < dims.size(); ++i) final_of[dims[i].get<std::string>()] = values[i].get<double>();
+  EXPECT_EQ(final_of.size(), 3u) << dims.dump();
+  EXPECT_EQ(final_of["loss"], 4.0);
+  EXPECT_EQ(final_of["max overflow_pct"], 3.0);
+  EXPECT_EQ(final_of["mean update_underflow"], 0.5);
+}
+
 TEST(PageData, LongSeriesAreDownsampledKeepingTheirSpike) {
   const fs::path dir = fs::temp_directory_path() / ("altgrad_report_long_" + std::to_string(::getpid()));
   fs::create_directories(dir);
