@@ -23,6 +23,7 @@ set -euo pipefail
 altgrad=$(realpath "$1")
 tool=$(realpath "$2")
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tests/slurm/run_helpers.sh"
 [[ -n "${SLURM_CONF:-}" ]] || { echo "FAIL: no SLURM_CONF; run this through tests/slurm/cluster.sh run" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/altgrad_slurm_smoke.XXXXXX)
@@ -49,41 +50,6 @@ fail() {
   exit 1
 }
 
-# wait_until SECONDS WHAT COMMAND...
-wait_until() {
-  local seconds=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "timed out after ${seconds}s waiting for $what"
-    sleep "${poll:-0.1}"
-  done
-}
-
-# The altgrad process training run $1 (its command line ends with --out RUN_DIR), or nothing. Bash
-# builtins only: a run on an idle machine can finish in the time a /proc scan forking per pid takes.
-altgrad_pid() {
-  local proc args
-  for proc in /proc/[0-9]*; do
-    mapfile -d '' -t args <"$proc/cmdline" 2>/dev/null || continue
-    ((${#args[@]} >= 3)) || continue
-    [[ "${args[1]}" == train && "${args[-2]}" == --out && "${args[-1]}" == "$sweep/runs/$1" ]] &&
-      { echo "${proc#/proc/}"; return; }
-  done
-}
-# Pauses run $1 after its 20th logged step; prints the paused pid. The pid is found first, while
-# the run starts, so that pausing it takes one poll, not a scan.
-pause_mid_run() {
-  local run=$1 pid=
-  poll=0.01 wait_until 90 "run $run to start" eval 'pid=$(altgrad_pid "$run"); [[ -n "$pid" ]]'
-  poll=0.005 wait_until 90 "run $run to be mid-run" mid_run "$run"
-  kill -STOP "$pid" 2>/dev/null || fail "run $run ended before it could be paused mid-run"
-  (($(logged_steps "$run") < long_steps)) || fail "run $run ended before it could be paused mid-run"
-  echo "$pid"
-}
-
-logged_steps() { [[ -f "$sweep/runs/$1/metrics.jsonl" ]] && wc -l <"$sweep/runs/$1/metrics.jsonl" || echo 0; }
-mid_run() { (($(logged_steps "$1") >= 20)); }
 # "INDEX JOB_ID STATE REASON" per task of array job $1, as the launcher reads them.
 states_of() { "$tool" status "$1" || fail "slurm_tool status $1 failed"; }
 # in_state ARRAY_JOB INDEX STATE
@@ -104,8 +70,6 @@ start_now() {  # start_now ARRAY_JOB INDEX OLD_ALTGRAD_PID
   sleep 2
   scontrol update JobId="$1_$2" StartTime=now
 }
-last_end() { grep '"event":"end"' "$sweep/runs/$1/events.jsonl" 2>/dev/null | tail -n 1 || true; }
-tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 python3 - "$work/corpus.txt" <<'PY'
 import random, sys
@@ -146,28 +110,28 @@ job=$("$tool" submit "$sweep/slurm/sweep.sbatch") || fail "sbatch refused the ge
 echo "submitted array job $job"
 
 scontrol release "${job}_1"
-pid=$(pause_mid_run cancelled)
+pid=$(pause_mid_run "$sweep/runs/cancelled" "$long_steps")
 "$tool" cancel "${job}_1"
 sleep 0.5
 kill -CONT "$pid" 2>/dev/null || true
 wait_until 30 "task ${job}_1 to be cancelled" in_state "$job" 1 CANCELLED
-[[ "$(last_end cancelled)" == *'"interrupted":true'* ]] || fail "the cancelled run did not end interrupted: $(last_end cancelled)"
-echo "cancelled ${job}_1 after step $(logged_steps cancelled): checkpointed"
+[[ "$(last_end "$sweep/runs/cancelled")" == *'"interrupted":true'* ]] || fail "the cancelled run did not end interrupted: $(last_end "$sweep/runs/cancelled")"
+echo "cancelled ${job}_1 after step $(logged_steps "$sweep/runs/cancelled"): checkpointed"
 
 scontrol release "${job}_2"
-requeued_pid=$(pause_mid_run requeued)
+requeued_pid=$(pause_mid_run "$sweep/runs/requeued" "$long_steps")
 scontrol requeue "${job}_2"
 sleep 0.5
 kill -CONT "$requeued_pid" 2>/dev/null || true
-echo "requeued ${job}_2 after step $(logged_steps requeued)"
+echo "requeued ${job}_2 after step $(logged_steps "$sweep/runs/requeued")"
 
 # Released, task 3 starts as soon as task 2 is requeued (a pending task does not count against %1).
 scontrol release "${job}_3"
-warned_pid=$(pause_mid_run warned)
+warned_pid=$(pause_mid_run "$sweep/runs/warned" "$long_steps")
 scancel --batch --signal=USR1 "${job}_3"
 sleep 0.5
 kill -CONT "$warned_pid" 2>/dev/null || true
-echo "warned ${job}_3 of its time limit after step $(logged_steps warned); it requeues itself"
+echo "warned ${job}_3 of its time limit after step $(logged_steps "$sweep/runs/warned"); it requeues itself"
 start_now "$job" 2 "$requeued_pid"
 start_now "$job" 3 "$warned_pid"
 scontrol release "${job}_0"
@@ -178,7 +142,7 @@ wait_until 120 "array job $job to finish" array_done "$job"
 states_of "$job" | awk -v job="$job" '$2 != job "_" $1 || !($3 == "COMPLETED" || ($1 == 1 && $3 == "CANCELLED")) {bad = 1}
                                       END {exit bad}' || fail "task states after the array: $(states_of "$job")"
 for name in short requeued warned; do
-  [[ "$(last_end $name)" == *'"reason":"completed"'* ]] || fail "run $name did not complete: $(last_end $name)"
+  [[ "$(last_end "$sweep/runs/$name")" == *'"reason":"completed"'* ]] || fail "run $name did not complete: $(last_end "$sweep/runs/$name")"
 done
 grep -q "restart 1" "$sweep"/slurm/"${job}"_2.out || fail "task ${job}_2 never restarted after its requeue"
 grep -q "requeueing task 3" "$sweep"/slurm/"${job}"_3.out || fail "task ${job}_3 did not requeue itself after USR1"
@@ -190,7 +154,7 @@ scontrol release "$again"
 wait_until 120 "array job $again to finish" array_done "$again"
 [[ "$(tree_sum "$sweep/runs/short")" == "$short_before" ]] || fail "the finished run short was touched by the resubmission"
 grep -q "has finished, nothing to do" "$sweep/slurm/${again}_0.out" || fail "task ${again}_0 did not see that short had finished"
-[[ "$(last_end cancelled)" == *'"reason":"completed"'* ]] || fail "the cancelled run did not complete on resubmission: $(last_end cancelled)"
+[[ "$(last_end "$sweep/runs/cancelled")" == *'"reason":"completed"'* ]] || fail "the cancelled run did not complete on resubmission: $(last_end "$sweep/runs/cancelled")"
 
 # Continued, not started over (which would end with the same bits): each interrupted run logged a
 # resume from the step its interruption checkpointed.

@@ -21,6 +21,7 @@
 set -euo pipefail
 altgrad=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tests/slurm/run_helpers.sh"
 [[ -n "${SLURM_CONF:-}" ]] || { echo "FAIL: no SLURM_CONF; run this through tests/slurm/cluster.sh run" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/altgrad_slurm_sweep.XXXXXX)
@@ -46,16 +47,6 @@ fail() {
   exit 1
 }
 
-wait_until() {  # wait_until SECONDS WHAT COMMAND...
-  local seconds=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "timed out after ${seconds}s waiting for $what"
-    sleep "${poll:-0.1}"
-  done
-}
-
 # The array job id that `altgrad sweep --launcher slurm` printed.
 job_of() { sed -n 's/^submitted array job \([0-9]*\):.*/\1/p' <<<"$1"; }
 # No task of array job $1 that Slurm may still run (squeue's own view, read independently of altgrad).
@@ -63,21 +54,6 @@ array_done() { ! squeue -h --array --states=all -j "$1" -o %T 2>/dev/null | grep
 # Slurm's state of task $1 ("1234_5") as squeue reports it, or "-" when it no longer does.
 squeue_state() { local s; s=$(squeue -h --array --states=all -j "$1" -o '%T|%r' 2>/dev/null | head -n 1); [[ -n "$s" ]] || { echo -; return; }
   [[ "${s#*|}" == None ]] && echo "${s%|*}" || echo "${s%|*} (${s#*|})"; }
-# The altgrad process training run $2 of sweep dir $1 (command line ends with --out RUN_DIR).
-altgrad_pid() {
-  local proc args
-  for proc in /proc/[0-9]*; do
-    mapfile -d '' -t args <"$proc/cmdline" 2>/dev/null || continue
-    ((${#args[@]} >= 3)) || continue
-    [[ "${args[1]}" == train && "${args[-2]}" == --out && "${args[-1]}" == "$1/runs/$2" ]] && { echo "${proc#/proc/}"; return; }
-  done
-}
-logged_steps() { [[ -f "$1/metrics.jsonl" ]] && wc -l <"$1/metrics.jsonl" || echo 0; }
-last_end() { grep '"event":"end"' "$1/events.jsonl" 2>/dev/null | tail -n 1 || true; }
-tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
-metrics_without_speed() {
-  python3 -c 'import json, sys; print([{k: v for k, v in json.loads(l).items() if k != "tokens_per_s"} for l in open(sys.argv[1])])' "$1"
-}
 # Every run of sweep dir $1 ends as the local sweep's run does, bit for bit.
 same_as_local() {
   local dir=$1 run
@@ -155,11 +131,7 @@ out=$("$altgrad" sweep "$work/four.toml" --launcher slurm --out "$cancel" --arra
   fail "held submission failed: $out"
 held=$(job_of "$out")
 scontrol release "${held}_1"
-pid=
-poll=0.01 wait_until 90 "run ${runs[1]} to start" eval 'pid=$(altgrad_pid "$cancel" "${runs[1]}"); [[ -n "$pid" ]]'
-poll=0.005 wait_until 90 "run ${runs[1]} to be mid-run" eval '(($(logged_steps "$cancel/runs/${runs[1]}") >= 20))'
-kill -STOP "$pid" 2>/dev/null || fail "run ${runs[1]} ended before it could be paused"
-(($(logged_steps "$cancel/runs/${runs[1]}") < steps)) || fail "run ${runs[1]} ended before it could be paused"
+pid=$(pause_mid_run "$cancel/runs/${runs[1]}" "$steps")
 if out=$("$altgrad" sweep "$work/four.toml" --launcher slurm --out "$cancel" 2>&1); then
   fail "a resubmission while the array runs was accepted: $out"
 fi
