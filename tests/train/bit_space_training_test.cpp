@@ -16,6 +16,7 @@
 #include "train/config.hpp"
 #include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
+#include "train/resume_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -28,19 +29,6 @@ TrainConfig bit_space_config(const fs::path& corpus, OptimizerKind kind, const s
   c.learning_rate = kind == OptimizerKind::madam || kind == OptimizerKind::madam_int ? 0.02 : 3e-3;
   c.min_lr = c.learning_rate / 10;
   return c;
-}
-
-void expect_bit_identical_resume(const TrainConfig& full, const fs::path& dir) {
-  const TrainOutcome straight = run(full, dir / "straight");
-  TrainConfig half = full;
-  half.max_iters = full.max_iters / 2;
-  run(half, dir / "split");
-  const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
-  ASSERT_EQ(resumed.steps, full.max_iters);
-  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
-    EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
-  }
-  EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
 }
 
 class BitSpaceTraining : public ::testing::TestWithParam<OptimizerKind> {};

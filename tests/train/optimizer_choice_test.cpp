@@ -14,6 +14,7 @@
 #include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/trainer.hpp"
+#include "train/resume_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -36,20 +37,6 @@ std::string message_of(const std::function<void()>& action) {
     return e.what();
   }
   return "(no error)";
-}
-
-// Train K steps, checkpoint, resume to 2K; an uninterrupted 2K run must leave the same bytes.
-void expect_bit_identical_resume(const TrainConfig& full, const fs::path& dir) {
-  const TrainOutcome straight = run(full, dir / "straight");
-  TrainConfig half = full;
-  half.max_iters = full.max_iters / 2;  // the schedule (lr_decay_iters) is the full run's
-  run(half, dir / "split");
-  const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
-  ASSERT_EQ(resumed.steps, full.max_iters);
-  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
-    EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
-  }
-  EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
 }
 
 TEST(OptimizerChoice, AdamWResumesBitForBit) {
