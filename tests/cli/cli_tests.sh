@@ -3,29 +3,10 @@
 # Usage: cli_tests.sh PATH_TO_ALTGRAD
 set -uo pipefail
 altgrad=$1
-passed=0
-failed=0
-
-check() {  # check NAME EXPECTED ACTUAL
-  if [[ "$2" == "$3" ]]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n  expected: %s\n  actual:   %s\n' "$1" "$2" "$3"
-  fi
-}
+source "$(dirname "$0")/checks.sh"
 
 succeeded() {  # succeeded NAME STATUS: the command (or pipeline, under pipefail) before it exited 0
   check "$1 exit status" 0 "$2"
-}
-
-contains() {  # contains NAME NEEDLE HAYSTACK
-  if [[ "$3" == *"$2"* ]]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n  expected to contain: %s\n  actual: %s\n' "$1" "$2" "$3"
-  fi
 }
 
 # formats: one row per named format, with the published maxima.

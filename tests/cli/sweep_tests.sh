@@ -14,26 +14,7 @@ cleanup() {
   if [[ -n "${KEEP:-}" ]]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-passed=0
-failed=0
-
-check() {  # check NAME EXPECTED ACTUAL
-  if [[ "$2" == "$3" ]]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n  expected: %s\n  actual:   %s\n' "$1" "$2" "$3"
-  fi
-}
-
-contains() {  # contains NAME NEEDLE HAYSTACK
-  if [[ "$3" == *"$2"* ]]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n  expected to contain: %s\n  actual: %s\n' "$1" "$2" "$3"
-  fi
-}
+source "$(dirname "$0")/checks.sh"
 
 # Every file of a directory with its SHA-256, in path order.
 hashes() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
