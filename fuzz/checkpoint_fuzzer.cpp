@@ -1,6 +1,6 @@
 // Checkpoint directories: the input's "@@ name" sections (fuzz_support.hpp) are the files of one
-// checkpoint (config.json, model.safetensors, optimizer.safetensors, state.json, recipe.json,
-// quant.safetensors). Loading it as `train --resume` does either throws CheckpointError naming one
+// checkpoint (config.json, model.safetensors with F32 tensors or code-only ones, optimizer.safetensors,
+// state.json, recipe.json, quant.safetensors). Loading it as `train --resume` does either throws CheckpointError naming one
 // of those files, or gives a model, optimizer, state and recipe that save_checkpoint writes, that
 // load again to the same values, and that save again to the same bytes.
 #include <cmath>
@@ -36,6 +36,7 @@ struct Loaded {
   train::CheckpointState state;
   std::optional<train::Recipe> recipe;
   std::optional<train::QuantHooks> hooks;
+  optim::CodeWeights codes;
 };
 
 double parameter_estimate(const model::GptConfig& c) {
@@ -55,6 +56,20 @@ optim::OptimizerKind saved_kind(const fs::path& dir) {
   return optim::OptimizerKind::adamw;
 }
 
+// The code-only tensors model.safetensors holds, each with the format its metadata names, as a run
+// keeping exactly those as codes would expect them (an empty name where the metadata has none).
+std::vector<std::pair<std::size_t, std::string>> stored_codes(const fs::path& dir, const model::ParameterLayout& layout) {
+  const train::SafetensorsFile file = train::read_safetensors(dir / "model.safetensors");
+  std::vector<std::pair<std::size_t, std::string>> out;
+  const auto tensors = layout.tensors();
+  for (std::size_t r = 0; r < tensors.size(); ++r) {
+    if (!file.tensors.contains(tensors[r].name + ".codes")) continue;
+    const auto format = file.metadata.find(tensors[r].name + ".format");
+    out.emplace_back(r, format == file.metadata.end() ? "" : format->second);
+  }
+  return out;
+}
+
 void check_state_rules(const train::CheckpointState& s) {
   if (s.step < 0 || s.best_step < -1) fuzz::fail("loaded a negative step");
   for (const double g : s.grad_norm_history) {
@@ -72,6 +87,7 @@ std::unique_ptr<Loaded> load(const fs::path& dir) {
   l->recipe = train::load_checkpoint_recipe(dir, model::MatmulPoints(l->config));
   l->model = std::make_unique<model::Gpt<float>>(l->config);
   train::load_model(dir, *l->model);
+  l->codes = train::load_code_weights(dir, *l->model, stored_codes(dir, l->model->layout()));
   optim::OptimizerSpec spec;
   spec.kind = saved_kind(dir);
   const std::size_t n = l->model->layout().size();
@@ -87,7 +103,7 @@ std::unique_ptr<Loaded> load(const fs::path& dir) {
 fs::path save(const fs::path& run_dir, const Loaded& l) {
   return train::save_checkpoint(run_dir, *l.model, *l.optimizer, l.state, [&](const fs::path& staging) {
     if (l.recipe) train::save_quant_state(staging, *l.recipe, l.hooks ? &*l.hooks : nullptr);
-  });
+  }, &l.codes);
 }
 
 bool same_bits(std::span<const float> a, std::span<const float> b) {
@@ -107,6 +123,14 @@ bool same_model(model::GptConfig a, model::GptConfig b) {
 void check_same(const Loaded& a, const Loaded& b) {
   if (!same_model(a.config, b.config) || !same_bits(a.model->parameters(), b.model->parameters())) {
     fuzz::fail("the re-saved model loads back different");
+  }
+  const auto ca = a.codes.tensors(), cb = b.codes.tensors();
+  if (ca.size() != cb.size()) fuzz::fail("code-only tensors differ");
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    if (ca[i].range != cb[i].range || ca[i].format_name != cb[i].format_name || ca[i].codes != cb[i].codes ||
+        !same_bits({&ca[i].scale, 1}, {&cb[i].scale, 1})) {
+      fuzz::fail("code-only tensor " + std::to_string(ca[i].range) + " loads back different");
+    }
   }
   const auto sa = a.optimizer->state(), sb = b.optimizer->state();
   if (a.optimizer->step_count() != b.optimizer->step_count() || sa.size() != sb.size()) fuzz::fail("optimizer differs");

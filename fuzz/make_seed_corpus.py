@@ -3,7 +3,7 @@
 
 Usage: fuzz/make_seed_corpus.py RUN_DIR [RUN_DIR ...]
 The run directories come from `altgrad train` (fuzz/seed_runs/ holds the configs that made the
-committed seeds run0, run1, run2: fp8_adamw.toml, sgd_swiglu.toml, madam_e7m0.toml). Multi-file inputs use fuzz_support.hpp's layout:
+committed seeds run0 to run3: fp8_adamw.toml, sgd_swiglu.toml, madam_e7m0.toml, gridwalk_codes.toml). Multi-file inputs use fuzz_support.hpp's layout:
 "@@ name\\n<bytes>\\n"... scripts/fuzz.sh never writes here: libFuzzer adds what it finds to
 build-fuzz/fuzz-corpus/<target>/.
 """

@@ -26,7 +26,13 @@ std::int64_t checked_elements(const std::vector<std::int64_t>& shape) {
 
 std::vector<train::TensorRef> refs(const train::SafetensorsFile& file) {
   std::vector<train::TensorRef> out;
-  for (const auto& [name, t] : file.tensors) out.push_back({name, t.shape, t.data});
+  for (const auto& [name, t] : file.tensors) {
+    if (t.dtype == train::Dtype::f32) {
+      out.emplace_back(name, t.shape, t.data);
+    } else {
+      out.emplace_back(name, t.shape, t.dtype, t.bytes);
+    }
+  }
   return out;
 }
 
@@ -35,6 +41,7 @@ bool same(const train::SafetensorsFile& a, const train::SafetensorsFile& b) {
   for (const auto& [name, t] : a.tensors) {
     const auto it = b.tensors.find(name);
     if (it == b.tensors.end() || it->second.shape != t.shape || it->second.data.size() != t.data.size()) return false;
+    if (it->second.dtype != t.dtype || it->second.bytes != t.bytes) return false;
     if (!t.data.empty() && std::memcmp(t.data.data(), it->second.data.data(), t.data.size() * sizeof(float)) != 0) return false;
   }
   return true;
@@ -53,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   for (const auto& [name, t] : file.tensors) {
-    if (checked_elements(t.shape) != static_cast<std::int64_t>(t.data.size())) fuzz::fail("tensor '" + name + "' does not fill its shape");
+    const std::size_t elements = t.dtype == train::Dtype::f32 ? t.data.size()
+                                 : t.bytes.size() / (t.dtype == train::Dtype::u16 ? 2 : 1);
+    if (checked_elements(t.shape) != static_cast<std::int64_t>(elements)) fuzz::fail("tensor '" + name + "' does not fill its shape");
   }
   const fs::path out = scratch.output_dir("out");
   train::write_safetensors(out / "first.safetensors", refs(file), file.metadata);

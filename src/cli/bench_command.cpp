@@ -36,7 +36,7 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--recipe", train_args->recipe,
                     "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
   train->add_option("--optimizer", train_args->optimizers,
-                    "Time this optimizer's step against AdamW's instead (repeatable; docs/optimizers.md)");
+                    "Time this optimizer's step against AdamW's instead (repeatable; gridwalk-codes: gridwalk on code-only weights; docs/optimizers.md)");
   train->callback([train_args] {
     altgrad::bench::TrainBenchOptions bench_options;
     bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)

@@ -20,6 +20,7 @@ void add_quantize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_report_command(CLI::App& app);

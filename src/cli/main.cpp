@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   altgrad::cli::add_bench_command(app);
   altgrad::cli::add_train_command(app);
   altgrad::cli::add_eval_command(app);
+  altgrad::cli::add_export_command(app);
   altgrad::cli::add_sample_command(app);
   altgrad::cli::add_sweep_command(app);
   altgrad::cli::add_report_command(app);

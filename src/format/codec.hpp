@@ -288,6 +288,25 @@ ALTGRAD_HD inline std::uint32_t code_of_grid_value(const Format& f, std::uint32_
   return sign_code | (m >> (f.min_normal_exp - M + 150 - ef));  // subnormal: field 0
 }
 
+// code_of_grid_value for a finite grid value of a format with has_simple_grid() whose subnormal
+// step float32 holds as a normal (all but bf16-like ranges: has_simple_code), without branches, so
+// that a loop over values vectorizes: above min normal the exponent and top mantissa bits are the
+// code's; below it the value counts subnormal steps, which float32 multiplies out exactly.
+ALTGRAD_HD inline bool has_simple_code(const Format& f) {
+  return has_simple_grid(f) && f.min_normal_exp - f.spec.mantissa_bits >= 1 - kFloatBias;
+}
+
+ALTGRAD_HD inline std::uint32_t code_of_simple_grid_value(const Format& f, std::uint32_t bits) {
+  const int M = f.spec.mantissa_bits;
+  const std::uint32_t a = bits & ~kSignBit;
+  const std::uint32_t field = static_cast<std::uint32_t>(static_cast<int>(a >> kFloatMantissaBits) - kFloatBias + f.spec.bias);
+  const std::uint32_t normal = (field << M) | ((a & 0x7F'FFFFu) >> (kFloatMantissaBits - M));
+  const std::uint32_t subnormal =
+      static_cast<std::uint32_t>(bits_float(a) * exp2_exact(M - f.min_normal_exp));
+  const std::uint32_t sign = (0u - (bits >> 31)) & f.sign_code;
+  return sign | detail::select(a >= f.min_normal_bits, normal, subnormal);
+}
+
 template <Rounding R>
 ALTGRAD_HD inline std::uint32_t encode(const Format& f, float x, std::uint32_t random = 0) {
   RoundFlags flags;

@@ -8,9 +8,11 @@ std::size_t MemoryFootprint::state_bytes() const {
   return sum;
 }
 
-MemoryFootprint memory_footprint(const Optimizer& optimizer) {
+MemoryFootprint memory_footprint(const Optimizer& optimizer, const CodeWeights* codes) {
   MemoryFootprint m;
-  m.weight_bytes = optimizer.parameter_count() * sizeof(float);
+  m.code_weights = codes ? codes->elements() : 0;
+  m.weight_bytes = (optimizer.parameter_count() - m.code_weights) * sizeof(float) + (codes ? codes->bytes() : 0);
+  m.decoded_weight_bytes = m.code_weights * sizeof(float);
   for (const StateTensor& t : optimizer.state()) m.state.push_back({t.name, t.values.size() * sizeof(float)});
   return m;
 }
@@ -19,7 +21,9 @@ std::string describe(const MemoryFootprint& memory, std::size_t parameters) {
   std::string names;
   for (const StateBytes& s : memory.state) names += (names.empty() ? "" : ", ") + s.name;
   if (names.empty()) names = "none";
-  return std::to_string(parameters) + " parameters: weights " + std::to_string(memory.weight_bytes) + " B + state " +
+  const std::string codes = memory.code_weights == 0 ? ""
+                            : " (" + std::to_string(memory.code_weights) + " of them as codes)";
+  return std::to_string(parameters) + " parameters" + codes + ": weights " + std::to_string(memory.weight_bytes) + " B + state " +
          std::to_string(memory.state_bytes()) + " B (" + names + ") = " + std::to_string(memory.total_bytes()) + " B";
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
 
 namespace altgrad::optim {
@@ -16,15 +17,22 @@ struct StateBytes {
 };
 
 struct MemoryFootprint {
-  std::size_t weight_bytes = 0;   // the FP32 master weights: 4 bytes per parameter
+  // The weights carried from step to step: 4 bytes per FP32 parameter, and for code-only weights
+  // their codes plus one 4-byte scale per tensor.
+  std::size_t weight_bytes = 0;
   std::vector<StateBytes> state;  // each state tensor as stored, in state() order
+  std::size_t code_weights = 0;   // parameters kept as codes
+  // The FP32 values of code-only weights, decoded into the buffer the FP32 kernels read: rewritten
+  // from the codes every step, never read back. Not part of weight_bytes.
+  std::size_t decoded_weight_bytes = 0;
 
   std::size_t state_bytes() const;
   std::size_t total_bytes() const { return weight_bytes + state_bytes(); }
 };
 
-// Counted from the buffers the optimizer holds, not from a formula.
-MemoryFootprint memory_footprint(const Optimizer& optimizer);
+// Counted from the buffers the optimizer and the code store hold (null: no code-only weights), not
+// from a formula.
+MemoryFootprint memory_footprint(const Optimizer& optimizer, const CodeWeights* codes = nullptr);
 
 // "836736 parameters: weights 3346944 B + state 6693888 B (exp_avg, exp_avg_sq) = 10040832 B"
 std::string describe(const MemoryFootprint& memory, std::size_t parameters);

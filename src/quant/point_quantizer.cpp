@@ -51,7 +51,7 @@ void PointQuantizer::begin_step(std::int64_t step) {
   frozen_offset_ = 0;
   step_ = PointStats{};
   columns_ = PointStats{};
-  step_scale_ = delayed_ ? delayed_->scale() : 1.0f;
+  step_scale_ = fixed_scale_ ? *fixed_scale_ : delayed_ ? delayed_->scale() : 1.0f;
   step_.scale = settings_.scaling == Scaling::block ? std::numeric_limits<float>::quiet_NaN() : step_scale_;
 }
 
@@ -59,7 +59,14 @@ void PointQuantizer::end_step() {
   if (delayed_ && step_.calls > 0) delayed_->record(step_.values.amax);
 }
 
+void PointQuantizer::fix_scale(float scale) {
+  if (settings_.scaling == Scaling::block) throw RecipeError("PointQuantizer: a block-scaled point has no per-tensor scale to fix");
+  fixed_scale_ = scale;
+  step_scale_ = scale;
+}
+
 float PointQuantizer::scale_for(std::span<const float> in, bool frozen) const {
+  if (fixed_scale_) return *fixed_scale_;
   switch (settings_.scaling) {
     case Scaling::tensor:
       return current_scale(settings_.format, in, settings_.margin);

@@ -80,6 +80,11 @@ class PointQuantizer {
   void collect_codes(bool on);
   std::span<const std::uint64_t> code_histogram() const { return histogram_; }
 
+  // From now on every call quantizes with `scale` whatever the point's scaling says (its delayed
+  // history is still recorded): the scale of code-only weights, which makes quantizing them exact.
+  // Throws RecipeError for a block-scaled point.
+  void fix_scale(float scale);
+
   // Delayed scaling state, for checkpoints; null under other scalings.
   const DelayedScaling* delayed() const { return delayed_ ? &*delayed_ : nullptr; }
   DelayedScaling* delayed() { return delayed_ ? &*delayed_ : nullptr; }
@@ -95,6 +100,7 @@ class PointQuantizer {
   std::uint64_t key_;  // the Philox key of stochastic rounding under the recipe's seed
   std::uint64_t index_;
   std::optional<DelayedScaling> delayed_;
+  std::optional<float> fixed_scale_;
   std::int64_t step_number_ = 0;
   float step_scale_ = 1.0f;
   std::uint64_t step_offset_ = 0;    // elements seen this step: the next call's Philox counter

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "train/atomic_file.hpp"
+#include "train/code_checkpoint.hpp"
 #include "train/json_integer.hpp"
 
 namespace altgrad::train {
@@ -123,17 +125,20 @@ std::string state_names(const optim::Optimizer& optimizer) {
 }  // namespace
 
 fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::Optimizer& optimizer,
-                         const CheckpointState& state, const CheckpointExtras& extras) {
+                         const CheckpointState& state, const CheckpointExtras& extras,
+                         const optim::CodeWeights* codes) {
   const fs::path final_dir = run_dir / "checkpoints" / ("step_" + std::to_string(state.step));
   const fs::path staging = run_dir / "checkpoints" / (".step_" + std::to_string(state.step) + ".partial");
   fs::remove_all(staging);
   fs::create_directories(staging);
 
   std::vector<TensorRef> tensors;
+  std::map<std::string, std::string> metadata = {{"format", "pt"}};
   for (const auto& spec : model.layout().state_dict()) {
+    if (codes && add_code_tensor(spec, *codes, tensors, metadata)) continue;  // else as export_model writes it
     tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
   }
-  write_safetensors(staging / kModelFile, tensors, {{"format", "pt"}});
+  write_safetensors(staging / kModelFile, tensors, metadata);
   save_optimizer(staging / kOptimizerFile, optimizer);
   write_json(staging / kConfigFile, config_json(model.config()));
   const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
@@ -150,6 +155,19 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
   fs::remove_all(final_dir);
   fs::rename(staging, final_dir);
   return final_dir;
+}
+
+void export_model(const fs::path& checkpoint_dir, const fs::path& out_dir) {
+  const model::GptConfig config = load_checkpoint_config(checkpoint_dir);
+  model::Gpt<float> model(config);
+  load_model(checkpoint_dir, model);
+  fs::create_directories(out_dir);
+  std::vector<TensorRef> tensors;
+  for (const auto& spec : model.layout().state_dict()) {
+    tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
+  }
+  write_safetensors(out_dir / kModelFile, tensors, {{"format", "pt"}});
+  write_json(out_dir / kConfigFile, config_json(config));
 }
 
 model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
@@ -179,10 +197,40 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
 void load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
   const fs::path path = checkpoint_dir / kModelFile;
   const SafetensorsFile file = read_safetensors(path);
-  for (const auto& spec : model.layout().tensors()) {
+  const auto tensors = model.layout().tensors();
+  for (std::size_t range = 0; range < tensors.size(); ++range) {
+    const model::TensorSpec& spec = tensors[range];
+    const std::span<float> into = model.parameter(spec.name);
+    if (const auto codes = read_code_tensor(file, path, spec, range)) {
+      for (std::size_t i = 0; i < codes->size; ++i) into[i] = codes->value(i);
+      continue;
+    }
     const Tensor& t = expect_tensor(file, path, spec.name, shape_of(spec.shape));
-    std::copy(t.data.begin(), t.data.end(), model.parameter(spec.name).begin());
+    if (t.dtype != Dtype::f32) fail(path, "tensor '" + spec.name + "' must be F32");
+    std::copy(t.data.begin(), t.data.end(), into.begin());
   }
+}
+
+optim::CodeWeights load_code_weights(const fs::path& checkpoint_dir, const model::Gpt<float>& model,
+                                     const std::vector<std::pair<std::size_t, std::string>>& expected) {
+  const fs::path path = checkpoint_dir / kModelFile;
+  const SafetensorsFile file = read_safetensors(path);
+  const auto tensors = model.layout().tensors();
+  optim::CodeWeights codes;
+  for (std::size_t range = 0; range < tensors.size(); ++range) {
+    const auto want = std::find_if(expected.begin(), expected.end(), [&](const auto& e) { return e.first == range; });
+    std::optional<optim::CodeTensor> t = read_code_tensor(file, path, tensors[range], range);
+    if (want == expected.end()) {
+      if (t) fail(path, "tensor '" + tensors[range].name + "' is stored as codes, but the config keeps it in FP32 (master_weights = true?)");
+      continue;
+    }
+    if (!t) fail(path, "tensor '" + tensors[range].name + "' is stored in FP32, but master_weights = false keeps it as codes");
+    if (t->format_name != want->second) {
+      fail(path, "tensor '" + tensors[range].name + "' holds codes of " + t->format_name + ", the config's grid is " + want->second);
+    }
+    codes.add_stored(std::move(*t));
+  }
+  return codes;
 }
 
 void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {

@@ -1,7 +1,8 @@
 #pragma once
 // Checkpoints: a directory per step, `checkpoints/step_<N>/`, holding
 //   model.safetensors      parameters under nanoGPT's state_dict names (lm_head.weight included,
-//                          tied to transformer.wte.weight), loadable by nanoGPT's GPT unchanged
+//                          tied to transformer.wte.weight), loadable by nanoGPT's GPT unchanged;
+//                          code-only weights as codes and scales instead (code_checkpoint.hpp)
 //   config.json            nanoGPT's GPTConfig fields plus this bench's variant fields
 //   optimizer.safetensors  the optimizer's named state tensors (AdamW: exp_avg, exp_avg_sq; SGD:
 //                          momentum_buffer), with its name and step count as metadata
@@ -19,6 +20,7 @@
 
 #include "model/config.hpp"
 #include "model/gpt.hpp"
+#include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
 #include "train/safetensors.hpp"
 
@@ -41,18 +43,28 @@ using CheckpointExtras = std::function<void(const std::filesystem::path& staging
 // Writes checkpoints/step_<state.step> under run_dir and returns its path.
 std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, const model::Gpt<float>& model,
                                       const optim::Optimizer& optimizer, const CheckpointState& state,
-                                      const CheckpointExtras& extras = {});
+                                      const CheckpointExtras& extras = {}, const optim::CodeWeights* codes = nullptr);
 
 // The model config stored in a checkpoint directory's config.json.
 model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_dir);
 
-// Loads parameters into `model`, whose config must match the checkpoint's.
+// Loads parameters into `model`, whose config must match the checkpoint's; tensors stored as codes
+// (code_checkpoint.hpp) are decoded to their FP32 values.
 void load_model(const std::filesystem::path& checkpoint_dir, model::Gpt<float>& model);
+// The code-only weights of a checkpoint for resume: `expected` lists each range the run keeps as
+// codes with its grid's format name. Throws CheckpointError when the checkpoint stores another
+// set of tensors as codes, another format, or malformed codes.
+optim::CodeWeights load_code_weights(const std::filesystem::path& checkpoint_dir, const model::Gpt<float>& model,
+                                     const std::vector<std::pair<std::size_t, std::string>>& expected);
 // Restores every state tensor `optimizer` keeps, by name, and its step count. Throws CheckpointError
 // naming the file and the tensor when one is missing, extra or of another size, or when the
 // checkpoint was written by another optimizer.
 void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::Optimizer& optimizer);
 CheckpointState load_state(const std::filesystem::path& checkpoint_dir);
+
+// Writes out_dir/model.safetensors, every tensor of nanoGPT's state_dict in F32 (code-only weights
+// decoded, lm_head.weight included), and out_dir/config.json: what nanoGPT's GPT loads.
+void export_model(const std::filesystem::path& checkpoint_dir, const std::filesystem::path& out_dir);
 
 // A directory given by the user: a checkpoint itself, or a run directory (its latest checkpoint).
 std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);

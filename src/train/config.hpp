@@ -89,6 +89,8 @@ struct TrainConfig {
   double madam_p_scale = 3.0;        // madam: weights bounded by p_scale · RMS(initial tensor)
   double madam_g_bound = 10.0;       // madam: bound on the normalized gradient
   double madam_beta = 0.999;         // madam: second-moment decay
+  bool master_weights = true;        // false: gridwalk keeps its weights as codes only
+  int code_headroom = 2;             // code-only weights: binades of headroom above the initial amax
 
   // run
   std::int64_t eval_interval = 500;

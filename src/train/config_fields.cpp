@@ -73,6 +73,10 @@ const std::array kFields = {
     Field{"madam_g_bound", "optimizer", "madam, madam_int: bound on the normalized gradient",
           RealField{&C::madam_g_bound, 0.0, kInf, true, false}},
     Field{"madam_beta", "optimizer", "madam, madam_int: second-moment decay", unit_interval(&C::madam_beta, false)},
+    Field{"master_weights", "optimizer", "gridwalk: false keeps its weights only as codes of their grid's format",
+          BoolField{&C::master_weights}},
+    Field{"code_headroom", "optimizer", "code-only weights: binades between a tensor's initial largest |w| and max finite",
+          IntegerField<int>{&C::code_headroom, 0, 64}},
 
     Field{"eval_interval", "run", "steps between evaluations", positive_steps(&C::eval_interval)},
     Field{"eval_iters", "run", "batches per split per evaluation", positive_int(&C::eval_iters)},

@@ -176,6 +176,10 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
   if (config.optimizer == OptimizerKind::sgd && config.nesterov && config.momentum == 0.0) {
     relation_broken(config, origins, "nesterov", "momentum", "nesterov = true needs momentum > 0 (as in PyTorch)");
   }
+  if (!config.master_weights && config.optimizer != OptimizerKind::gridwalk) {
+    relation_broken(config, origins, "master_weights", "optimizer",
+                    "master_weights = false needs optimizer = \"gridwalk\" (the only optimizer that moves weights as codes)");
+  }
 }
 
 // grid_format is any format name the format grammar accepts (docs/formats.md).

@@ -25,9 +25,20 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
 }
 
-// The bytes of F32 data a shape of non-negative dimensions holds; nullopt past 2^64.
-std::optional<std::uint64_t> f32_bytes(const std::vector<std::int64_t>& shape) {
-  std::uint64_t bytes = sizeof(float);
+constexpr std::uint64_t element_bytes(Dtype dtype) { return dtype == Dtype::f32 ? 4 : dtype == Dtype::u16 ? 2 : 1; }
+
+const char* dtype_name(Dtype dtype) { return dtype == Dtype::f32 ? "F32" : dtype == Dtype::u16 ? "U16" : "U8"; }
+
+std::optional<Dtype> parse_dtype(const nlohmann::json& name) {
+  for (const Dtype d : {Dtype::f32, Dtype::u8, Dtype::u16}) {
+    if (name == dtype_name(d)) return d;
+  }
+  return std::nullopt;
+}
+
+// The bytes a shape of non-negative dimensions holds; nullopt past 2^64.
+std::optional<std::uint64_t> data_bytes(const std::vector<std::int64_t>& shape, Dtype dtype) {
+  std::uint64_t bytes = element_bytes(dtype);
   for (const std::int64_t dim : shape) {
     if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(dim), &bytes)) return std::nullopt;
   }
@@ -42,12 +53,12 @@ std::string header_json(std::span<const TensorRef> tensors, const std::map<std::
   std::uint64_t offset = 0;
   for (const auto& t : tensors) {
     if (!names.insert(t.name).second) fail(path, "duplicate tensor name '" + t.name + "'");
-    if (element_count(t.shape) != static_cast<std::int64_t>(t.data.size())) {
-      fail(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
-                     " elements but its shape holds " + std::to_string(element_count(t.shape)));
+    const std::uint64_t bytes = t.dtype == Dtype::f32 ? t.data.size_bytes() : t.bytes.size();
+    if (static_cast<std::uint64_t>(element_count(t.shape)) * element_bytes(t.dtype) != bytes) {
+      fail(path, "tensor '" + t.name + "' has " + std::to_string(bytes) + " bytes of " + dtype_name(t.dtype) +
+                     " but its shape holds " + std::to_string(element_count(t.shape)) + " elements");
     }
-    const std::uint64_t bytes = t.data.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string json = header.dump();
@@ -61,8 +72,10 @@ Tensor parse_entry(const std::filesystem::path& path, const std::string& name, c
   if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets")) {
     bad("header entry needs dtype, shape and data_offsets");
   }
-  if (entry["dtype"] != "F32") bad("dtype " + entry["dtype"].dump() + " is not supported (F32 only)");
+  const std::optional<Dtype> dtype = parse_dtype(entry["dtype"]);
+  if (!dtype) bad("dtype " + entry["dtype"].dump() + " is not supported (F32, U8, U16)");
   Tensor t;
+  t.dtype = *dtype;
   for (const auto& dim : entry["shape"]) {
     if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0) bad("shape " + entry["shape"].dump() + " is invalid");
     t.shape.push_back(dim.get<std::int64_t>());
@@ -76,12 +89,19 @@ Tensor parse_entry(const std::filesystem::path& path, const std::string& name, c
     bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] exceed the " +
         std::to_string(data.size()) + " data bytes (truncated file?)");
   }
-  const std::optional<std::uint64_t> needed = f32_bytes(t.shape);
+  const std::optional<std::uint64_t> needed = data_bytes(t.shape, t.dtype);
   if (!needed) bad("shape " + entry["shape"].dump() + " holds more than 2^64 bytes");
   const std::uint64_t expected = *needed;
   if (end - begin != expected) bad(std::to_string(end - begin) + " bytes for a shape needing " + std::to_string(expected));
-  t.data.resize(expected / sizeof(float));
-  if (expected > 0) std::memcpy(t.data.data(), data.data() + begin, expected);  // never with null pointers
+  void* into = nullptr;
+  if (t.dtype == Dtype::f32) {
+    t.data.resize(expected / sizeof(float));
+    into = t.data.data();
+  } else {
+    t.bytes.resize(expected);
+    into = t.bytes.data();
+  }
+  if (expected > 0) std::memcpy(into, data.data() + begin, expected);  // never with null pointers
   return t;
 }
 
@@ -95,7 +115,11 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     out.write(reinterpret_cast<const char*>(&length), sizeof length);
     out.write(json.data(), static_cast<std::streamsize>(json.size()));
     for (const auto& t : tensors) {
-      out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size_bytes()));
+      if (t.dtype == Dtype::f32) {
+        out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size_bytes()));
+      } else {
+        out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+      }
     }
   });
 }

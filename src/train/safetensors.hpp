@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace altgrad::train {
@@ -18,15 +19,28 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The element types checkpoints use: F32 for parameters and state, U8 and U16 for the codes of
+// code-only weights (optim/code_weights.hpp).
+enum class Dtype { f32, u8, u16 };
+
 struct TensorRef {
+  TensorRef(std::string name_, std::vector<std::int64_t> shape_, std::span<const float> data_)
+      : name(std::move(name_)), shape(std::move(shape_)), data(data_) {}
+  TensorRef(std::string name_, std::vector<std::int64_t> shape_, Dtype dtype_, std::span<const std::uint8_t> bytes_)
+      : name(std::move(name_)), shape(std::move(shape_)), dtype(dtype_), bytes(bytes_) {}
+
   std::string name;
   std::vector<std::int64_t> shape;
-  std::span<const float> data;  // row-major, size = product of shape
+  std::span<const float> data;  // F32: row-major, size = product of shape
+  Dtype dtype = Dtype::f32;
+  std::span<const std::uint8_t> bytes;  // U8, U16: the little-endian elements, row-major
 };
 
 struct Tensor {
   std::vector<std::int64_t> shape;
-  std::vector<float> data;
+  std::vector<float> data;  // F32 tensors
+  Dtype dtype = Dtype::f32;
+  std::vector<std::uint8_t> bytes;  // U8 and U16 tensors
 };
 
 struct SafetensorsFile {
@@ -34,12 +48,12 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-// Writes F32 tensors atomically (see atomic_file.hpp). Throws CheckpointError on a shape/size
+// Writes tensors atomically (see atomic_file.hpp). Throws CheckpointError on a shape/size
 // mismatch or a duplicate name, FileError on I/O failure.
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
-// Reads a file of F32 tensors, checking the header, every offset and the file size.
+// Reads a file of F32, U8 and U16 tensors, checking the header, every offset and the file size.
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
 
 }  // namespace altgrad::train

@@ -20,6 +20,7 @@
 #include "diag/spike_detectors.hpp"
 #include "format/philox_key.hpp"
 #include "train/checkpoint.hpp"
+#include "train/code_only_weights.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/quant_checkpoint.hpp"
@@ -53,6 +54,7 @@ struct Session {
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
   WeightGrids grids;
+  optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
@@ -212,7 +214,9 @@ class Run {
       restore();
     } else {
       s_.model.initialize(config.seed);
+      s_.codes = encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
     }
+    bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
     write_config(options.run_dir / "config.toml", config);
     write_recipe(options.run_dir / "recipe.json", s_.recipe);
@@ -248,7 +252,7 @@ class Run {
     tensorboard.flush();
     outcome.warnings = warnings.emitted();
     outcome.parameters = s_.model.layout().size();
-    outcome.memory = optim::memory_footprint(*s_.optimizer);
+    outcome.memory = optim::memory_footprint(*s_.optimizer, &s_.codes);
     nlohmann::json end = {{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
                           {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}};
     // An interrupted run is not finished: a sweep resumes it rather than reporting it stopped.
@@ -273,6 +277,8 @@ class Run {
       throw CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
     load_model(from, s_.model);
+    s_.codes = load_code_weights(from, s_.model,
+                                 code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     load_optimizer(from, *s_.optimizer);
     state_ = load_state(from);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
@@ -392,7 +398,8 @@ class Run {
     nlohmann::json state = nlohmann::json::object();
     for (const optim::StateBytes& s : m.state) state[s.name] = s.bytes;
     return {{"weight_bytes", m.weight_bytes}, {"optimizer_state_bytes", m.state_bytes()},
-            {"total_bytes", m.total_bytes()}, {"state_bytes", state}};
+            {"total_bytes", m.total_bytes()}, {"state_bytes", state}, {"code_weights", m.code_weights},
+            {"decoded_weight_bytes", m.decoded_weight_bytes}};
   }
 
   static nlohmann::json hessian_metrics(const diag::HessianEstimate& h, ScalarLog& scalars) {
@@ -454,7 +461,8 @@ class Run {
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
     outcome.last_checkpoint = save_checkpoint(options_.run_dir, s_.model, *s_.optimizer, state_,
-                                              [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); });
+                                              [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); },
+                                              &s_.codes);
     prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
     loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});
     checkpointed_step_ = done;

@@ -1,5 +1,6 @@
 #include "train/weight_grids.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "format/parse.hpp"
@@ -19,7 +20,7 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
                          const std::string& grid_format) {
   const optim::WeightGrid storage{format::make_format(format::parse_format(grid_format))};
   for (const auto& spec : layout.tensors()) {
-    entries_.push_back({storage, std::nullopt, {}, spec.slot, grid_format + " (grid_format), unscaled"});
+    entries_.push_back({storage, std::nullopt, {}, spec.slot, grid_format + " (grid_format), unscaled", grid_format, {}});
   }
   for (const auto& matmul : points.all()) {
     const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::weight);
@@ -33,6 +34,7 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
     e.point = index;
     e.settings = settings;
     e.grid = {settings.format};
+    e.format_name = settings.format_name;
     e.description = settings.format_name + ", " + std::string(quant::scaling_name(settings.scaling)) + " scaling of " +
                     recipe.points[index].name;
     if (settings.scaling == quant::Scaling::block) {
@@ -47,6 +49,10 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
 optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hooks, std::span<const float> params) const {
   const Entry& e = entries_.at(range);
   optim::WeightGrid grid = e.grid;
+  if (e.fixed_scale) {
+    grid.scale = *e.fixed_scale;
+    return grid;
+  }
   if (!e.point) return grid;
   switch (e.settings.scaling) {
     case quant::Scaling::none:
@@ -62,6 +68,12 @@ optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hook
     }
   }
   return grid;
+}
+
+void WeightGrids::fix_scale(std::size_t range, float scale) {
+  Entry& e = entries_.at(range);
+  e.fixed_scale = scale;
+  e.description += "; code-only weights, fixed scale 2^" + std::to_string(std::ilogb(scale));
 }
 
 void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {

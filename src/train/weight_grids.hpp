@@ -33,6 +33,13 @@ class WeightGrids {
   void update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const;
   std::size_t size() const { return entries_.size(); }
 
+  // Code-only weights: range `range` lives on one fixed scale from now on (its codes' scale).
+  void fix_scale(std::size_t range, float scale);
+  // The dense index of the range's quantized :weight point, if it has one.
+  std::optional<std::size_t> point(std::size_t range) const { return entries_.at(range).point; }
+  // The name of the range's grid format, as the config wrote it ("e4m3", or grid_format's value).
+  const std::string& format_name(std::size_t range) const { return entries_.at(range).format_name; }
+
   // "e4m3, delayed scale of h.0.attn.c_attn:weight" or "bf16 (grid_format), unscaled", for optimizer.json.
   const std::string& describe(std::size_t range) const { return entries_.at(range).description; }
 
@@ -43,6 +50,8 @@ class WeightGrids {
     quant::PointSettings settings;
     model::Slot slot;
     std::string description;
+    std::string format_name;
+    std::optional<float> fixed_scale;
   };
   std::vector<Entry> entries_;
 };

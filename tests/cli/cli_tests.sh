@@ -165,6 +165,37 @@ open(sys.argv[1], "wb").write(data)
 PY
 rescaled=$("$altgrad" eval --checkpoint "$scratch/fp8-rescaled" --text "$scratch/corpus.txt" --max-windows 4)
 [[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$rescaled")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval ignores the saved scales: $(tail -1 <<<"$rescaled")"; }
+# Code-only weights: the checkpoint holds E4M3 codes; export writes F32 that equal the codes decoded
+# here, independently (E4M3: 1 sign, 4 exponent bits of bias 7, 3 mantissa bits, 0x7F/0xFF NaN).
+{ cat "$scratch/fp8.toml"; printf '\n'; } | sed 's/^\[quant\]$/optimizer = "gridwalk"\nmaster_weights = false\n[quant]/' > "$scratch/codes.toml"
+"$altgrad" train "$scratch/codes.toml" --set "data=$scratch/corpus.txt" --out "$scratch/codes" >/dev/null 2>&1
+succeeded "code-only train" $?
+"$altgrad" export --checkpoint "$scratch/codes" --out "$scratch/exported" >/dev/null; succeeded "export" $?
+check "exported F32 weights are the stored codes decoded" "8 code tensors, all equal" "$(python3 - "$(ls -d "$scratch"/codes/checkpoints/step_* | tail -1)/model.safetensors" "$scratch/exported/model.safetensors" <<'PY'
+import json, struct, sys
+def read(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for name, e in header.items():
+        raw = data[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]]
+        out[name] = list(raw) if e["dtype"] == "U8" else list(struct.unpack("<%df" % (len(raw) // 4), raw))
+    return out, meta
+def e4m3(code):
+    sign, exponent, mantissa = code >> 7, (code >> 3) & 15, code & 7
+    value = mantissa / 8 * 2.0 ** -6 if exponent == 0 else (1 + mantissa / 8) * 2.0 ** (exponent - 7)
+    return -value if sign else value
+stored, meta = read(sys.argv[1])
+exported, _ = read(sys.argv[2])
+names = [k[:-len(".codes")] for k in stored if k.endswith(".codes")]
+equal = all(meta[n + ".format"] == "e4m3" and n not in stored and
+            [e4m3(c) / stored[n + ".scale"][0] for c in stored[n + ".codes"]] == exported[n] for n in names)
+equal = equal and exported["lm_head.weight"] == exported["transformer.wte.weight"]
+print(len(names), "code tensors,", "all equal" if equal else "NOT equal")
+PY
+)"
 out=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/nan" --inject-nan "h.0.mlp.c_fc:act@3" 2>/dev/null); status=$?
 check "an injected NaN stops the run" 1 "$status"
 contains "the stop reason names the point" "non-finite loss at step 3; first non-finite value at quantization point h.0.mlp.c_fc:act" "$out"

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Prints the tables of docs/results.md from a finished `altgrad sweep configs/optimizers.toml`.
+
+Usage: scripts/results_tables.py SWEEP_DIR        (e.g. sweeps/optimizers)
+
+Reads each run's config.toml, metrics.jsonl and events.jsonl; nothing else. Groups are run names
+without their seed part; every number is a mean over the group's seeds unless a column names a seed.
+Geometry metrics are means over the matmul weight tensors (the 16 c_attn, c_proj, c_fc weights).
+"""
+import json
+import pathlib
+import re
+import statistics
+import sys
+
+GEOMETRY_STEPS = (100, 1500)
+GEOMETRY = (("update_underflow", "underflow"), ("update_success", "success"), ("misalignment", "misalign."),
+            ("capacity", "capacity"), ("alignment", "cos(Δw, −g)"))
+
+
+def lines(path):
+    return [json.loads(l) for l in open(path)] if path.exists() else []
+
+
+def learning_rate(run):
+    text = (run / "config.toml").read_text()
+    return float(re.search(r"^learning_rate = (\S+)", text, re.M).group(1))
+
+
+def load(sweep):
+    groups = {}
+    for run in sorted((sweep / "runs").iterdir()):
+        group, seed = re.match(r"(.*)\.seed(\d+)$", run.name).groups()
+        metrics = lines(run / "metrics.jsonl")
+        end = [e for e in lines(run / "events.jsonl") if e["event"] == "end"]
+        groups.setdefault(group, {})[int(seed)] = {
+            "lr": learning_rate(run), "metrics": metrics, "end": end[-1] if end else None,
+            "val": {m["step"]: m["val_loss"] for m in metrics if "val_loss" in m}}
+    return groups
+
+
+def mean(values):
+    values = [v for v in values if v is not None]
+    return statistics.fmean(values) if values else None
+
+
+def fmt(value, digits=4):
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def final_losses(groups):
+    reference = mean(max(r["val"].items())[1] for r in groups["fp32.adamw"].values())
+    seeds = sorted({s for g in groups.values() for s in g})
+    print("| run | learning_rate | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | vs fp32 adamw |")
+    print("|---|---|" + "---|" * len(seeds) + "---|---|")
+    for name, runs in groups.items():
+        finals = [max(runs[s]["val"].items())[1] if s in runs and runs[s]["val"] else None for s in seeds]
+        m = mean(finals)
+        lr = next(iter(runs.values()))["lr"]
+        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) +
+              f" | {fmt(m)} | {100 * (m / reference - 1):+.2f}% |")
+
+
+def loss_curves(groups):
+    steps = sorted({s for g in groups.values() for r in g.values() for s in r["val"]})
+    print("| run | " + " | ".join(str(s) for s in steps) + " |")
+    print("|---|" + "---|" * len(steps))
+    for name, runs in groups.items():
+        print(f"| {name} | " + " | ".join(fmt(mean(r["val"].get(s) for r in runs.values()), 3) for s in steps) + " |")
+
+
+def geometry_at(run, step, key):
+    for m in run["metrics"]:
+        if m["step"] == step and "diag" in m:
+            tensors = m["diag"]["geometry"]
+            return statistics.fmean(v[key] for v in tensors.values())
+    return None
+
+
+def geometry(groups):
+    header = [f"{label} @{s}" for key, label in GEOMETRY for s in GEOMETRY_STEPS]
+    print("| run | " + " | ".join(header) + " |")
+    print("|---|" + "---|" * len(header))
+    for name, runs in groups.items():
+        cells = [fmt(mean(geometry_at(r, s, key) for r in runs.values()), 3) for key, _ in GEOMETRY for s in GEOMETRY_STEPS]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def hessian(groups):
+    steps = sorted({m["step"] for g in groups.values() for r in g.values() for m in r["metrics"]
+                    if "hessian" in m.get("diag", {})})
+    print("| run | " + " | ".join(f"λ_max @{s}" for s in steps) + " |")
+    print("|---|" + "---|" * len(steps))
+    for name, runs in groups.items():
+        cells = []
+        for s in steps:
+            values = [m["diag"]["hessian"]["top_eigenvalue"] for r in runs.values() for m in r["metrics"]
+                      if m["step"] == s and "hessian" in m.get("diag", {})]
+            cells.append(fmt(mean(values), 2))
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def memory(groups):
+    print("| run | weight bytes | optimizer state bytes | weights kept as codes | tokens/s (median) |")
+    print("|---|---|---|---|---|")
+    for name, runs in groups.items():
+        run = runs[min(runs)]
+        m = run["end"]["memory"] if run["end"] else {}
+        speed = statistics.median(x["tokens_per_s"] for r in runs.values() for x in r["metrics"])
+        print(f"| {name} | {m.get('weight_bytes', 0):,} | {m.get('optimizer_state_bytes', 0):,} | "
+              f"{m.get('code_weights', 0):,} | {speed:,.0f} |")
+
+
+def main():
+    sweep = pathlib.Path(sys.argv[1])
+    groups = load(sweep)
+    for title, table in (("Final validation loss", final_losses), ("Validation loss by step (mean of seeds)", loss_curves),
+                         ("Geometry of the matmul weights (mean over tensors and seeds)", geometry),
+                         ("Top Hessian eigenvalue of the unquantized loss (mean of seeds)", hessian),
+                         ("Memory and speed", memory)):
+        print(f"\n### {title}\n")
+        table(groups)
+
+
+if __name__ == "__main__":
+    main()
