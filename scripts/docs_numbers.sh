@@ -2,7 +2,7 @@
 # Regenerates every measured number the documentation quotes, from real runs, and prints each one
 # labelled with where it is quoted, so a reader can check them.
 #
-#   scripts/docs_numbers.sh [--quick] [--only corpus|default|ablation|failing] [--keep DIR]
+#   scripts/docs_numbers.sh [--quick] [--only corpus|default|ablation|failing|results] [--keep DIR]
 #
 # Sections (all by default):
 #   corpus   the default corpus: license count, size, training split    (README, configs/default.toml)
@@ -12,6 +12,8 @@
 #                                                      (README, docs/experiments.md)
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
+#   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
+#            learning-rate scans that chose its rates: about 75 minutes (docs/results.md)
 # Full size takes about 30 minutes on two cores (the ablation about 15, the default run about 6). --quick shortens the
 # runs (default: 100 of 3,000 steps, whose speed is representative; failing: 60 steps), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
@@ -27,7 +29,7 @@ while (($#)); do
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
     --keep) keep=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--only corpus|default|ablation|failing] [--keep DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--only corpus|default|ablation|failing|results] [--keep DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -118,6 +120,27 @@ if want ablation; then
   python3 -c "import sys; w, u, s = map(float, sys.argv[1:]); print(f'wall time: {w / 60:.1f} min; CPU time: {(u + s) / 60:.1f} min (on two idle cores about {(u + s) / 120:.1f} min of wall time)')" \
     "$wall" "$user" "$sys"
   "$altgrad" report "$work/ablation" --summary | grep -v '^wrote '
+fi
+
+if want results; then
+  echo "== bit-space optimizers against AdamW, configs/optimizers.toml (docs/results.md)"
+  sweep_file="$work/optimizers.toml"
+  sed "s|^base = \"default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/optimizers.toml" >"$sweep_file"
+  scan_file="$work/lr_scan.toml"
+  python3 "$root/scripts/results_lr_scan.py" "$root/configs/default.toml" >"$scan_file"
+  if ((quick)); then
+    sed -i 's/^max_iters = .*/max_iters = 50\nwarmup_iters = 10/; s/^lr_decay_iters = .*/lr_decay_iters = 50/;
+            s/^eval_interval = .*/eval_interval = 25/; s/^checkpoint_interval = .*/checkpoint_interval = 50/;
+            s/^hessian_interval = .*/hessian_interval = 25/' "$sweep_file"
+    sed -i 's/^max_iters = .*/max_iters = 20/; s/^lr_decay_iters = .*/lr_decay_iters = 20/; s/^warmup_iters = .*/warmup_iters = 2/;
+            s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/' "$scan_file"
+  fi
+  "$altgrad" sweep "$scan_file" --jobs 2 --out "$work/lr_scan" >"$work/lr_scan.out" 2>&1 || true
+  echo "learning-rate scan, final validation loss at step 300:"
+  grep -E '^\[[0-9]+/[0-9]+\] (completed|stopped|failed)' "$work/lr_scan.out" | sed 's/^\[[0-9/]*\] //' | sort
+  "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/optimizers" >"$work/optimizers.out" 2>&1 || true
+  grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/optimizers.out" || true
+  python3 "$root/scripts/results_tables.py" "$work/optimizers"
 fi
 
 if want failing; then

@@ -28,15 +28,19 @@ def learning_rate(run):
 
 
 def load(sweep):
-    groups = {}
+    # Groups in the sweep file's order; a run not started yet has no directory.
+    order = re.findall(r'^name = "(.*)"', (sweep / "sweep.toml").read_text(), re.M)
+    groups = {name: {} for name in order}
     for run in sorted((sweep / "runs").iterdir()):
         group, seed = re.match(r"(.*)\.seed(\d+)$", run.name).groups()
         metrics = lines(run / "metrics.jsonl")
-        end = [e for e in lines(run / "events.jsonl") if e["event"] == "end"]
+        events = lines(run / "events.jsonl")
+        end = [e for e in events if e["event"] == "end"]
         groups.setdefault(group, {})[int(seed)] = {
             "lr": learning_rate(run), "metrics": metrics, "end": end[-1] if end else None,
+            "warnings": [e["kind"] for e in events if e["event"] == "warning"],
             "val": {m["step"]: m["val_loss"] for m in metrics if "val_loss" in m}}
-    return groups
+    return {name: runs for name, runs in groups.items() if runs}
 
 
 def mean(values):
@@ -48,17 +52,21 @@ def fmt(value, digits=4):
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def final_val(run):
+    return max(run["val"].items())[1] if run["val"] else None
+
+
 def final_losses(groups):
-    reference = mean(max(r["val"].items())[1] for r in groups["fp32.adamw"].values())
+    reference = mean(final_val(r) for r in groups.get("fp32.adamw", {}).values())
     seeds = sorted({s for g in groups.values() for s in g})
     print("| run | learning_rate | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | vs fp32 adamw |")
     print("|---|---|" + "---|" * len(seeds) + "---|---|")
     for name, runs in groups.items():
-        finals = [max(runs[s]["val"].items())[1] if s in runs and runs[s]["val"] else None for s in seeds]
+        finals = [final_val(runs[s]) if s in runs else None for s in seeds]
         m = mean(finals)
         lr = next(iter(runs.values()))["lr"]
-        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) +
-              f" | {fmt(m)} | {100 * (m / reference - 1):+.2f}% |")
+        versus = "—" if m is None or reference is None else f"{100 * (m / reference - 1):+.2f}%"
+        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) + f" | {fmt(m)} | {versus} |")
 
 
 def loss_curves(groups):
@@ -101,7 +109,7 @@ def hessian(groups):
 
 
 def memory(groups):
-    print("| run | weight bytes | optimizer state bytes | weights kept as codes | tokens/s (median) |")
+    print("| run | weight bytes | optimizer state bytes | parameters kept as codes | tokens/s (median) |")
     print("|---|---|---|---|---|")
     for name, runs in groups.items():
         run = runs[min(runs)]
@@ -111,13 +119,21 @@ def memory(groups):
               f"{m.get('code_weights', 0):,} | {speed:,.0f} |")
 
 
+def warnings(groups):
+    kinds = sorted({k for g in groups.values() for r in g.values() for k in r["warnings"]})
+    print("| run | " + " | ".join(kinds) + " |")
+    print("|---|" + "---|" * len(kinds))
+    for name, runs in groups.items():
+        print(f"| {name} | " + " | ".join(str(sum(r["warnings"].count(k) for r in runs.values())) for k in kinds) + " |")
+
+
 def main():
     sweep = pathlib.Path(sys.argv[1])
     groups = load(sweep)
     for title, table in (("Final validation loss", final_losses), ("Validation loss by step (mean of seeds)", loss_curves),
                          ("Geometry of the matmul weights (mean over tensors and seeds)", geometry),
                          ("Top Hessian eigenvalue of the unquantized loss (mean of seeds)", hessian),
-                         ("Memory and speed", memory)):
+                         ("Warnings raised (sum over seeds)", warnings), ("Memory and speed", memory)):
         print(f"\n### {title}\n")
         table(groups)
 

@@ -36,7 +36,7 @@ void BitSpaceOptimizer::set_grid(std::size_t range, const WeightGrid& grid) {
 
 std::vector<Hyperparameter> BitSpaceOptimizer::hyperparameters() const {
   std::vector<Hyperparameter> h = {{"beta1", adamw_.beta1}, {"beta2", adamw_.beta2}, {"eps", adamw_.eps},
-                                   {"weight_decay", adamw_.weight_decay}};
+                                   {"weight_decay", adamw_.weight_decay}, {"adamw_lr_ratio", config_.adamw_lr_ratio}};
   for (auto& own : own_hyperparameters()) h.push_back(std::move(own));
   return h;
 }
@@ -50,18 +50,24 @@ void BitSpaceOptimizer::step(std::span<float> params, std::span<const float> gra
   const std::int64_t step = advance_step();
   const double bias_correction1 = 1.0 - std::pow(static_cast<double>(adamw_.beta1), static_cast<double>(step));
   const double bias_correction2 = 1.0 - std::pow(static_cast<double>(adamw_.beta2), static_cast<double>(step));
-  const AdamScalars s{lr,
-                      adamw_.beta1,
-                      adamw_.beta2,
-                      adamw_.eps,
-                      static_cast<float>(lr / bias_correction1),
-                      static_cast<float>(std::sqrt(bias_correction2))};
+  const double adamw_lr = lr * config_.adamw_lr_ratio;  // lr itself at ratio 1
+  const auto scalars = [&](double rate) {
+    return AdamScalars{static_cast<float>(rate),
+                       adamw_.beta1,
+                       adamw_.beta2,
+                       adamw_.eps,
+                       static_cast<float>(rate / bias_correction1),
+                       static_cast<float>(std::sqrt(bias_correction2)),
+                       static_cast<float>(adamw_lr)};
+  };
+  const AdamScalars s = scalars(lr);
+  const AdamScalars adamw_part = scalars(adamw_lr);
   for (std::size_t i = 0; i < ranges().size(); ++i) {
     const ParameterRange& range = ranges()[i];
     float* p = params.data() + range.offset;
     const float* g = grads.data() + range.offset;
     if (range.adamw_only) {
-      adamw_range(range, p, g, s);
+      adamw_range(range, p, g, adamw_part);
       continue;
     }
     const std::span<GridSpan> spans(spans_.data(), span_count(grids_[i], range.size));

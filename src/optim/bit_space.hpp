@@ -25,12 +25,16 @@ struct BitSpaceConfig {
   float madam_p_scale = 3.0f;
   float madam_g_bound = 10.0f;
   float madam_beta = 0.999f;
+  // The rate of the adamw_only ranges as a multiple of the step's lr (adamw_learning_rate /
+  // learning_rate in the config), so that it follows the same schedule.
+  double adamw_lr_ratio = 1.0;
   std::uint64_t seed = 0;  // the run seed; stochastic rounding draws under the grid-walk purpose key
 };
 
 // The scalars of one step, computed once per step in double as PyTorch does and applied as floats.
 struct AdamScalars {
   float lr, beta1, beta2, eps, step_size, bias_correction2_sqrt;
+  float adamw_lr;  // the AdamW part's rate this step (lr · adamw_lr_ratio)
 };
 
 class BitSpaceOptimizer : public Optimizer {

@@ -45,9 +45,9 @@ void CodeWeights::add(std::size_t range, std::size_t offset, const format::Forma
   for (const float w : weights) amax = std::max(amax, std::fabs(w));
   CodeTensor t{range, offset, weights.size(), f, std::move(format_name), code_scale(f, amax, headroom), {}};
   t.codes.resize(weights.size() * t.code_bytes());
+  // Clamped: only where the scale's caps leave less headroom than asked could w·scale exceed it.
+  const float top = f.max_finite(), bottom = f.has_sign ? -top : f.min_positive();
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    // Clamped: only where the scale's caps leave less headroom than asked could w·scale exceed it.
-    const float top = f.max_finite(), bottom = f.has_sign ? -top : f.min_positive();
     const std::uint32_t code = format::encode(f, format::Rounding::nearest_even, std::clamp(weights[i] * t.scale, bottom, top));
     t.set_code(i, format::decode(f, code) == 0.0f ? 0u : code);  // -0 as +0
   }
@@ -65,8 +65,9 @@ void CodeWeights::add_stored(CodeTensor tensor) {
   }
   for (std::size_t i = 0; i < tensor.size; ++i) {
     const std::uint32_t code = tensor.code(i);
-    if (code >= tensor.format.code_count() || !std::isfinite(format::decode(tensor.format, code))) {
-      bad("code " + std::to_string(code) + " at element " + std::to_string(i) + " is not a finite value of the format");
+    if (code >= tensor.format.code_count() || !std::isfinite(tensor.value(i))) {
+      bad("code " + std::to_string(code) + " at element " + std::to_string(i) + " is not a finite value of the format" +
+          " under scale " + std::to_string(tensor.scale));
     }
   }
   tensors_.push_back(std::move(tensor));

@@ -43,7 +43,7 @@ class CodeWeights {
   void add(std::size_t range, std::size_t offset, const format::Format& f, std::string format_name,
            std::span<const float> weights, int headroom);
   // Adds a tensor as stored (a checkpoint); throws std::invalid_argument when the codes do not
-  // fit the size, the scale is not a power of two, or a code is not a finite value of the format.
+  // fit the size, the scale is not a power of two, or a code's value under it is not finite.
   void add_stored(CodeTensor tensor);
 
   std::span<CodeTensor> tensors() { return tensors_; }

@@ -18,7 +18,9 @@ std::vector<Hyperparameter> StiffnessAdamW::own_hyperparameters() const {
 void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range, std::span<const GridSpan> spans,
                                   float* p, const float* g, const AdamScalars& s, std::int64_t) {
   const format::Format& f = grid(index).format;
-  const float decay = decay_factor(range, s.lr);
+  // AdamW's decoupled decay at AdamW's rate: with precondition = "update" lr counts grid steps,
+  // and lr·wd would shrink every weight by as much as its largest step.
+  const float decay = decay_factor(range, s.adamw_lr);
   const bool squared = config().stiffness_power == 2;
   const bool on_grad = config().precondition == Precondition::grad;
   float* m = exp_avg() + range.offset;

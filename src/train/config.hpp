@@ -89,6 +89,9 @@ struct TrainConfig {
   double madam_p_scale = 3.0;        // madam: weights bounded by p_scale · RMS(initial tensor)
   double madam_g_bound = 10.0;       // madam: bound on the normalized gradient
   double madam_beta = 0.999;         // madam: second-moment decay
+  // Peak rate of the tensors a bit-space optimizer leaves to AdamW (norm gains, biases,
+  // embeddings), on the same schedule; 0: learning_rate. Madam's η is no rate for AdamW.
+  double adamw_learning_rate = 0.0;
   bool master_weights = true;        // false: gridwalk keeps its weights as codes only
   int code_headroom = 2;             // code-only weights: binades of headroom above the initial amax
 

@@ -180,6 +180,11 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
     relation_broken(config, origins, "master_weights", "optimizer",
                     "master_weights = false needs optimizer = \"gridwalk\" (the only optimizer that moves weights as codes)");
   }
+  if (config.adamw_learning_rate > 0.0 && !optim::is_bit_space(config.optimizer)) {
+    relation_broken(config, origins, "adamw_learning_rate", "optimizer",
+                    "adamw_learning_rate applies only to the bit-space optimizers (adamw and sgd use learning_rate "
+                    "for every tensor)");
+  }
 }
 
 // grid_format is any format name the format grammar accepts (docs/formats.md).

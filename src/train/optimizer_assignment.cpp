@@ -66,6 +66,7 @@ optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
                     static_cast<float>(c.madam_p_scale),
                     static_cast<float>(c.madam_g_bound),
                     static_cast<float>(c.madam_beta),
+                    c.adamw_learning_rate > 0.0 ? c.adamw_learning_rate / c.learning_rate : 1.0,
                     c.seed};
   return spec;
 }

@@ -44,6 +44,7 @@ OptimizerSpec spec_for(OptimizerKind kind) {
   spec.adamw = {0.9f, 0.99f, 1e-8f, 0.1f};
   spec.bit_space.seed = kSeed;
   spec.bit_space.stiffness_power = 2;
+  spec.bit_space.adamw_lr_ratio = 0.375;  // the adamw_only range steps at 0.375·lr
   return spec;
 }
 
@@ -92,12 +93,13 @@ class Reference {
   }
 
   Expected stiffness(double p, double g, double m, double v, double S, bool decay, double lr, int t) const {
+    const double adamw_lr = lr * spec_.bit_space.adamw_lr_ratio;  // the decay's rate
     const double p0 = p, m0 = m, v0 = v;
     const double factor = std::pow(S, spec_.bit_space.stiffness_power);
     const bool on_grad = spec_.bit_space.precondition == Precondition::grad;
     const double b1 = spec_.adamw.beta1, b2 = spec_.adamw.beta2;
     const double grad = on_grad ? g * factor : g;
-    const double decayed = decay ? p * (1.0 - lr * spec_.adamw.weight_decay) : p;
+    const double decayed = decay ? p * (1.0 - adamw_lr * spec_.adamw.weight_decay) : p;
     m = b1 * m + (1 - b1) * grad;
     v = b2 * v + (1 - b2) * grad * grad;
     const double u = (m / (1 - std::pow(b1, t))) / (std::sqrt(v / (1 - std::pow(b2, t))) + spec_.adamw.eps);
@@ -194,7 +196,7 @@ TEST_P(BitSpaceFormulaTest, EveryStepMatchesTheDefinitionInDouble) {
           Expected e;
           bool check_m = true;
           if (range.adamw_only) {
-            e = reference.adamw(before[i], g[i], m0[i], v0[i], range.decay, lr, t);
+            e = reference.adamw(before[i], g[i], m0[i], v0[i], range.decay, lr * spec.bit_space.adamw_lr_ratio, t);
           } else if (GetParam() == OptimizerKind::stiffness_adamw) {
             e = reference.stiffness(before[i], g[i], m0[i], v0[i], S[i], range.decay, lr, t);
           } else if (GetParam() == OptimizerKind::gridwalk) {

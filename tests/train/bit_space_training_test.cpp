@@ -14,6 +14,7 @@
 #include "format/parse.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
+#include "train/optimizer_assignment.hpp"
 #include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/resume_check.hpp"
@@ -165,6 +166,19 @@ TEST(BitSpaceConfig, BadValuesAreRefusedWithFileAndLine) {
   EXPECT_NE(config_error("madam_beta = 1.0\n").find("x.toml:1"), std::string::npos);
   EXPECT_NE(config_error("madam_g_bound = 0\n").find("x.toml:1"), std::string::npos);
   EXPECT_NE(config_error("optimizer = \"madam2\"\n").find("madam_int"), std::string::npos);
+  const std::string not_bit_space = config_error("\nadamw_learning_rate = 0.003\n");
+  EXPECT_NE(not_bit_space.find("x.toml:2"), std::string::npos) << not_bit_space;
+  EXPECT_NE(not_bit_space.find("applies only to the bit-space optimizers"), std::string::npos) << not_bit_space;
+  EXPECT_NE(config_error("optimizer = \"madam\"\nadamw_learning_rate = -1\n").find("x.toml:2"), std::string::npos);
+}
+
+// The tensors a bit-space optimizer leaves to AdamW step at adamw_learning_rate on the schedule
+// of learning_rate: the ratio of the two peaks (optim/bit_space_test.cpp checks the step itself).
+TEST(BitSpaceConfig, AdamwLearningRateIsARatioToTheSchedule) {
+  EXPECT_EQ(optimizer_spec(parse_config("optimizer = \"madam\"\n", "x.toml")).bit_space.adamw_lr_ratio, 1.0);
+  const TrainConfig c = parse_config("optimizer = \"madam\"\nlearning_rate = 0.05\nmin_lr = 0.005\n"
+                                     "adamw_learning_rate = 0.002\n", "x.toml");
+  EXPECT_DOUBLE_EQ(optimizer_spec(c).bit_space.adamw_lr_ratio, 0.04);
 }
 
 }  // namespace
