@@ -13,9 +13,10 @@
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
 #   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
-#            learning-rate scans that chose its rates: about 75 minutes (docs/results.md)
-# Full size takes about 30 minutes on two cores (the ablation about 15, the default run about 6). --quick shortens the
-# runs (default: 100 of 3,000 steps, whose speed is representative; failing: 60 steps), which checks
+#            learning-rate scan that chose its rates: about 70 minutes (docs/results.md)
+# Full size takes about 100 minutes on two cores (results about 70, the ablation about 15, the
+# default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is
+# representative; failing: 60 steps; results: 20-step scans and 50-step runs), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
 # machine and on what else it runs. --keep DIR keeps the run directories in DIR.
 # Uses build/altgrad (or $ALTGRAD), building it first when missing.
@@ -136,8 +137,9 @@ if want results; then
             s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/' "$scan_file"
   fi
   "$altgrad" sweep "$scan_file" --jobs 2 --out "$work/lr_scan" >"$work/lr_scan.out" 2>&1 || true
+  grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/lr_scan.out" || true
   echo "learning-rate scan, final validation loss at step 300:"
-  grep -E '^\[[0-9]+/[0-9]+\] (completed|stopped|failed)' "$work/lr_scan.out" | sed 's/^\[[0-9/]*\] //' | sort
+  python3 "$root/scripts/results_lr_scan.py" --table "$work/lr_scan"
   "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/optimizers" >"$work/optimizers.out" 2>&1 || true
   grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/optimizers.out" || true
   python3 "$root/scripts/results_tables.py" "$work/optimizers"

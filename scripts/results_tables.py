@@ -109,14 +109,13 @@ def hessian(groups):
 
 
 def memory(groups):
-    print("| run | weight bytes | optimizer state bytes | parameters kept as codes | tokens/s (median) |")
+    # Speed is left to `altgrad bench train` (docs/optimizers.md): runs sharing a machine time nothing.
+    print("| run | weight bytes | optimizer state bytes | total | parameters kept as codes |")
     print("|---|---|---|---|---|")
     for name, runs in groups.items():
-        run = runs[min(runs)]
-        m = run["end"]["memory"] if run["end"] else {}
-        speed = statistics.median(x["tokens_per_s"] for r in runs.values() for x in r["metrics"])
+        m = runs[min(runs)]["end"]["memory"] if runs[min(runs)]["end"] else {}
         print(f"| {name} | {m.get('weight_bytes', 0):,} | {m.get('optimizer_state_bytes', 0):,} | "
-              f"{m.get('code_weights', 0):,} | {speed:,.0f} |")
+              f"{m.get('total_bytes', 0):,} | {m.get('code_weights', 0):,} |")
 
 
 def warnings(groups):
@@ -133,7 +132,7 @@ def main():
     for title, table in (("Final validation loss", final_losses), ("Validation loss by step (mean of seeds)", loss_curves),
                          ("Geometry of the matmul weights (mean over tensors and seeds)", geometry),
                          ("Top Hessian eigenvalue of the unquantized loss (mean of seeds)", hessian),
-                         ("Warnings raised (sum over seeds)", warnings), ("Memory and speed", memory)):
+                         ("Warnings raised (sum over seeds)", warnings), ("Memory: weights and optimizer state", memory)):
         print(f"\n### {title}\n")
         table(groups)
 
