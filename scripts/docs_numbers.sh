@@ -13,8 +13,8 @@
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
 #   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
-#            learning-rate scan that chose its rates: about 70 minutes (docs/results.md)
-# Full size takes about 100 minutes on two cores (results about 70, the ablation about 15, the
+#            learning-rate scan that chose its rates: about 80 minutes (docs/results.md)
+# Full size takes about 110 minutes on two cores (results about 80, the ablation about 15, the
 # default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is
 # representative; failing: 60 steps; results: 20-step scans and 50-step runs), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the

@@ -7,10 +7,12 @@ Reads each run's config.toml, metrics.jsonl and events.jsonl; nothing else. Grou
 without their seed part; every number is a mean over the group's seeds unless a column names a seed.
 Geometry metrics are means over the matmul weight tensors (the 16 c_attn, c_proj, c_fc weights).
 """
+import array
 import json
 import pathlib
 import re
 import statistics
+import struct
 import sys
 
 GEOMETRY_STEPS = (100, 1500)
@@ -37,7 +39,7 @@ def load(sweep):
         events = lines(run / "events.jsonl")
         end = [e for e in events if e["event"] == "end"]
         groups.setdefault(group, {})[int(seed)] = {
-            "lr": learning_rate(run), "metrics": metrics, "end": end[-1] if end else None,
+            "dir": run, "lr": learning_rate(run), "metrics": metrics, "end": end[-1] if end else None,
             "warnings": [e["kind"] for e in events if e["event"] == "warning"],
             "val": {m["step"]: m["val_loss"] for m in metrics if "val_loss" in m}}
     return {name: runs for name, runs in groups.items() if runs}
@@ -57,16 +59,23 @@ def final_val(run):
 
 
 def final_losses(groups):
+    # Runs that share a seed share initial weights and batches, so the paired difference to the
+    # same format's AdamW run, seed by seed, is the cleanest comparison two seeds allow.
     reference = mean(final_val(r) for r in groups.get("fp32.adamw", {}).values())
     seeds = sorted({s for g in groups.values() for s in g})
-    print("| run | learning_rate | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | vs fp32 adamw |")
-    print("|---|---|" + "---|" * len(seeds) + "---|---|")
+    print("| run | learning_rate | " + " | ".join(f"seed {s}" for s in seeds) +
+          " | mean | vs fp32 adamw | − same format's adamw, per seed |")
+    print("|---|---|" + "---|" * len(seeds) + "---|---|---|")
     for name, runs in groups.items():
         finals = [final_val(runs[s]) if s in runs else None for s in seeds]
         m = mean(finals)
         lr = next(iter(runs.values()))["lr"]
         versus = "—" if m is None or reference is None else f"{100 * (m / reference - 1):+.2f}%"
-        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) + f" | {fmt(m)} | {versus} |")
+        baseline = groups.get(name.split(".")[0] + ".adamw", {})
+        paired = [f"{f - final_val(baseline[s]):+.4f}" for s, f in zip(seeds, finals)
+                  if f is not None and s in baseline and final_val(baseline[s]) is not None]
+        same = "—" if name.endswith(".adamw") or not paired else " / ".join(paired)
+        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) + f" | {fmt(m)} | {versus} | {same} |")
 
 
 def loss_curves(groups):
@@ -95,6 +104,8 @@ def geometry(groups):
 
 
 def hessian(groups):
+    # † marks a mean over an estimate that had not converged: residual ‖Hv − λv‖/|λ| above 0.1
+    # after its iterations (docs/optimizers.md, "Top Hessian eigenvalue").
     steps = sorted({m["step"] for g in groups.values() for r in g.values() for m in r["metrics"]
                     if "hessian" in m.get("diag", {})})
     print("| run | " + " | ".join(f"λ_max @{s}" for s in steps) + " |")
@@ -102,9 +113,10 @@ def hessian(groups):
     for name, runs in groups.items():
         cells = []
         for s in steps:
-            values = [m["diag"]["hessian"]["top_eigenvalue"] for r in runs.values() for m in r["metrics"]
-                      if m["step"] == s and "hessian" in m.get("diag", {})]
-            cells.append(fmt(mean(values), 2))
+            found = [m["diag"]["hessian"] for r in runs.values() for m in r["metrics"]
+                     if m["step"] == s and "hessian" in m.get("diag", {})]
+            unconverged = any(h["residual"] > 0.1 for h in found)
+            cells.append(fmt(mean(h["top_eigenvalue"] for h in found), 2) + (" †" if unconverged else ""))
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -126,13 +138,50 @@ def warnings(groups):
         print(f"| {name} | " + " | ".join(str(sum(r["warnings"].count(k) for r in runs.values())) for k in kinds) + " |")
 
 
+def safetensors_f32(path):
+    """The F32 tensors of a safetensors file, as flat arrays."""
+    raw = path.read_bytes()
+    size = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + size]), raw[8 + size:]
+    tensors = {}
+    for name, entry in header.items():
+        if name != "__metadata__" and entry["dtype"] == "F32":
+            begin, end = entry["data_offsets"]
+            tensors[name] = array.array("f", data[begin:end])
+    return tensors
+
+
+def at_bound(run_dir):
+    """Fraction of Madam's weights at their bound ±p_scale·RMS(initial) in the last checkpoint."""
+    last = max((run_dir / "checkpoints").glob("step_*"), key=lambda p: int(p.name[5:]))
+    weights, state = safetensors_f32(last / "model.safetensors"), safetensors_f32(last / "optimizer.safetensors")
+    offset, held, total = 0, 0, 0
+    for tensor in json.loads((run_dir / "optimizer.json").read_text())["tensors"]:
+        if tensor["optimizer"] == "madam":
+            bound = state["weight_bound"][offset:offset + tensor["numel"]]
+            held += sum(abs(w) >= b * (1 - 1e-6) for w, b in zip(weights[tensor["name"]], bound))
+            total += tensor["numel"]
+        offset += tensor["numel"]
+    return held / total
+
+
+def madam_bounds(groups):
+    print("| run | seed | weights at the bound, last checkpoint |")
+    print("|---|---|---|")
+    for name, runs in groups.items():
+        for seed, run in runs.items():
+            if "madam" in name and run["end"]:
+                print(f"| {name} | {seed} | {100 * at_bound(run['dir']):.1f}% |")
+
+
 def main():
     sweep = pathlib.Path(sys.argv[1])
     groups = load(sweep)
     for title, table in (("Final validation loss", final_losses), ("Validation loss by step (mean of seeds)", loss_curves),
                          ("Geometry of the matmul weights (mean over tensors and seeds)", geometry),
                          ("Top Hessian eigenvalue of the unquantized loss (mean of seeds)", hessian),
-                         ("Warnings raised (sum over seeds)", warnings), ("Memory: weights and optimizer state", memory)):
+                         ("Warnings raised (sum over seeds)", warnings),
+                         ("Madam's weight bound", madam_bounds), ("Memory: weights and optimizer state", memory)):
         print(f"\n### {title}\n")
         table(groups)
 

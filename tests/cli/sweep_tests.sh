@@ -198,5 +198,11 @@ check "ablation --list exit status" 0 $?
 check "ablation runs" "fp32 bf16 fp8-hybrid e3m4 e1m6 e7m0" "$(cut -d' ' -f1 <<<"$out" | paste -sd' ')"
 contains "ablation e1m6 settings" 'e1m6  {"quant.act.format":"e1m6","quant.preset":"fp8-hybrid","quant.weight.format":"e1m6"}' "$out"
 
+# The results' sweep file (docs/results.md): 14 entries at two seeds, every config valid.
+out=$("$altgrad" sweep "$root/configs/optimizers.toml" --list 2>&1)
+check "optimizers --list exit status" 0 $?
+check "optimizers runs" 28 "$(grep -c '\.seed13' <<<"$out")"
+contains "optimizers madam settings" 'e7m0.madam.seed1338  {"adamw_learning_rate":0.003,"learning_rate":0.03,' "$out"
+
 echo "sweep_tests: $passed passed, $failed failed"
 ((failed == 0))
