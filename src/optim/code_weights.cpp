@@ -55,6 +55,11 @@ void CodeWeights::add(std::size_t range, std::size_t offset, const format::Forma
 }
 
 void CodeWeights::add_stored(CodeTensor tensor) {
+  check_stored(tensor);
+  tensors_.push_back(std::move(tensor));
+}
+
+void CodeWeights::check_stored(const CodeTensor& tensor) {
   const auto bad = [](const std::string& why) { throw std::invalid_argument(why); };
   if (tensor.codes.size() != tensor.size * tensor.code_bytes()) {
     bad(std::to_string(tensor.codes.size()) + " code bytes for " + std::to_string(tensor.size) + " weights");
@@ -70,7 +75,6 @@ void CodeWeights::add_stored(CodeTensor tensor) {
           " under scale " + std::to_string(tensor.scale));
     }
   }
-  tensors_.push_back(std::move(tensor));
 }
 
 const CodeTensor* CodeWeights::find(std::size_t range) const {

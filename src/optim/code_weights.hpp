@@ -42,9 +42,11 @@ class CodeWeights {
   // even under code_scale.
   void add(std::size_t range, std::size_t offset, const format::Format& f, std::string format_name,
            std::span<const float> weights, int headroom);
-  // Adds a tensor as stored (a checkpoint); throws std::invalid_argument when the codes do not
-  // fit the size, the scale is not a power of two, or a code's value under it is not finite.
+  // Adds a tensor as stored (a checkpoint) after check_stored().
   void add_stored(CodeTensor tensor);
+  // Throws std::invalid_argument when the codes do not fit the size, the scale is not a power of
+  // two, or a code's value under it is not finite.
+  static void check_stored(const CodeTensor& tensor);
 
   std::span<CodeTensor> tensors() { return tensors_; }
   std::span<const CodeTensor> tensors() const { return tensors_; }

@@ -26,10 +26,6 @@ constexpr const char* kUnnamedOptimizer = "adamw";
 
 [[noreturn]] void fail(const fs::path& path, const std::string& why) { throw CheckpointError(path.string() + ": " + why); }
 
-std::vector<std::int64_t> shape_of(const std::vector<std::size_t>& shape) {
-  return {shape.begin(), shape.end()};
-}
-
 void write_json(const fs::path& path, const nlohmann::json& json) {
   write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
 }
@@ -122,6 +118,18 @@ std::string state_names(const optim::Optimizer& optimizer) {
   return names.empty() ? "no state tensors" : names;
 }
 
+// Writes model.safetensors: every tensor of nanoGPT's state_dict in F32, except the ones `codes`
+// keeps (null: none), which are stored as codes and scales (code_checkpoint.hpp).
+void write_model_file(const fs::path& path, const model::Gpt<float>& model, const optim::CodeWeights* codes) {
+  std::vector<TensorRef> tensors;
+  std::map<std::string, std::string> metadata = {{"format", "pt"}};
+  for (const auto& spec : model.layout().state_dict()) {
+    if (codes && add_code_tensor(spec, *codes, tensors, metadata)) continue;
+    tensors.push_back({spec.name, safetensors_shape(spec.shape), model.parameter(spec.name)});
+  }
+  write_safetensors(path, tensors, metadata);
+}
+
 }  // namespace
 
 fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::Optimizer& optimizer,
@@ -132,13 +140,7 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
   fs::remove_all(staging);
   fs::create_directories(staging);
 
-  std::vector<TensorRef> tensors;
-  std::map<std::string, std::string> metadata = {{"format", "pt"}};
-  for (const auto& spec : model.layout().state_dict()) {
-    if (codes && add_code_tensor(spec, *codes, tensors, metadata)) continue;  // else as export_model writes it
-    tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
-  }
-  write_safetensors(staging / kModelFile, tensors, metadata);
+  write_model_file(staging / kModelFile, model, codes);
   save_optimizer(staging / kOptimizerFile, optimizer);
   write_json(staging / kConfigFile, config_json(model.config()));
   const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
@@ -162,11 +164,7 @@ void export_model(const fs::path& checkpoint_dir, const fs::path& out_dir) {
   model::Gpt<float> model(config);
   load_model(checkpoint_dir, model);
   fs::create_directories(out_dir);
-  std::vector<TensorRef> tensors;
-  for (const auto& spec : model.layout().state_dict()) {
-    tensors.push_back({spec.name, shape_of(spec.shape), model.parameter(spec.name)});
-  }
-  write_safetensors(out_dir / kModelFile, tensors, {{"format", "pt"}});
+  write_model_file(out_dir / kModelFile, model, nullptr);
   write_json(out_dir / kConfigFile, config_json(config));
 }
 
@@ -205,7 +203,7 @@ void load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
       for (std::size_t i = 0; i < codes->size; ++i) into[i] = codes->value(i);
       continue;
     }
-    const Tensor& t = expect_tensor(file, path, spec.name, shape_of(spec.shape));
+    const Tensor& t = expect_tensor(file, path, spec.name, safetensors_shape(spec.shape));
     if (t.dtype != Dtype::f32) fail(path, "tensor '" + spec.name + "' must be F32");
     std::copy(t.data.begin(), t.data.end(), into.begin());
   }

@@ -5,11 +5,6 @@
 #include "format/parse.hpp"
 
 namespace altgrad::train {
-namespace {
-
-std::vector<std::int64_t> shape_of(const std::vector<std::size_t>& shape) { return {shape.begin(), shape.end()}; }
-
-}  // namespace
 
 bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& codes, std::vector<TensorRef>& tensors,
                      std::map<std::string, std::string>& metadata) {
@@ -17,7 +12,7 @@ bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& co
   if (!t || t->size != spec.slot.size) return false;
   if (!spec.alias_of.empty()) return true;  // lm_head.weight: the alias of wte, which is stored once
   const Dtype dtype = t->code_bytes() == 1 ? Dtype::u8 : Dtype::u16;
-  tensors.push_back({spec.name + ".codes", shape_of(spec.shape), dtype, t->codes});
+  tensors.push_back({spec.name + ".codes", safetensors_shape(spec.shape), dtype, t->codes});
   tensors.push_back({spec.name + ".scale", {1}, std::span<const float>(&t->scale, 1)});
   metadata[spec.name + ".format"] = t->format_name;
   return true;
@@ -36,7 +31,7 @@ std::optional<optim::CodeTensor> read_code_tensor(const SafetensorsFile& file, c
     throw bad("needs a one-element F32 tensor '" + spec.name + ".scale'");
   }
   if (format_name == file.metadata.end()) throw bad("needs metadata '" + spec.name + ".format'");
-  if (codes->second.shape != shape_of(spec.shape)) throw bad("codes have another shape than the config's tensor");
+  if (codes->second.shape != safetensors_shape(spec.shape)) throw bad("codes have another shape than the config's tensor");
   optim::CodeTensor t;
   try {
     t.format = format::make_format(format::parse_format(format_name->second));
@@ -53,8 +48,7 @@ std::optional<optim::CodeTensor> read_code_tensor(const SafetensorsFile& file, c
   t.scale = scale->second.data[0];
   t.codes = codes->second.bytes;
   try {
-    optim::CodeWeights check;  // add_stored validates sizes, the scale and every code
-    check.add_stored(t);
+    optim::CodeWeights::check_stored(t);
   } catch (const std::invalid_argument& e) {
     throw bad(e.what());
   }

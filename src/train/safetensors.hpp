@@ -23,6 +23,11 @@ class CheckpointError : public std::runtime_error {
 // code-only weights (optim/code_weights.hpp).
 enum class Dtype { f32, u8, u16 };
 
+// A tensor shape as safetensors headers write it.
+inline std::vector<std::int64_t> safetensors_shape(const std::vector<std::size_t>& dims) {
+  return {dims.begin(), dims.end()};
+}
+
 struct TensorRef {
   TensorRef(std::string name_, std::vector<std::int64_t> shape_, std::span<const float> data_)
       : name(std::move(name_)), shape(std::move(shape_)), data(data_) {}

@@ -3,7 +3,6 @@
 // state, optimizer.json assigns matmul weights to them and everything else to AdamW, and bad
 // config values are refused naming the file and line.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <fstream>
 #include <iterator>
@@ -17,6 +16,7 @@
 #include "train/optimizer_assignment.hpp"
 #include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
+#include "train/thread_count_check.hpp"
 #include "train/resume_check.hpp"
 #include "train/training_run.hpp"
 
@@ -45,16 +45,7 @@ TEST_P(BitSpaceTraining, TheSameBitsOnOneAndTwoThreads) {
   testing::ScratchDir dir;
   TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "mx8");
   c.diag_interval = 4;  // the geometry diagnostics too
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const TrainOutcome one = run(c, dir.path() / "one");
-  omp_set_num_threads(2);
-  const TrainOutcome two = run(c, dir.path() / "two");
-  omp_set_num_threads(saved);
-  for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
-    EXPECT_EQ(bytes_of(one.last_checkpoint / file), bytes_of(two.last_checkpoint / file)) << file;
-  }
-  EXPECT_EQ(metrics_without_timing(dir.path() / "one"), metrics_without_timing(dir.path() / "two"));
+  expect_same_bits_on_one_and_two_threads(c, dir.path());
 }
 
 TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOptimizer) {

@@ -4,7 +4,6 @@
 // count change no bit, the run learns, the memory summary counts codes, and configs and
 // checkpoints that cannot hold codes are refused with the reason.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <fstream>
@@ -17,6 +16,7 @@
 #include "train/resume_check.hpp"
 #include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
+#include "train/thread_count_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -106,14 +106,7 @@ TEST(CodeOnlyWeights, TheSameBitsOnOneAndTwoThreads) {
   testing::ScratchDir dir;
   TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   c.diag_interval = 4;
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const TrainOutcome one = run(c, dir.path() / "one");
-  omp_set_num_threads(2);
-  const TrainOutcome two = run(c, dir.path() / "two");
-  omp_set_num_threads(saved);
-  EXPECT_EQ(bytes_of(one.last_checkpoint / "model.safetensors"), bytes_of(two.last_checkpoint / "model.safetensors"));
-  EXPECT_EQ(metrics_without_timing(dir.path() / "one"), metrics_without_timing(dir.path() / "two"));
+  expect_same_bits_on_one_and_two_threads(c, dir.path());
 }
 
 TEST(CodeOnlyWeights, TheMemorySummaryCountsOneBytePerCodePlusScales) {
