@@ -2,6 +2,8 @@
 // validation_error and whose shortest name parses back to it, or throws FormatError quoting the
 // text it was given.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,9 +33,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const std::string why = format::validation_error(spec); !why.empty()) fuzz::fail("accepted an invalid spec: " + why);
   const std::string name = format::format_name(spec);
   if (!(format::parse_format(name) == spec)) fuzz::fail("'" + std::string(text) + "' names a spec that '" + name + "' does not");
-  // The spec makes a codec: a rounded value survives encode and decode (NaN stays NaN).
+  // The spec makes a codec: a rounded value survives encode and decode (NaN stays NaN), at ordinary
+  // values and at the grid's ends, where the format's step may be as fine as float32's.
   const format::Format f = format::make_format(spec);
-  for (const float x : {1.0f, -0.3f, 3.0e38f}) {
+  const float min_positive = format::bits_float(f.min_positive_bits);
+  const float max_finite = format::bits_float(f.max_finite_bits);
+  for (const float x : {1.0f, -0.3f, 3.0e38f, min_positive, std::nextafter(min_positive, 0.0f),
+                        std::nextafter(min_positive, 1.0f), -max_finite, std::nextafter(max_finite, std::numeric_limits<float>::infinity())}) {
     const float q = format::round_value(f, format::Rounding::nearest_even, x);
     const float back = format::decode(f, format::encode(f, format::Rounding::nearest_even, q));
     if (!(back == q || (back != back && q != q))) fuzz::fail(name + ": " + std::to_string(q) + " does not survive its code");

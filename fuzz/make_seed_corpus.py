@@ -132,6 +132,8 @@ def regression_inputs():
     put("format_name", "regress_bias_int_min", "e4m3,bias=-2147483648")
     # A NUL byte in a name cut the error message short at the quote.
     put("format_name", "regress_nul_in_name", b"e4m3,bias=\x00")
+    # A grid whose finest step is float32's (2^-149) shifted by -1 when rounding a value there.
+    put("format_name", "regress_step_2_pow_minus_149", "e1m1fnuz,bias=149")
     # "1e999abc" and "+-5" were accepted as numbers.
     put("quantize_tokens", "regress_trailing_after_overflow", "e4m3\n1e999abc\n")
     put("quantize_tokens", "regress_plus_minus", "e4m3\n+-5\n")

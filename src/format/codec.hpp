@@ -59,11 +59,15 @@ ALTGRAD_HD inline std::uint32_t extended_grid_magnitude(const Format& f, std::ui
   const bool normal = lead >= f.min_normal_exp;
   const int step_bits = (normal | f.spec.subnormals) ? M : 0;
   const int q = (normal ? lead : f.min_normal_exp) - step_bits;
-  const int d = q - (ef - 150);  // bits of m below the step; >= 8 for every valid format
-  const int dc = d < 31 ? d : 31;
-  const std::uint32_t n = m >> dc;
-  const std::uint32_t rem = m & ((1u << dc) - 1u);
-  const std::uint32_t half = 1u << (dc - 1);
+  const int d = q - (ef - 150);  // bits of m below the step: 0 (a grid as fine as float32's) or more
+  // Twice m, so that the remainder keeps at least one bit and half a step is a whole number even when
+  // d = 0 (then the remainder is 0: the input is on the grid). m < 2^24, so 2m fits.
+  const std::uint32_t m2 = m << 1;
+  const int d2 = d + 1;
+  const int dc = d2 < 31 ? d2 : 31;
+  const std::uint32_t n = m2 >> dc;
+  const std::uint32_t rem = m2 & ((1u << dc) - 1u);  // 2x the remainder below the step
+  const std::uint32_t half = 1u << (dc - 1);          // 2x half a step
   // Parity of the truncated code: n's for M >= 1, the exponent field's when there is no mantissa.
   const std::uint32_t field_parity = static_cast<std::uint32_t>(lead + f.spec.bias) & 1u;
   const std::uint32_t lsb = select((M == 0) & normal, field_parity, n & 1u);
@@ -78,8 +82,9 @@ ALTGRAD_HD inline std::uint32_t extended_grid_magnitude(const Format& f, std::ui
   if constexpr (R == Rounding::toward_negative) up = inexact & neg;
   if constexpr (R == Rounding::odd) up = inexact & (lsb ^ 1u);
   if constexpr (R == Rounding::stochastic) {
-    const int right = d - 32 < 31 ? d - 32 : 31;
-    const std::uint32_t frac32 = d <= 32 ? rem << (32 - d) : rem >> right;
+    // The fraction of a step below m, as a 32-bit fixed-point number: rem / 2^d2 * 2^32.
+    const int right = d2 - 32 < 31 ? d2 - 32 : 31;
+    const std::uint32_t frac32 = d2 <= 32 ? rem << (32 - d2) : rem >> right;
     up = random < frac32 ? 1u : 0u;
   }
   if constexpr (R == Rounding::stochastic_equal) up = inexact & (random >> 31);

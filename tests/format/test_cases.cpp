@@ -55,6 +55,10 @@ const std::vector<FormatCase>& generic_format_cases() {
       {"e4m3,bias=-100", FormatSpec{4, 3, -100, kFn, true, kSat}},  // values up to 2^115
       {"e5m2,bias=140", FormatSpec{5, 2, 140, kIeee, true, kSat}},  // every value a float32 subnormal
       {"e5m2,bias=-97", FormatSpec{5, 2, -97, kIeee, true, kSat}},  // max 1.75*2^127, next 2^128
+      // Grids whose finest step is float32's, 2^-149: inputs there are already on the grid.
+      {"e5m2,bias=148", FormatSpec{5, 2, 148, kIeee, true, kSat}},
+      {"e1m1fnuz,bias=149", FormatSpec{1, 1, 149, kFnuz, true, kSat}},
+      {"e8m0fnu,bias=149", FormatSpec{8, 0, 149, kFnu, true, kSat}},
       {"e5m2,subnormals=off", FormatSpec{5, 2, 15, kIeee, false, kSat}},
       {"e4m3fnuz,subnormals=off", FormatSpec{4, 3, 8, kFnuz, false, kSat}},
       {"e3m2,subnormals=off", FormatSpec{3, 2, 3, kFinite, false, kSat}},
