@@ -192,32 +192,34 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
   return c;
 }
 
-void load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
+optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
   const fs::path path = checkpoint_dir / kModelFile;
   const SafetensorsFile file = read_safetensors(path);
   const auto tensors = model.layout().tensors();
+  optim::CodeWeights stored;
   for (std::size_t range = 0; range < tensors.size(); ++range) {
     const model::TensorSpec& spec = tensors[range];
     const std::span<float> into = model.parameter(spec.name);
-    if (const auto codes = read_code_tensor(file, path, spec, range)) {
+    if (std::optional<optim::CodeTensor> codes = read_code_tensor(file, path, spec, range)) {
       for (std::size_t i = 0; i < codes->size; ++i) into[i] = codes->value(i);
+      stored.add_stored(std::move(*codes));
       continue;
     }
     const Tensor& t = expect_tensor(file, path, spec.name, safetensors_shape(spec.shape));
     if (t.dtype != Dtype::f32) fail(path, "tensor '" + spec.name + "' must be F32");
     std::copy(t.data.begin(), t.data.end(), into.begin());
   }
+  return stored;
 }
 
-optim::CodeWeights load_code_weights(const fs::path& checkpoint_dir, const model::Gpt<float>& model,
-                                     const std::vector<std::pair<std::size_t, std::string>>& expected) {
+void check_code_weights(const fs::path& checkpoint_dir, const optim::CodeWeights& stored,
+                        const model::ParameterLayout& layout,
+                        const std::vector<std::pair<std::size_t, std::string>>& expected) {
   const fs::path path = checkpoint_dir / kModelFile;
-  const SafetensorsFile file = read_safetensors(path);
-  const auto tensors = model.layout().tensors();
-  optim::CodeWeights codes;
+  const auto tensors = layout.tensors();
   for (std::size_t range = 0; range < tensors.size(); ++range) {
     const auto want = std::find_if(expected.begin(), expected.end(), [&](const auto& e) { return e.first == range; });
-    std::optional<optim::CodeTensor> t = read_code_tensor(file, path, tensors[range], range);
+    const optim::CodeTensor* t = stored.find(range);
     if (want == expected.end()) {
       if (t) fail(path, "tensor '" + tensors[range].name + "' is stored as codes, but the config keeps it in FP32 (master_weights = true?)");
       continue;
@@ -226,9 +228,7 @@ optim::CodeWeights load_code_weights(const fs::path& checkpoint_dir, const model
     if (t->format_name != want->second) {
       fail(path, "tensor '" + tensors[range].name + "' holds codes of " + t->format_name + ", the config's grid is " + want->second);
     }
-    codes.add_stored(std::move(*t));
   }
-  return codes;
 }
 
 void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {

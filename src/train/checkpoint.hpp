@@ -49,13 +49,14 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, cons
 model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_dir);
 
 // Loads parameters into `model`, whose config must match the checkpoint's; tensors stored as codes
-// (code_checkpoint.hpp) are decoded to their FP32 values.
-void load_model(const std::filesystem::path& checkpoint_dir, model::Gpt<float>& model);
-// The code-only weights of a checkpoint for resume: `expected` lists each range the run keeps as
-// codes with its grid's format name. Throws CheckpointError when the checkpoint stores another
-// set of tensors as codes, another format, or malformed codes.
-optim::CodeWeights load_code_weights(const std::filesystem::path& checkpoint_dir, const model::Gpt<float>& model,
-                                     const std::vector<std::pair<std::size_t, std::string>>& expected);
+// (code_checkpoint.hpp) are decoded to their FP32 values and returned as read, for resume.
+optim::CodeWeights load_model(const std::filesystem::path& checkpoint_dir, model::Gpt<float>& model);
+// Checks the code tensors load_model() read against the run: `expected` lists each range the run
+// keeps as codes with its grid's format name. Throws CheckpointError when the checkpoint stores
+// another set of tensors as codes or another format.
+void check_code_weights(const std::filesystem::path& checkpoint_dir, const optim::CodeWeights& stored,
+                        const model::ParameterLayout& layout,
+                        const std::vector<std::pair<std::size_t, std::string>>& expected);
 // Restores every state tensor `optimizer` keeps, by name, and its step count. Throws CheckpointError
 // naming the file and the tensor when one is missing, extra or of another size, or when the
 // checkpoint was written by another optimizer.

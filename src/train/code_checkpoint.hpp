@@ -5,7 +5,7 @@
 //   <name>.scale   F32, shape [1]: a power of two; the weight is decode(code) / scale
 // with metadata "<name>.format" naming its format. The tied lm_head.weight alias is left out when
 // wte is kept as codes (`altgrad export` writes it). load_model() decodes such tensors, so eval,
-// sample and export see FP32 weights; resume reads the codes themselves.
+// sample and export see FP32 weights, and returns the codes, which resume keeps.
 #include <filesystem>
 #include <map>
 #include <optional>

@@ -276,9 +276,9 @@ class Run {
     if (load_checkpoint_config(from) != s_.model.config()) {
       throw CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
-    load_model(from, s_.model);
-    s_.codes = load_code_weights(from, s_.model,
-                                 code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
+    s_.codes = load_model(from, s_.model);
+    check_code_weights(from, s_.codes, s_.model.layout(),
+                       code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     load_optimizer(from, *s_.optimizer);
     state_ = load_state(from);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());

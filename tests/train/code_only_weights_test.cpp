@@ -161,6 +161,12 @@ TEST(CodeOnlyWeights, CheckpointsThatDoNotMatchTheConfigAreRefused) {
   master.max_iters = 8;
   master.master_weights = true;
   EXPECT_NE(train_error(master, dir.path() / "run", true).find("stored as codes"), std::string::npos);
+  // And the other way: a master-weight checkpoint resumed with master_weights = false.
+  master.max_iters = 4;
+  (void)run(master, dir.path() / "master");
+  TrainConfig codes = c;
+  codes.max_iters = 8;
+  EXPECT_NE(train_error(codes, dir.path() / "master", true).find("stored in FP32"), std::string::npos);
 
   // A NaN code (0x7F in E4M3) in place of a weight: refused, naming the tensor.
   const fs::path model_file = dir.path() / "run/checkpoints/step_4/model.safetensors";
