@@ -56,20 +56,6 @@ optim::OptimizerKind saved_kind(const fs::path& dir) {
   return optim::OptimizerKind::adamw;
 }
 
-// The code-only tensors model.safetensors holds, each with the format its metadata names, as a run
-// keeping exactly those as codes would expect them (an empty name where the metadata has none).
-std::vector<std::pair<std::size_t, std::string>> stored_codes(const fs::path& dir, const model::ParameterLayout& layout) {
-  const train::SafetensorsFile file = train::read_safetensors(dir / "model.safetensors");
-  std::vector<std::pair<std::size_t, std::string>> out;
-  const auto tensors = layout.tensors();
-  for (std::size_t r = 0; r < tensors.size(); ++r) {
-    if (!file.tensors.contains(tensors[r].name + ".codes")) continue;
-    const auto format = file.metadata.find(tensors[r].name + ".format");
-    out.emplace_back(r, format == file.metadata.end() ? "" : format->second);
-  }
-  return out;
-}
-
 void check_state_rules(const train::CheckpointState& s) {
   if (s.step < 0 || s.best_step < -1) fuzz::fail("loaded a negative step");
   for (const double g : s.grad_norm_history) {
@@ -86,8 +72,7 @@ std::unique_ptr<Loaded> load(const fs::path& dir) {
   check_state_rules(l->state);
   l->recipe = train::load_checkpoint_recipe(dir, model::MatmulPoints(l->config));
   l->model = std::make_unique<model::Gpt<float>>(l->config);
-  train::load_model(dir, *l->model);
-  l->codes = train::load_code_weights(dir, *l->model, stored_codes(dir, l->model->layout()));
+  l->codes = train::load_model(dir, *l->model);
   optim::OptimizerSpec spec;
   spec.kind = saved_kind(dir);
   const std::size_t n = l->model->layout().size();
