@@ -56,14 +56,15 @@ void check_validator(std::string_view bytes) {
   }
 }
 
-// A relative path of plain names (letters, digits, '.', '_'), none of them "." or "..", so that every
-// file stays inside the folder and is a file.
+// A relative path of plain names (letters, digits, '.', '_'), none of them "." or ".." or too long
+// for a file name, so that every file stays inside the folder and is a file.
 bool plain_relative_name(const std::string& name) {
   if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._/") != std::string::npos) return false;
   for (std::size_t begin = 0; begin <= name.size();) {
     const std::size_t end = std::min(name.find('/', begin), name.size());
     const std::string_view part(name.data() + begin, end - begin);
-    if (part.empty() || part == "." || part == "..") return false;
+    // Longer components are not files that a folder corpus can hold (NAME_MAX is 255 bytes on Linux).
+    if (part.empty() || part == "." || part == ".." || part.size() > 255) return false;
     begin = end + 1;
   }
   return true;

@@ -128,6 +128,8 @@ def regression_inputs():
     put("corpus", "regress_jsonl_number_overflow", b'\x01{"text": "a", "n": 1e999}\n')
     # Harness: a folder entry named "x/." was written as a file and failed; such names are skipped.
     put("corpus", "regress_folder_dot_name", b"\x02" + files([("a.txt", b"first"), ("sub/.", b"dot")]))
+    # Harness: a folder entry with a name over 255 bytes could not be written and failed; such names are skipped.
+    put("corpus", "regress_folder_name_too_long", b"\x02" + files([("a.txt", b"first"), ("sub/" + "b" * 256, b"long")]))
     # bias = INT_MIN overflowed int in validation_error.
     put("format_name", "regress_bias_int_min", "e4m3,bias=-2147483648")
     # A NUL byte in a name cut the error message short at the quote.
