@@ -3,8 +3,8 @@
 // text it was given.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 

@@ -42,7 +42,8 @@ class CodeWeights {
   // even under code_scale.
   void add(std::size_t range, std::size_t offset, const format::Format& f, std::string format_name,
            std::span<const float> weights, int headroom);
-  // Adds a tensor as stored (a checkpoint) after check_stored().
+  // Adds a tensor as stored (a checkpoint) that check_stored() accepted: read_code_tensor() checks
+  // every tensor it returns, before load_model() decodes it, so it is not checked twice.
   void add_stored(CodeTensor tensor);
   // Throws std::invalid_argument when the codes do not fit the size, the scale is not a power of
   // two, or a code's value under it is not finite.
