@@ -1,11 +1,14 @@
 #include "train_bench.hpp"
 
+#include <cblas.h>
 #include <omp.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -46,6 +49,18 @@ class EngineStep {
   }
 
   std::size_t tokens() const { return x_.size(); }
+
+  // Floating-point operations of one training step, by PaLM's count (Chowdhery et al. 2022,
+  // appendix B): 6 per matmul weight per token (forward, input and weight gradients) plus
+  // 12·n_layer·n_embd·block_size per token for attention's scores and weighted sums.
+  double flops() const {
+    double weights = 0.0;
+    for (const model::MatmulPoint& m : gpt_.matmuls().all())
+      weights += static_cast<double>(m.in_features) * static_cast<double>(m.out_features);
+    const model::GptConfig& g = gpt_.config();
+    const double attention = 12.0 * g.n_layer * g.n_embd * static_cast<double>(acts_.T);
+    return (6.0 * weights + attention) * static_cast<double>(tokens());
+  }
 
   // Seconds one step took.
   double step() {
@@ -130,6 +145,55 @@ nlohmann::json torch_runs(const train::TrainConfig& c, int steps, const std::vec
   }
 }
 
+// The machine's own SGEMM rate at this thread count, the ceiling of a step's rate: OpenBLAS alone
+// (its own threading) on one 1024³ product, the best of several calls.
+double sgemm_gflops(int threads) {
+  constexpr int n = 1024;
+  omp_set_num_threads(threads);
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(format::philox_word(2, 0, i) & 1023u) / 1024.0f;
+    b[i] = static_cast<float>(format::philox_word(2, 1, i) & 1023u) / 1024.0f;
+  }
+  double best = 1e30;
+  for (int i = 0; i < 8; ++i) {
+    const auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+// The run as fast as its step: a real run of the config (its diagnostics, evaluations and
+// checkpoints, in a temporary directory) for `steps` steps against the step alone, median against
+// median, at this process's thread count.
+void compare_run_with_step(const train::TrainConfig& c, int steps, std::ostream& out) {
+  EngineStep engine(c, "");
+  for (int i = 0; i < 2; ++i) engine.step();
+  std::vector<double> times(20);
+  for (double& t : times) t = engine.step();
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  const double step_tps = static_cast<double>(engine.tokens()) / times[times.size() / 2];
+
+  train::TrainConfig run = c;
+  run.max_iters = steps;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("altgrad-bench-run-" + std::to_string(::getpid()));
+  train::TrainOptions options;
+  options.run_dir = dir;
+  options.repo_root = ALTGRAD_SOURCE_DIR;
+  const auto t0 = Clock::now();
+  train::train(run, options);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::filesystem::remove_all(dir);
+  const double run_tps = static_cast<double>(steps) * static_cast<double>(engine.tokens()) / seconds;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "run of %d steps (diagnostics, evaluation, checkpoints), %d threads: %.0f tokens/s; the step alone "
+                "(median): %.0f tokens/s; the run loses %.1f%% (target <= 10%%)\n",
+                steps, omp_get_max_threads(), run_tps, step_tps, 100.0 * (1.0 - run_tps / step_tps));
+  out << line;
+}
+
 double peak_rss_mib() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -155,29 +219,39 @@ int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
   std::snprintf(line, sizeof line, "train-step benchmark: %d layers, %d heads, %d channels, batch %d x %d tokens, best of %d steps\n",
                 c.n_layer, c.n_head, c.n_embd, c.batch_size, c.block_size, options.steps);
   out << line;
-  double engine_best = 0.0;
-  for (int t : threads) {
-    const double tps = engine_tokens_per_s(c, options.steps, t);
-    engine_best = std::max(engine_best, tps);
-    std::snprintf(line, sizeof line, "%-8s threads %d  %10.0f tokens/s\n", "altgrad", t, tps);
+  const double step_flops = EngineStep(c, "").flops();
+  std::vector<double> engine(threads.size());
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    engine[i] = engine_tokens_per_s(c, options.steps, threads[i]);
+    const double step_gflops = step_flops / (static_cast<double>(c.batch_size * c.block_size) / engine[i]) / 1e9;
+    const double ceiling = sgemm_gflops(threads[i]);
+    std::snprintf(line, sizeof line, "%-8s threads %d  %10.0f tokens/s  %6.1f GFLOP/s = %3.0f%% of SGEMM's %.1f (1024^3)\n",
+                  "altgrad", threads[i], engine[i], step_gflops, 100.0 * step_gflops / ceiling, ceiling);
     out << line;
   }
   omp_set_num_threads(max_threads);
   const double engine_peak = peak_rss_mib();
   const nlohmann::json torch = torch_runs(c, options.steps, threads);
-  double torch_best = 0.0;
+  std::vector<double> pytorch;
   for (const auto& run : torch["runs"]) {
-    const double tps = run["tokens_per_s"].get<double>();
-    torch_best = std::max(torch_best, tps);
-    std::snprintf(line, sizeof line, "%-8s threads %d  %10.0f tokens/s\n", "pytorch", run["threads"].get<int>(), tps);
+    pytorch.push_back(run["tokens_per_s"].get<double>());
+    std::snprintf(line, sizeof line, "%-8s threads %d  %10.0f tokens/s\n", "pytorch", run["threads"].get<int>(),
+                  pytorch.back());
     out << line;
   }
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    std::snprintf(line, sizeof line, "threads %d: altgrad / pytorch %.2fx\n", threads[i], engine[i] / pytorch.at(i));
+    out << line;
+  }
+  const double engine_best = *std::max_element(engine.begin(), engine.end());
+  const double torch_best = *std::max_element(pytorch.begin(), pytorch.end());
   std::snprintf(line, sizeof line, "best: altgrad %.0f tokens/s, pytorch %s %.0f tokens/s, ratio %.2fx\n", engine_best,
                 torch["torch"].get<std::string>().c_str(), torch_best, engine_best / torch_best);
   out << line;
   std::snprintf(line, sizeof line, "peak memory (RSS): altgrad %.0f MiB, pytorch %.0f MiB\n", engine_peak,
                 torch["peak_rss_mib"].get<double>());
   out << line;
+  if (options.run_steps > 0) compare_run_with_step(c, options.run_steps, out);
   return 0;
 }
 

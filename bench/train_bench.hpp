@@ -14,6 +14,7 @@ struct TrainBenchOptions {
   train::TrainConfig config;  // model and batch shape (the default training config unless given)
   int steps = 10;             // timed steps per thread count (the fastest is kept)
   std::string recipe;         // a preset: compare its step time with FP32's instead of with PyTorch
+  int run_steps = 0;          // > 0: also train a real run this long and compare its rate with the step's
 };
 
 int run_train_bench(const TrainBenchOptions& options, std::ostream& out);

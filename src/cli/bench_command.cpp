@@ -5,12 +5,22 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "ops/cpu/blas_kernel_setup.hpp"
 #include "quantize_bench.hpp"
 #include "train/config.hpp"
 #include "train_bench.hpp"
 #include "optimizer_bench.hpp"
 
 namespace altgrad::cli {
+namespace {
+
+// Every figure a bench prints holds for one CPU and one BLAS kernel: both head its output.
+void print_machine() {
+  const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
+  std::cout << "cpu:  " << blas.cpu << "\nblas: " << ops::cpu::describe(blas) << "\n";
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Benchmarks, each against a baseline measured in the same run");
@@ -19,13 +29,17 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<altgrad::bench::QuantizeBenchOptions>();
   quantize->add_option("--values", options->values, "Values per buffer")->capture_default_str();
   quantize->add_option("--repeats", options->repeats, "Timed passes per case (best is kept)")->capture_default_str();
-  quantize->callback([options] { altgrad::bench::run_quantize_bench(*options, std::cout); });
+  quantize->callback([options] {
+    print_machine();
+    altgrad::bench::run_quantize_bench(*options, std::cout);
+  });
 
   auto* train = bench->add_subcommand("train", "Training-step tokens/s vs the PyTorch reference on the same config");
   struct TrainArgs {
     std::string config;
     std::vector<std::string> overrides;
     int steps = 10;
+    int run_steps = 0;
     std::string recipe;
     std::vector<std::string> optimizers;
   };
@@ -33,6 +47,9 @@ void add_bench_command(CLI::App& app) {
   train->add_option("config", train_args->config, "TOML config (default: the default training config)");
   train->add_option("--set", train_args->overrides, "Override a config key (repeatable)");
   train->add_option("--steps", train_args->steps, "Timed steps per thread count (best is kept)")->capture_default_str();
+  train->add_option("--run", train_args->run_steps,
+                    "Also train a real run of the config this many steps (diagnostics, evaluation, checkpoints) and "
+                    "compare its tokens/s with the step's");
   train->add_option("--recipe", train_args->recipe,
                     "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
   train->add_option("--optimizer", train_args->optimizers,
@@ -42,7 +59,9 @@ void add_bench_command(CLI::App& app) {
     bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)
                                                 : train::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
+    bench_options.run_steps = train_args->run_steps;
     bench_options.recipe = train_args->recipe;
+    print_machine();
     if (!train_args->optimizers.empty()) {
       altgrad::bench::run_optimizer_bench({bench_options.config, train_args->optimizers, train_args->steps}, std::cout);
       return;

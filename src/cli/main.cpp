@@ -1,11 +1,31 @@
 // altgrad: the command line. Thin by design: parse arguments, call a layer, print.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.hpp"
+#include "ops/cpu/blas_kernel_setup.hpp"
+
+namespace {
+
+// `altgrad --version`: the build, the CPU, and the BLAS kernel this process runs and why.
+std::string version_text() {
+  const altgrad::ops::cpu::BlasKernelReport blas = altgrad::ops::cpu::blas_kernel_report();
+  return "altgrad " ALTGRAD_VERSION "\ncpu   " + blas.cpu + "\nblas  " + altgrad::ops::cpu::describe(blas);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  // First, before any output or thread: may re-execute this program once on another BLAS kernel.
+  try {
+    altgrad::ops::cpu::select_blas_kernel();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "altgrad: error: %s\n", e.what());
+    return altgrad::cli::kExitBadInput;
+  }
   CLI::App app{"AltGrad: a test bench for low-precision training research"};
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   altgrad::cli::add_formats_command(app);
   altgrad::cli::add_quantize_command(app);

@@ -12,7 +12,7 @@
 
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
-#include "ops/cpu/gemm.hpp"
+#include "ops/cpu/blas_kernel_setup.hpp"
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -230,9 +230,12 @@ class Run {
     std::optional<QuantMetrics> quant_metrics;
     if (s_.hooks) quant_metrics.emplace(*s_.hooks);
     TensorBoardLog tensorboard(options_.run_dir);
+    // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
+    const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
     log.event({{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
                {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}, {"optimizer", s_.optimizer->name()},
-               {"blas_kernel", ops::cpu::blas_kernel()}});
+               {"blas_kernel", blas.kernel}, {"blas_kernel_source", ops::cpu::to_string(blas.source)},
+               {"blas_kernel_openblas_pick", blas.openblas_pick}, {"blas_library", blas.library}, {"cpu", blas.cpu}});
     Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
     TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0, false, 0, {}};
     const auto started = Clock::now();

@@ -96,6 +96,24 @@ for l in rows:
 print("ok" if rows and not bad else "bad rows: %r" % bad)' <<<"$bench")"
 contains "bench ratio column" "vs memcpy" "$bench"
 
+# The BLAS kernel (docs/determinism.md): the process runs the kernel its choice asked for (--version
+# names both, and says "not loaded" where they differ), a pin runs its level's representative on any
+# CPU of that level, the user's OPENBLAS_CORETYPE wins over a pin, and a bad pin names the variable.
+unset_blas="env -u OPENBLAS_CORETYPE -u ALTGRAD_BLAS_CHOICE -u ALTGRAD_BLAS_KERNEL"
+out=$($unset_blas "$altgrad" --version); succeeded "--version" $?
+contains "--version names the CPU" "cpu   " "$out"
+check "--version: the automatic choice is the kernel that runs" "" "$(grep -o 'not loaded' <<<"$out")"
+out=$($unset_blas ALTGRAD_BLAS_KERNEL=sse3 "$altgrad" --version)
+contains "a sse3 pin runs Prescott" "kernel Prescott (pinned by ALTGRAD_BLAS_KERNEL=sse3;" "$out"
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  out=$($unset_blas ALTGRAD_BLAS_KERNEL=avx2 "$altgrad" --version)
+  contains "an avx2 pin runs Haswell" "kernel Haswell (pinned by ALTGRAD_BLAS_KERNEL=avx2;" "$out"
+fi
+out=$($unset_blas OPENBLAS_CORETYPE=Prescott ALTGRAD_BLAS_KERNEL=avx2 "$altgrad" --version)
+contains "the user's OPENBLAS_CORETYPE wins over a pin" "kernel Prescott (set by OPENBLAS_CORETYPE=Prescott)" "$out"
+err=$($unset_blas ALTGRAD_BLAS_KERNEL=avx3 "$altgrad" --version 2>&1); check "a bad pin exit status" 2 $?
+contains "a bad pin names the variable and the levels" "ALTGRAD_BLAS_KERNEL=avx3: not a kernel level (auto, avx512, avx2, avx, sse3)" "$err"
+
 # train / eval / sample on a small generated corpus with the tiny preset.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d)
@@ -108,6 +126,10 @@ check "train reports the last val loss it logged" \
   "final val loss: $(python3 -c 'import json,sys; print("%.4f" % [json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"])' "$scratch/run/metrics.jsonl")" \
   "$(grep '^final val loss:' <<<"$train_out")"
 check "metrics.jsonl has one line per step" 20 "$(wc -l < "$scratch/run/metrics.jsonl")"
+$unset_blas ALTGRAD_BLAS_KERNEL=sse3 "$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --set max_iters=1 \
+  --out "$scratch/pinned" >/dev/null 2>&1
+check "the start event records the kernel a pinned run ran and why" "Prescott ALTGRAD_BLAS_KERNEL" \
+  "$(python3 -c 'import json,sys; e=json.loads(open(sys.argv[1]).readline()); print(e["blas_kernel"], e["blas_kernel_source"])' "$scratch/pinned/events.jsonl")"
 check "train prints the end event's weights + optimizer state bytes" \
   "$(python3 -c 'import json,sys; m=[json.loads(l) for l in open(sys.argv[1])][-1]["memory"]; print(m["weight_bytes"], m["optimizer_state_bytes"], m["total_bytes"], m["total_bytes"] == 3 * m["weight_bytes"])' "$scratch/run/events.jsonl")" \
   "$(sed -n 's/^memory: .* weights \([0-9]*\) B + state \([0-9]*\) B .* = \([0-9]*\) B$/\1 \2 \3 True/p' <<<"$train_out")"
