@@ -9,6 +9,7 @@
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/softmax_row.hpp"
+#include "ops/cpu/vector_math.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -84,6 +85,17 @@ void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const Head
   gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, probs, v.T, val, v.C3, Scalar{0}, out, v.C);  // probs · v
 }
 
+// Σ x_i·y_i over n terms: serial in double (the reference), lane_sum in float.
+double dot(const double* x, const double* y, std::size_t n) {
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+
+float dot(const float* x, const float* y, std::size_t n) {
+  return lane_sum(n, [x, y](std::size_t i) { return x[i] * y[i]; });
+}
+
 // One (b, h) pair, laid out as in head_probs and head_values; dqkv like qkv, dout like out. q, k, v
 // and probs_used are what the forward products multiplied, probs what the softmax produced. dprobs
 // (T, T) is scratch for d loss / d probabilities, then d loss / d scores.
@@ -99,8 +111,7 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
     // Softmax backward: dscore_s = p_s · (dp_s − Σ_j p_j dp_j), then the 1/√hs of the scores.
     const Scalar* p = probs + t * T;
     Scalar* d = dprobs + t * T;
-    Scalar p_dp = 0;
-    for (std::size_t s = 0; s <= t; ++s) p_dp += p[s] * d[s];
+    const Scalar p_dp = dot(p, d, t + 1);
     for (std::size_t s = 0; s <= t; ++s) d[s] = p[s] * (d[s] - p_dp) * scale;
     std::fill(d + t + 1, d + T, Scalar{0});
   }

@@ -7,10 +7,11 @@
 namespace altgrad::ops::cpu {
 namespace {
 
-// Multiply-adds worth one tile: enough that a tile's packing of the shared operand stays small
-// beside its arithmetic, small enough that the default model's GEMMs give two cores four tiles each.
-// scripts/compare_train_speed.sh measures what a change here costs.
-constexpr std::size_t kTileWork = std::size_t{1} << 24;
+// Multiply-adds worth one tile: enough that a tile's packing of the shared operand (each tile packs
+// all of it again) stays small beside its arithmetic. A GEMM of at least half this work is cut into an
+// even number of tiles, at least two, so that two cores share it evenly; the default model's GEMMs get
+// two to four. scripts/compare_train_speed.sh measures what a change here costs.
+constexpr std::size_t kTileWork = std::size_t{1} << 25;
 // Caps the tiles of one GEMM, and with them the times the shared operand is packed.
 constexpr std::size_t kMaxTiles = 64;
 // Tile edges fall on multiples of this, so every tile but the last is whole micro-kernel panels.
@@ -79,7 +80,8 @@ const char* blas_kernel() { return openblas_get_corename(); }
 GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
   const bool by_rows = m >= n;
   const std::size_t dim = by_rows ? m : n;
-  const std::size_t wanted = std::clamp<std::size_t>(m * n * k / kTileWork, 1, kMaxTiles);
+  const std::size_t work = m * n * k;
+  const std::size_t wanted = work < kTileWork / 2 ? 1 : std::clamp<std::size_t>((work / kTileWork + 1) / 2 * 2, 2, kMaxTiles);
   const std::size_t length = std::min(dim, ceil_div(ceil_div(dim, wanted), kTileAlign) * kTileAlign);
   return {by_rows, length, ceil_div(dim, length)};
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "ops/cpu/vector_math.hpp"
+
 namespace altgrad::ops::cpu {
 
 template <typename Scalar>
@@ -22,6 +24,18 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
     sum += out[i];
   }
   const Scalar inverse_sum = Scalar{1} / sum;
+  for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
+  return {max, sum};
+}
+
+// The float row, vectorized: exp_float and a lane_sum (ops/cpu/vector_math.hpp) in place of libm's
+// exp and the serial sum. The maximum is exact in any order.
+inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
+  float max = in[0];
+  for (std::size_t i = 1; i < n; ++i) max = std::max(max, in[i]);
+  for (std::size_t i = 0; i < n; ++i) out[i] = exp_float(in[i] - max);
+  const float sum = lane_sum(n, [out](std::size_t i) { return out[i]; });
+  const float inverse_sum = 1.0f / sum;
   for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
   return {max, sum};
 }

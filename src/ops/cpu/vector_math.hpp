@@ -1,0 +1,60 @@
+#pragma once
+// Float arithmetic that the compiler vectorizes, for the CPU kernels' elementwise loops and row sums.
+//
+// libm's expf is a call GCC cannot vectorize, and a sum written `s += x[i]` is a chain of dependent
+// adds it may not reorder (without -ffast-math). These replace both with plain arithmetic whose
+// result is fixed by the code alone: the same bits at any vector width, thread count or alignment.
+// Double keeps libm and serial sums everywhere; the gradient checks use it as the reference.
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace altgrad::ops::cpu {
+
+// e^x within 2 ulp for x in [-87.3, 88.3]; inputs beyond are clamped there (e^-87.3 ≈ 1.2e-38, near
+// the smallest normal float, instead of a subnormal or 0; e^88.3 ≈ 2.2e38, so that 2^n stays finite);
+// NaN gives NaN.
+// Cody and Waite's reduction: x = n·ln2 + r with |r| <= ln2/2, where n·ln2_hi is exact (ln2_hi has 16
+// significant bits, |n| <= 127 seven), then e^r by its Taylor series to degree 7 (truncation below
+// 5e-9 relative) and 2^n from the exponent bits.
+inline float exp_float(float x) {
+  x = std::min(std::max(x, -87.3f), 88.3f);
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.42860682030941723e-6f;
+  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding and subtracting it rounds to an integer
+  const float n = (x * kLog2e + kRound) - kRound;
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.0f / 5040.0f;
+  p = 1.0f / 720.0f + r * p;
+  p = 1.0f / 120.0f + r * p;
+  p = 1.0f / 24.0f + r * p;
+  p = 1.0f / 6.0f + r * p;
+  p = 0.5f + r * p;
+  p = 1.0f + r * p;
+  p = 1.0f + r * p;
+  // n + 127 lies in [1, 255) for the clamped range, a normal float's exponent field.
+  const auto power = static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23;
+  return p * std::bit_cast<float>(power);
+}
+
+// The number of partial sums a row sum keeps: one AVX-512 register of floats (two AVX2 ones).
+inline constexpr std::size_t kSumLanes = 16;
+
+// Σ term(i) for i < n, with term(i) added to partial sum i mod 16 in order of i, then the partial sums
+// added pairwise (0+8, 1+9, ...; then 0+4, ...). The order is a function of n alone, so the bits do
+// not depend on how the compiler vectorizes the loop.
+template <typename Term>
+float lane_sum(std::size_t n, Term&& term) {
+  float lanes[kSumLanes] = {};
+  std::size_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (std::size_t l = 0; l < kSumLanes; ++l) lanes[l] += term(i + l);
+  for (std::size_t l = 0; i + l < n; ++l) lanes[l] += term(i + l);
+  for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
+    for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+  return lanes[0];
+}
+
+}  // namespace altgrad::ops::cpu

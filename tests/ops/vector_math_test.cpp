@@ -1,0 +1,101 @@
+#include "ops/cpu/vector_math.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "ops/cpu/softmax_row.hpp"
+
+namespace {
+
+using namespace altgrad::ops::cpu;
+
+// Distance in units of the float spacing at the true value (its ulp), from a double reference.
+double ulps(float got, double want) {
+  const float rounded = static_cast<float>(want);
+  const double ulp = std::nextafter(rounded, std::numeric_limits<float>::infinity()) - rounded;
+  return std::fabs(static_cast<double>(got) - want) / ulp;
+}
+
+// About 110,000 points over the whole clamped range (steps of 1e-4 relative, 5e-5 near zero), and
+// the ends, against libm's double exp.
+TEST(ExpFloat, WithinTwoUlpOverItsRange) {
+  double worst = 0;
+  float worst_at = 0;
+  for (double t = -87.3; t <= 88.3; t += 1e-4 * std::max(std::fabs(t), 0.5)) {
+    const auto x = static_cast<float>(t);
+    const double e = ulps(exp_float(x), std::exp(static_cast<double>(x)));
+    if (e > worst) worst = e, worst_at = x;
+  }
+  EXPECT_LE(worst, 2.0) << "at x = " << worst_at;
+  for (const float x : {0.0f, -0.0f, 1.0f, -1.0f, 1e-8f, -1e-8f, 88.3f, -87.3f})
+    EXPECT_LE(ulps(exp_float(x), std::exp(static_cast<double>(x))), 2.0) << "x = " << x;
+  EXPECT_EQ(exp_float(0.0f), 1.0f);
+}
+
+TEST(ExpFloat, ClampsOutsideItsRangeAndKeepsNaN) {
+  EXPECT_EQ(exp_float(-1000.0f), exp_float(-87.3f));
+  EXPECT_EQ(exp_float(-std::numeric_limits<float>::infinity()), exp_float(-87.3f));
+  EXPECT_EQ(exp_float(1000.0f), exp_float(88.3f));
+  EXPECT_TRUE(std::isfinite(exp_float(std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(exp_float(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// The documented order, written out: term i into partial sum i mod 16, then halves folded pairwise.
+float documented_lane_sum(const std::vector<float>& x) {
+  float partial[16] = {};
+  for (std::size_t i = 0; i < x.size(); ++i) partial[i % 16] += x[i];
+  for (std::size_t half = 8; half > 0; half /= 2)
+    for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
+  return partial[0];
+}
+
+// Terms of very different sizes, so that another order of the adds gives other bits.
+std::vector<float> uneven_terms(std::size_t n) {
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::ldexp(1.0f + 0.1f * static_cast<float>(i % 7), static_cast<int>(i * 5 % 31) - 12);
+  return x;
+}
+
+TEST(LaneSum, AddsInTheDocumentedOrder) {
+  for (std::size_t n = 0; n <= 70; ++n) {
+    const std::vector<float> x = uneven_terms(n);
+    const float sum = lane_sum(n, [&](std::size_t i) { return x[i]; });
+    EXPECT_EQ(sum, documented_lane_sum(x)) << "n = " << n;
+    double exact = 0;
+    for (const float v : x) exact += v;
+    EXPECT_NEAR(sum, exact, 1e-6 * exact + 1e-30) << "n = " << n;
+  }
+}
+
+// The order matters, so the check above can fail: a serial sum of the same terms differs somewhere.
+TEST(LaneSum, DiffersFromTheSerialSum) {
+  int differing = 0;
+  for (std::size_t n = 17; n <= 70; ++n) {
+    const std::vector<float> x = uneven_terms(n);
+    float serial = 0;
+    for (const float v : x) serial += v;
+    differing += serial != documented_lane_sum(x);
+  }
+  EXPECT_GT(differing, 0);
+}
+
+// The float softmax against the double one (libm exp, serial sum) on rows of every length to 300.
+TEST(SoftmaxRow, FloatAgreesWithTheDoubleReference) {
+  for (std::size_t n = 1; n <= 300; n += 7) {
+    std::vector<float> in(n), out(n);
+    std::vector<double> in_double(n), out_double(n);
+    for (std::size_t i = 0; i < n; ++i) in_double[i] = in[i] = 0.37f * static_cast<float>((i * 13) % 29) - 4.0f;
+    const SoftmaxRow<float> row = softmax_row(in.data(), out.data(), n);
+    const SoftmaxRow<double> want = softmax_row(in_double.data(), out_double.data(), n);
+    EXPECT_EQ(row.max, want.max);
+    EXPECT_NEAR(row.sum, want.sum, 1e-6 * want.sum);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(out[i], out_double[i], 1e-6 * out_double[i] + 1e-9) << n << " " << i;
+  }
+}
+
+}  // namespace
