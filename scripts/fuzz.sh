@@ -3,8 +3,9 @@
 # Usage: scripts/fuzz.sh [TARGET|all] [SECONDS]     (defaults: all, 10 seconds each)
 #   TARGET is a name from fuzz/corpus/ (safetensors, checkpoint, config, ...).
 # Each target starts from its committed seeds, fuzz/corpus/<target>/ (never written to), plus what
-# earlier runs found, build-fuzz/fuzz-corpus/<target>/. A finding (crash, sanitizer report, broken
-# property, leak, timeout) stops the script with status 1; its input is kept in
+# earlier runs found, build-fuzz/fuzz-corpus/<target>/; as many targets run at once as there are cores.
+# A finding (crash, sanitizer report, broken property, leak, timeout) ends the script with status 1
+# once every target has run; its input is kept in
 # build-fuzz/fuzz-findings/<target>/ (minimize it with: build-fuzz/fuzz/<target>_fuzzer -minimize_crash=1
 # -runs=10000 FILE, then commit it to fuzz/corpus/<target>/ as a regression input).
 set -euo pipefail
@@ -27,13 +28,13 @@ else
   targets=("$target")
 fi
 
-for t in "${targets[@]}"; do
-  corpus="$build/fuzz-corpus/$t"
-  findings="$build/fuzz-findings/$t"
-  mkdir -p "$corpus" "$findings"
-  log="$build/fuzz-$t.log"
+# One target: 0 when it ran clean, 1 after printing its finding.
+run_target() {
+  local t=$1
+  local corpus="$build/fuzz-corpus/$t" findings="$build/fuzz-findings/$t" log="$build/fuzz-$t.log"
   # An empty working directory of its own: the targets check that nothing appears in it.
-  workdir="$build/fuzz-workdir/$t"
+  local workdir="$build/fuzz-workdir/$t"
+  mkdir -p "$corpus" "$findings"
   rm -rf "$workdir"
   mkdir -p "$workdir"
   echo "fuzz: $t for ${seconds}s" >&2
@@ -42,7 +43,21 @@ for t in "${targets[@]}"; do
       -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" "$root/fuzz/corpus/$t") >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "fuzz: $t FAILED; input saved in $findings/, log in $log" >&2
-    exit 1
+    return 1
   fi
   grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 >&2 || true
+}
+
+# The targets are single-threaded: one per core at a time. Each leaves its status in a file, read
+# once all have ended.
+status="$build/fuzz-status"
+rm -rf "$status"
+mkdir -p "$status"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= $(nproc))); do sleep 0.2; done
+  (if run_target "$t"; then echo 0; else echo 1; fi >"$status/$t") &
 done
+wait
+failed=0
+for t in "${targets[@]}"; do [[ "$(cat "$status/$t")" == 0 ]] || failed=1; done
+exit "$failed"

@@ -3,7 +3,7 @@
 # for the one-node test cluster), then builds and runs the whole test suite twice: an optimised build
 # for this CPU (with AVX-512, the quantizer's vector kernel; quant_tests_portable runs the same
 # quantizer tests on a twin of the quantizer built without the CPU tuning, the portable kernel), and
-# a build for this CPU at -O1 -g under AddressSanitizer + UndefinedBehaviorSanitizer, which leaves the
+# a build for this CPU at -Og -g1 under AddressSanitizer + UndefinedBehaviorSanitizer, which leaves the
 # orchestration tests (processes, signals, Slurm, the browser) to the first; then every fuzz target
 # for 10 s.
 set -euo pipefail
@@ -23,13 +23,16 @@ stage_done "set-up"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 stage_done "the native build"
-(cd "$root/build" && ctest --output-on-failure)
+# Tests two at a time on two cores: most are single-threaded, and none depends on timing.
+(cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
 stage_done "the native build's tests"
 
+# -Og with line tables only (-g1): sanitizer reports keep file and line, and the build takes about
+# half the time of -O1 -g (measured 305 s against 599 s on two cores) for about the same test time.
 "$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DALTGRAD_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1"
 stage_done "the sanitizer build"
-(cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -LE orchestration)
+(cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$(nproc)" -LE orchestration)
 stage_done "the sanitizer build's tests"
 
 # Every libFuzzer target (fuzz/) for 10 s on its seed corpus plus fresh inputs, in a clang build of

@@ -15,7 +15,6 @@ namespace altgrad::quant {
 namespace {
 
 constexpr int kE8m0Bias = 127;
-constexpr std::size_t kMaxBlock = kMaxMxBlock;
 constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 
@@ -23,8 +22,8 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
                   const MxOptions& options, std::span<std::uint8_t> scale_codes) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx: " + why); };
   if (in.size() != out.size()) fail("input and output sizes differ");
-  if (options.block_size == 0 || options.block_size > kMaxBlock) {
-    fail("block size must be 1.." + std::to_string(kMaxBlock) + ", got " + std::to_string(options.block_size));
+  if (options.block_size == 0 || options.block_size > kMaxMxBlock) {
+    fail("block size must be 1.." + std::to_string(kMaxMxBlock) + ", got " + std::to_string(options.block_size));
   }
   if (row_length == 0 || in.size() % row_length != 0) {
     fail("row length " + std::to_string(row_length) + " does not divide " + std::to_string(in.size()) + " elements");
@@ -73,14 +72,14 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   const bool stochastic = format::is_stochastic(options.rounding);
 
   // Per-task partials merged in task order: identical statistics for any thread count. Each call
-  // quantizes up to kMaxBlock elements of a row: whole blocks, at least one.
-  const std::size_t blocks_per_call = std::max<std::size_t>(1, kMaxBlock / block);
+  // quantizes up to kMaxMxBlock elements of a row: whole blocks, at least one.
+  const std::size_t blocks_per_call = std::max<std::size_t>(1, kMaxMxBlock / block);
   MxStats partial[kMaxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
-    std::uint32_t words[kMaxBlock];
-    int exponents[kMaxBlock];
-    std::uint64_t overflows[kMaxBlock];
+    std::uint32_t words[kMaxMxBlock];
+    int exponents[kMaxMxBlock];
+    std::uint64_t overflows[kMaxMxBlock];
     const std::size_t row_end = std::min(rows, (t + 1) * rows_per_task);
     for (std::size_t row = t * rows_per_task; row < row_end; ++row) {
       for (std::size_t first_block = 0; first_block < blocks_per_row; first_block += blocks_per_call) {
@@ -118,8 +117,8 @@ void check_column_shapes(std::span<const float> in, std::span<float> out, std::s
                          const MxOptions& options) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx_columns: " + why); };
   if (in.size() != out.size()) fail("input and output sizes differ");
-  if (options.block_size == 0 || options.block_size > kMaxBlock) {
-    fail("block size must be 1.." + std::to_string(kMaxBlock) + ", got " + std::to_string(options.block_size));
+  if (options.block_size == 0 || options.block_size > kMaxMxBlock) {
+    fail("block size must be 1.." + std::to_string(kMaxMxBlock) + ", got " + std::to_string(options.block_size));
   }
   if (cols == 0 || in.size() % cols != 0) {
     fail(std::to_string(cols) + " columns do not divide " + std::to_string(in.size()) + " elements");
@@ -145,11 +144,11 @@ Band band_at(std::size_t b, std::size_t cols, std::size_t run, std::size_t block
 // the same few cache sets); only the small tile is accessed with a stride.
 void quantize_band(const format::Format& element, const float* in, float* out, std::size_t cols, std::size_t run,
                    const Band& band, const MxOptions& options, MxStats& stats) {
-  float tile_in[kMaxBlock], tile_out[kMaxBlock];
-  std::uint32_t words[kMaxBlock];
-  int exponents[kMaxBlock];
-  std::uint64_t overflows[kMaxBlock];
-  const std::size_t len = band.rows, tile_cols = std::max<std::size_t>(1, kMaxBlock / len);
+  float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
+  std::uint32_t words[kMaxMxBlock];
+  int exponents[kMaxMxBlock];
+  std::uint64_t overflows[kMaxMxBlock];
+  const std::size_t len = band.rows, tile_cols = std::max<std::size_t>(1, kMaxMxBlock / len);
   const bool stochastic = format::is_stochastic(options.rounding);
   for (std::size_t c0 = 0; c0 < cols; c0 += tile_cols) {
     const std::size_t width = std::min(tile_cols, cols - c0);
@@ -186,7 +185,7 @@ MxStats quantize_mx_columns(const format::Format& element, std::span<const float
   const std::size_t bands_per_task = (bands + kMaxTasks - 1) / kMaxTasks;
   const std::size_t tasks = (bands + bands_per_task - 1) / bands_per_task;
   MxStats partial[kMaxTasks];
-#pragma omp parallel for schedule(static) if (tasks > 1 && in.size() >= kMinRowsPerTask * kMaxBlock)
+#pragma omp parallel for schedule(static) if (tasks > 1 && in.size() >= kMinRowsPerTask * kMaxMxBlock)
   for (std::size_t t = 0; t < tasks; ++t) {
     const std::size_t end = std::min(bands, (t + 1) * bands_per_task);
     for (std::size_t b = t * bands_per_task; b < end; ++b) {

@@ -13,7 +13,6 @@ constexpr std::array<std::string_view, 5> kPresetNames = {"fp32", "bf16", "fp8-h
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
-constexpr std::size_t kMaxBlock = kMaxMxBlock;  // what quantize_mx accepts
 constexpr int kMaxMargin = 64;
 
 template <typename Enum, std::size_t N>
@@ -68,9 +67,9 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
     throw RecipeError(std::string(where) + ": history = " + std::to_string(*history) + " is outside [1, " +
                       std::to_string(kMaxHistory) + "]");
   }
-  if (block && (*block < 1 || *block > kMaxBlock)) {
+  if (block && (*block < 1 || *block > kMaxMxBlock)) {
     throw RecipeError(std::string(where) + ": block = " + std::to_string(*block) + " is outside [1, " +
-                      std::to_string(kMaxBlock) + "]");
+                      std::to_string(kMaxMxBlock) + "]");
   }
   if (margin && (*margin < -kMaxMargin || *margin > kMaxMargin)) {
     throw RecipeError(std::string(where) + ": margin = " + std::to_string(*margin) + " is outside [-" +
