@@ -1,9 +1,6 @@
 #include "ops/cpu/gelu.hpp"
 
-#include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <numbers>
 #include <type_traits>
 
