@@ -92,9 +92,14 @@ class AttentionTyped : public ::testing::Test {};
 using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(AttentionTyped, ScalarTypes);
 
+// Long enough for three blocks of queries (ops/cpu/attention.cpp's kQueryBlock = 64), the last one short.
+constexpr std::size_t kSeveralQueryBlocks = 150;
+
 TYPED_TEST(AttentionTyped, ForwardMatchesNanoGptFormulation) {
   const Case k = make_case(2, 7, 33, 3, 1);  // hs = 11: full SIMD lanes and a tail
   EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
+  const Case blocks = make_case(1, kSeveralQueryBlocks, 12, 2, 11);
+  EXPECT_TRUE(all_close(run<TypeParam>(blocks).outputs, reference_forward(blocks), kReferenceTolerance<TypeParam>));
 }
 
 // An output at position t must not see positions after t: changing every q, k and v there leaves
@@ -152,20 +157,25 @@ TYPED_TEST(AttentionTyped, HalvesGiveTheFusedBits) {
 
 // With nothing rewritten, the straight-through reference is plain attention.
 TEST(Attention, ReferenceWithoutRewriteIsTheKernel) {
-  const Case k = make_case(2, 6, 12, 3, 8);
-  const AttentionReference reference =
-      straight_through_attention(k.qkv, k.dout, k.B, k.T, k.C, k.NH, [](double x) { return x; });
-  const Pass<double> pass = run<double>(k);
-  const Tolerance tolerance{1e-13, 1e-12};
-  EXPECT_TRUE(all_close("out", pass.outputs.at("out"), reference.out, tolerance));
-  EXPECT_TRUE(all_close("probs", pass.outputs.at("probs"), reference.probs, tolerance));
-  EXPECT_TRUE(all_close("dqkv", pass.gradients.at("dqkv"), reference.dqkv, tolerance));
+  for (const Case& k : {make_case(2, 6, 12, 3, 8), make_case(1, kSeveralQueryBlocks, 12, 2, 12)}) {
+    SCOPED_TRACE(k.T);
+    const AttentionReference reference =
+        straight_through_attention(k.qkv, k.dout, k.B, k.T, k.C, k.NH, [](double x) { return x; });
+    const Pass<double> pass = run<double>(k);
+    const Tolerance tolerance{1e-13, 1e-12};
+    EXPECT_TRUE(all_close("out", pass.outputs.at("out"), reference.out, tolerance));
+    EXPECT_TRUE(all_close("probs", pass.outputs.at("probs"), reference.probs, tolerance));
+    EXPECT_TRUE(all_close("dqkv", pass.gradients.at("dqkv"), reference.dqkv, tolerance));
+  }
 }
 
 // Rewritten operands (rounded to a grid of 1/8) multiply in both products; the backward pass
 // differentiates the products at them and the softmax at the probabilities it computed.
-TEST(Attention, StraightThroughBackwardMatchesTheReference) {
-  const Case k = make_case(2, 8, 12, 2, 9);
+class AttentionStraightThrough : public ::testing::TestWithParam<std::size_t> {};
+INSTANTIATE_TEST_SUITE_P(Lengths, AttentionStraightThrough, ::testing::Values(8, kSeveralQueryBlocks));
+
+TEST_P(AttentionStraightThrough, BackwardMatchesTheReference) {
+  const Case k = make_case(GetParam() > 64 ? 1 : 2, GetParam(), 12, 2, 9);
   const auto to_grid = [](double x) { return std::round(x * 8) / 8; };
   std::vector<double> qkv_used(k.qkv.size()), probs(k.B * k.NH * k.T * k.T), probs_used(probs.size());
   std::transform(k.qkv.begin(), k.qkv.end(), qkv_used.begin(), to_grid);

@@ -31,9 +31,20 @@ Scalar score_scale(std::size_t hs) {
 
 // Each head's products are GEMMs over strided views of qkv (row stride 3C) and out (row stride C).
 // They run inside the parallel loop over heads, each on the calling thread (ops/cpu/gemm.hpp), so
-// every head is computed the same way whatever the thread count. The full T×T
-// score matrix is computed and the masked half discarded: twice the flops of a triangle, but in
-// BLAS instead of scalar loops.
+// every head is computed the same way whatever the thread count. Causality is used a block at a
+// time: queries in blocks of kQueryBlock see only the keys up to their block's end, so only the
+// diagonal blocks compute masked scores (3/8 fewer score flops at T = 256). The products skip only
+// exact zeros of the masked probabilities and their gradients, so the blocks do not change a bit.
+constexpr std::size_t kQueryBlock = 64;
+
+// Calls body(first, rows) for each block of query rows (or, in the backward products, of keys).
+template <typename Body>
+void for_each_block(std::size_t T, Body&& body) {
+  for (std::size_t first = 0; first < T; first += kQueryBlock) body(first, std::min(kQueryBlock, T - first));
+}
+
+int blas_int(std::size_t n) { return static_cast<int>(n); }
+
 struct HeadView {
   int T, hs, C3, C;
 };
@@ -67,11 +78,15 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar* q = qkv;
   const Scalar* k = qkv + C;
-  gemm(CblasNoTrans, CblasTrans, v.T, v.T, v.hs, q, v.C3, k, v.C3, Scalar{0}, probs, v.T);  // scores
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // scores of keys 0..first + rows
+    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, q + first * v.C3, v.C3, k, v.C3,
+         Scalar{0}, probs + first * T, v.T);
+  });
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
   for (std::size_t t = 0; t < T; ++t) {
     Scalar* p = probs + t * T;
-    // Softmax over keys 0..t, in place; the masked keys get probability 0.
+    // Softmax over keys 0..t, in place; the masked keys get probability 0 (those past the block's
+    // end were not computed).
     for (std::size_t s = 0; s <= t; ++s) p[s] *= scale;
     softmax_row(p, p, t + 1);
     std::fill(p + t + 1, p + T, Scalar{0});
@@ -82,7 +97,11 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
 template <typename Scalar>
 void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
   const Scalar* val = qkv + 2 * C;
-  gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, probs, v.T, val, v.C3, Scalar{0}, out, v.C);  // probs · v
+  for_each_block(static_cast<std::size_t>(v.T), [&](std::size_t first, std::size_t rows) {  // probs · v
+    const std::size_t T = static_cast<std::size_t>(v.T);
+    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), probs + first * T, v.T, val, v.C3,
+         Scalar{0}, out + first * static_cast<std::size_t>(v.C), v.C);
+  });
 }
 
 // Σ x_i·y_i over n terms: serial in double (the reference), lane_sum in float.
@@ -105,7 +124,11 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar *q = qkv, *k = qkv + C, *val = qkv + 2 * C;
   Scalar *dq = dqkv, *dk = dqkv + C, *dv = dqkv + 2 * C;
-  gemm(CblasNoTrans, CblasTrans, v.T, v.T, v.hs, dout, v.C, val, v.C3, Scalar{0}, dprobs, v.T);  // dy · vᵀ
+  const std::size_t C3 = static_cast<std::size_t>(v.C3), Cs = static_cast<std::size_t>(v.C);
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // dy · vᵀ, keys 0..first + rows
+    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, dout + first * Cs, v.C, val, v.C3,
+         Scalar{0}, dprobs + first * T, v.T);
+  });
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
   for (std::size_t t = 0; t < T; ++t) {
     // Softmax backward: dscore_s = p_s · (dp_s − Σ_j p_j dp_j), then the 1/√hs of the scores.
@@ -115,9 +138,19 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
     for (std::size_t s = 0; s <= t; ++s) d[s] = p[s] * (d[s] - p_dp) * scale;
     std::fill(d + t + 1, d + T, Scalar{0});
   }
-  gemm(CblasNoTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, k, v.C3, Scalar{1}, dq, v.C3);      // dscores · k
-  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, dprobs, v.T, q, v.C3, Scalar{1}, dk, v.C3);        // dscoresᵀ · q
-  gemm(CblasTrans, CblasNoTrans, v.T, v.hs, v.T, probs_used, v.T, dout, v.C, Scalar{1}, dv, v.C3);  // probsᵀ · dy
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // dscores · k: queries over keys 0..first + rows
+    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), dprobs + first * T, v.T, k, v.C3,
+         Scalar{1}, dq + first * C3, v.C3);
+  });
+  // dscoresᵀ · q and probsᵀ · dy: keys in blocks, over the queries first..T−1 that see them.
+  for_each_block(T, [&](std::size_t first, std::size_t keys) {
+    const std::size_t corner = first * T + first;
+    const int queries = blas_int(T - first);
+    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, dprobs + corner, v.T, q + first * C3, v.C3,
+         Scalar{1}, dk + first * C3, v.C3);
+    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, probs_used + corner, v.T, dout + first * Cs, v.C,
+         Scalar{1}, dv + first * C3, v.C3);
+  });
 }
 
 }  // namespace

@@ -7,11 +7,15 @@
 namespace altgrad::ops::cpu {
 namespace {
 
-// Multiply-adds worth one tile: enough that a tile's packing of the shared operand (each tile packs
-// all of it again) stays small beside its arithmetic. A GEMM of at least half this work is cut into an
-// even number of tiles, at least two, so that two cores share it evenly; the default model's GEMMs get
-// two to four. scripts/compare_train_speed.sh measures what a change here costs.
-constexpr std::size_t kTileWork = std::size_t{1} << 25;
+// A GEMM of at least this many multiply-adds is cut into an even number of tiles, at least two, so
+// that two cores share it evenly.
+constexpr std::size_t kSplitWork = std::size_t{1} << 24;
+// Multiply-adds per tile beyond the first two. Each tile packs the whole shared operand again, so a
+// tile of r rows costs about 1/r of its arithmetic in packing: tiles of 80 rows (2^25 here before)
+// made the 10.7M-parameter step 21% slower at one thread than one call per GEMM; 2^29 keeps its big
+// GEMMs at two tiles of 1,024 rows, 2.7% behind one call. scripts/compare_train_speed.sh measures
+// what a change here costs.
+constexpr std::size_t kTileWork = std::size_t{1} << 29;
 // Caps the tiles of one GEMM, and with them the times the shared operand is packed.
 constexpr std::size_t kMaxTiles = 64;
 // Tile edges fall on multiples of this, so every tile but the last is whole micro-kernel panels.
@@ -81,7 +85,8 @@ GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
   const bool by_rows = m >= n;
   const std::size_t dim = by_rows ? m : n;
   const std::size_t work = m * n * k;
-  const std::size_t wanted = work < kTileWork / 2 ? 1 : std::clamp<std::size_t>((work / kTileWork + 1) / 2 * 2, 2, kMaxTiles);
+  const std::size_t wanted =
+      work < kSplitWork ? 1 : std::clamp<std::size_t>((work / kTileWork + 1) / 2 * 2, 2, kMaxTiles);
   const std::size_t length = std::min(dim, ceil_div(ceil_div(dim, wanted), kTileAlign) * kTileAlign);
   return {by_rows, length, ceil_div(dim, length)};
 }
