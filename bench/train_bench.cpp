@@ -116,8 +116,10 @@ int run_recipe_bench(const TrainBenchOptions& options, std::ostream& out) {
   std::snprintf(line, sizeof line, "%-12s %8.1f ms/step  %10.0f tokens/s\n", options.recipe.c_str(),
                 1e3 * best_quantized, static_cast<double>(quantized.tokens()) / best_quantized);
   out << line;
-  std::snprintf(line, sizeof line, "overhead of %s over fp32: %+.1f%% (target <= 15%%, statistics on)\n",
-                options.recipe.c_str(), 100.0 * (best_quantized / best_fp32 - 1.0));
+  // docs/speed.md's targets: block scaling (mx8) may cost more than per-tensor scaling.
+  const int target_pct = options.recipe == "mx8" ? 15 : 5;
+  std::snprintf(line, sizeof line, "overhead of %s over fp32: %+.1f%% (target <= %d%%, statistics on)\n",
+                options.recipe.c_str(), 100.0 * (best_quantized / best_fp32 - 1.0), target_pct);
   out << line;
   return 0;
 }

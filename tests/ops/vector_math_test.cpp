@@ -84,6 +84,21 @@ TEST(LaneSum, DiffersFromTheSerialSum) {
   EXPECT_GT(differing, 0);
 }
 
+// The lanes find the maximum wherever it lies, at every length and remainder, as one serial scan does.
+TEST(LaneMax, IsTheMaximumAtEveryPosition) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (std::size_t n = 1; n <= 70; ++n) {
+    for (std::size_t peak = 0; peak < n; ++peak) {
+      std::vector<float> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = -0.25f * static_cast<float>((i * 7) % 13) - 1.0f;
+      x[peak] = 0.5f;
+      EXPECT_EQ(lane_max(n, [&](std::size_t i) { return x[i]; }), 0.5f) << "n = " << n << ", peak at " << peak;
+    }
+    const std::vector<float> all_minus_inf(n, -kInf);
+    EXPECT_EQ(lane_max(n, [&](std::size_t i) { return all_minus_inf[i]; }), -kInf) << "n = " << n;
+  }
+}
+
 // The float softmax against the double one (libm exp, serial sum) on rows of every length to 300.
 TEST(SoftmaxRow, FloatAgreesWithTheDoubleReference) {
   for (std::size_t n = 1; n <= 300; n += 7) {

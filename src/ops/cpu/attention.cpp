@@ -72,6 +72,17 @@ void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, 
   }
 }
 
+// The softmax of scale·p over n scores, in place, the scaled scores stored first.
+void scaled_softmax(double* p, std::size_t n, double scale) {
+  for (std::size_t i = 0; i < n; ++i) p[i] *= scale;
+  softmax_row(p, p, n);
+}
+
+// In float, scaling and the maximum share one pass: lane_max takes each term once, in order.
+void scaled_softmax(float* p, std::size_t n, float scale) {
+  softmax_row_from_max(p, p, n, lane_max(n, [p, scale](std::size_t i) { return p[i] *= scale; }));
+}
+
 // One (b, h) pair: q, k of position t at qkv + t·3C + {0, C}; probabilities (T, T) at probs.
 template <typename Scalar>
 void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
@@ -87,8 +98,7 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
     Scalar* p = probs + t * T;
     // Softmax over keys 0..t, in place; the masked keys get probability 0 (those past the block's
     // end were not computed).
-    for (std::size_t s = 0; s <= t; ++s) p[s] *= scale;
-    softmax_row(p, p, t + 1);
+    scaled_softmax(p, t + 1, scale);
     std::fill(p + t + 1, p + T, Scalar{0});
   }
 }

@@ -28,16 +28,18 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
   return {max, sum};
 }
 
-// The float row, vectorized: exp_float and a lane_sum (ops/cpu/vector_math.hpp) in place of libm's
-// exp and the serial sum. The maximum is exact in any order.
-inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
-  float max = in[0];
-  for (std::size_t i = 1; i < n; ++i) max = std::max(max, in[i]);
+// The float row given its maximum, vectorized: exp_float and a lane_sum (ops/cpu/vector_math.hpp)
+// in place of libm's exp and the serial sum.
+inline SoftmaxRow<float> softmax_row_from_max(const float* in, float* out, std::size_t n, float max) {
   for (std::size_t i = 0; i < n; ++i) out[i] = exp_float(in[i] - max);
   const float sum = lane_sum(n, [out](std::size_t i) { return out[i]; });
   const float inverse_sum = 1.0f / sum;
   for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
   return {max, sum};
+}
+
+inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
+  return softmax_row_from_max(in, out, n, lane_max(n, [in](std::size_t i) { return in[i]; }));
 }
 
 }  // namespace altgrad::ops::cpu

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace altgrad::ops::cpu {
 
@@ -55,6 +56,21 @@ float lane_sum(std::size_t n, Term&& term) {
   for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
     for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
   return lanes[0];
+}
+
+// max term(i) over n >= 1 terms, kept in kSumLanes partial maxima as lane_sum keeps its sums: a
+// float max written as one chain is not vectorized (its NaN and signed-zero rules depend on order).
+// Any order gives the same maximum of non-NaN terms; a NaN term is skipped here, and a row holding
+// one still gives NaN where the maximum is used (x − max or a sum of exponentials).
+template <typename Term>
+float lane_max(std::size_t n, Term&& term) {
+  float lanes[kSumLanes];
+  std::fill(lanes, lanes + kSumLanes, -std::numeric_limits<float>::infinity());
+  std::size_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (std::size_t l = 0; l < kSumLanes; ++l) lanes[l] = std::max(lanes[l], term(i + l));
+  for (std::size_t l = 0; i + l < n; ++l) lanes[l] = std::max(lanes[l], term(i + l));
+  return *std::max_element(lanes, lanes + kSumLanes);
 }
 
 }  // namespace altgrad::ops::cpu
