@@ -48,7 +48,7 @@ double parameter_estimate(const model::GptConfig& c) {
 // The optimizer kind a checkpoint's optimizer file names (as a user sets `optimizer` to resume);
 // AdamW for a name no optimizer has, which load_optimizer then refuses.
 optim::OptimizerKind saved_kind(const fs::path& dir) {
-  const auto metadata = train::read_safetensors(dir / "optimizer.safetensors").metadata;
+  const auto metadata = io::read_safetensors(dir / "optimizer.safetensors").metadata;
   const auto it = metadata.find("optimizer");
   for (std::size_t k = 0; it != metadata.end() && k < optim::kOptimizerNames.size(); ++k) {
     if (it->second == optim::kOptimizerNames[k]) return static_cast<optim::OptimizerKind>(k);
@@ -154,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::unique_ptr<Loaded> loaded;
   try {
     loaded = load(dir);
-  } catch (const train::CheckpointError& e) {
+  } catch (const io::CheckpointError& e) {
     expect_names_a_file(e.what(), dir);
     return 0;
   }
@@ -163,7 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::unique_ptr<Loaded> again;
   try {
     again = load(first);
-  } catch (const train::CheckpointError& e) {
+  } catch (const io::CheckpointError& e) {
     fuzz::fail(std::string("a re-saved checkpoint does not load: ") + e.what());
   }
   check_same(*loaded, *again);

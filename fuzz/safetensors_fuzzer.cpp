@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;
@@ -24,10 +24,10 @@ std::int64_t checked_elements(const std::vector<std::int64_t>& shape) {
   return static_cast<std::int64_t>(n);
 }
 
-std::vector<train::TensorRef> refs(const train::SafetensorsFile& file) {
-  std::vector<train::TensorRef> out;
+std::vector<io::TensorRef> refs(const io::SafetensorsFile& file) {
+  std::vector<io::TensorRef> out;
   for (const auto& [name, t] : file.tensors) {
-    if (t.dtype == train::Dtype::f32) {
+    if (t.dtype == io::Dtype::f32) {
       out.emplace_back(name, t.shape, t.data);
     } else {
       out.emplace_back(name, t.shape, t.dtype, t.bytes);
@@ -36,7 +36,7 @@ std::vector<train::TensorRef> refs(const train::SafetensorsFile& file) {
   return out;
 }
 
-bool same(const train::SafetensorsFile& a, const train::SafetensorsFile& b) {
+bool same(const io::SafetensorsFile& a, const io::SafetensorsFile& b) {
   if (a.metadata != b.metadata || a.tensors.size() != b.tensors.size()) return false;
   for (const auto& [name, t] : a.tensors) {
     const auto it = b.tensors.find(name);
@@ -52,23 +52,23 @@ bool same(const train::SafetensorsFile& a, const train::SafetensorsFile& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Scratch scratch;
   const fs::path path = scratch.add("in.safetensors", fuzz::as_text({data, size}));
-  train::SafetensorsFile file;
+  io::SafetensorsFile file;
   try {
-    file = train::read_safetensors(path);
-  } catch (const train::CheckpointError& e) {
+    file = io::read_safetensors(path);
+  } catch (const io::CheckpointError& e) {
     fuzz::expect_message_names(e.what(), path);
     return 0;
   }
   for (const auto& [name, t] : file.tensors) {
-    const std::size_t elements = t.dtype == train::Dtype::f32 ? t.data.size()
-                                 : t.bytes.size() / (t.dtype == train::Dtype::u16 ? 2 : 1);
+    const std::size_t elements = t.dtype == io::Dtype::f32 ? t.data.size()
+                                 : t.bytes.size() / (t.dtype == io::Dtype::u16 ? 2 : 1);
     if (checked_elements(t.shape) != static_cast<std::int64_t>(elements)) fuzz::fail("tensor '" + name + "' does not fill its shape");
   }
   const fs::path out = scratch.output_dir("out");
-  train::write_safetensors(out / "first.safetensors", refs(file), file.metadata);
-  const train::SafetensorsFile again = train::read_safetensors(out / "first.safetensors");
+  io::write_safetensors(out / "first.safetensors", refs(file), file.metadata);
+  const io::SafetensorsFile again = io::read_safetensors(out / "first.safetensors");
   if (!same(file, again)) fuzz::fail("re-written file reads back different tensors");
-  train::write_safetensors(out / "second.safetensors", refs(again), again.metadata);
+  io::write_safetensors(out / "second.safetensors", refs(again), again.metadata);
   if (fuzz::read_bytes(out / "first.safetensors") != fuzz::read_bytes(out / "second.safetensors")) {
     fuzz::fail("writing what was read back gives other bytes");
   }

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "diag/tensorboard_reader.hpp"
-#include "diag/tfrecord.hpp"
 #include "fuzz_support.hpp"
+#include "io/tensorboard_reader.hpp"
+#include "io/tfrecord.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;
@@ -37,8 +37,8 @@ std::string framed(const fuzz::Files& payloads) {
   std::string out;
   for (const auto& [name, payload] : payloads) {
     const auto data = std::as_bytes(std::span(payload.data(), payload.size()));
-    const auto header = diag::tfrecord_header(payload.size());
-    const auto footer = diag::tfrecord_footer(data);
+    const auto header = io::tfrecord_header(payload.size());
+    const auto footer = io::tfrecord_footer(data);
     out.append(reinterpret_cast<const char*>(header.data()), header.size());
     out += payload;
     out.append(reinterpret_cast<const char*>(footer.data()), footer.size());
@@ -55,10 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string bytes = frame_here ? framed(fuzz::split_files(rest)) : std::string(rest);
   fuzz::Scratch scratch;
   const fs::path path = scratch.add("events.out.tfevents.0.fuzz", bytes);
-  std::vector<diag::TensorBoardEvent> events;
+  std::vector<io::TensorBoardEvent> events;
   try {
-    events = diag::read_tensorboard_events(path);
-  } catch (const diag::TensorBoardReadError& e) {
+    events = io::read_tensorboard_events(path);
+  } catch (const io::TensorBoardReadError& e) {
     const std::string message = e.what();
     if (message.find(path.string() + ": ") == std::string::npos) fuzz::fail("error does not name the file: " + message);
     if (frame_here && message.find("does not parse as an Event") == std::string::npos &&
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& event : events) {
     for (const auto& h : event.histograms) {
       try {
-        diag::check_tensorboard_histogram(h.histogram);
+        io::check_tensorboard_histogram(h.histogram);
       } catch (const std::invalid_argument& e) {
         fuzz::fail(std::string("returned a histogram TensorBoard cannot draw: ") + e.what());
       }

@@ -12,12 +12,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
-#include "optim/memory_footprint.hpp"
+#include "io/safetensors.hpp"
 #include "model/sample.hpp"
+#include "optim/memory_footprint.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
 #include "train/evaluation_hooks.hpp"
-#include "train/safetensors.hpp"
 #include "train/trainer.hpp"
 #include "train/training_data.hpp"
 
@@ -80,9 +80,9 @@ void dump_batch(const train::TrainConfig& config, const fs::path& run_dir, std::
     targets.insert(targets.end(), y.begin(), y.end());
   }
   const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(micro), config.batch_size, config.block_size};
-  const train::TensorRef tensors[] = {{"tokens", shape, tokens}, {"targets", shape, targets}};
+  const io::TensorRef tensors[] = {{"tokens", shape, tokens}, {"targets", shape, targets}};
   fs::create_directories(run_dir / "batches");
-  train::write_safetensors(run_dir / "batches" / ("step_" + std::to_string(step) + ".safetensors"), tensors);
+  io::write_safetensors(run_dir / "batches" / ("step_" + std::to_string(step) + ".safetensors"), tensors);
 }
 
 void run(const TrainArgs& args) {

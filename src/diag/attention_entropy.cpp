@@ -5,11 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "diag/chunked_reduction.hpp"
+
 namespace altgrad::diag {
 namespace {
-
-// Below this many probabilities, starting a parallel region costs more than it saves.
-constexpr std::size_t kMinParallelWork = std::size_t{1} << 14;
 
 // −Σ p ln p over one row (T). Entries equal to 0 contribute nothing; a negative entry gives NaN
 // through the logarithm, so malformed rows do not pass unnoticed.
@@ -41,7 +40,7 @@ std::vector<double> attention_entropy_per_head(std::span<const float> probs, std
   // (B, NH): one sum per slice, each written by one thread.
   std::vector<double> slice_sums(B * NH);
   const std::size_t slices = B * NH;
-#pragma omp parallel for schedule(static) if (slices > 1 && probs.size() >= kMinParallelWork)
+#pragma omp parallel for schedule(static) if (slices > 1 && probs.size() >= kMinChunk)
   for (std::size_t slice = 0; slice < slices; ++slice) {
     slice_sums[slice] = slice_entropy_sum(probs.data() + slice * T * T, T);
   }

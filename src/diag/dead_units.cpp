@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "diag/chunked_reduction.hpp"
+
 namespace altgrad::diag {
 namespace {
 
@@ -19,7 +21,6 @@ constexpr double kSiluSurelyAlive = -6.0;
 
 // Units per block: one thread owns a block of columns and walks the rows in order.
 constexpr std::size_t kUnitBlock = 64;
-constexpr std::size_t kMinParallelWork = std::size_t{1} << 14;
 
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
@@ -59,7 +60,7 @@ DeadUnits count_dead(const char* caller, std::span<const float> z, std::size_t N
   if (N == 0 || H == 0) return result;
   const std::size_t blocks = (H + kUnitBlock - 1) / kUnitBlock;
   std::size_t dead = 0;
-#pragma omp parallel for schedule(static) reduction(+ : dead) if (blocks > 1 && N * H >= kMinParallelWork)
+#pragma omp parallel for schedule(static) reduction(+ : dead) if (blocks > 1 && N * H >= kMinChunk)
   for (std::size_t block = 0; block < blocks; ++block) {
     const std::size_t begin = block * kUnitBlock;
     dead += count_dead_in_block<InTail>(z.data(), N, stride, begin, std::min(H, begin + kUnitBlock));
@@ -93,10 +94,6 @@ DeadUnits dead_units_gelu(std::span<const float> fc, std::size_t N, std::size_t 
 
 DeadUnits dead_units_swiglu(std::span<const float> fc, std::size_t N, std::size_t H) {
   return count_dead<in_silu_flat_tail>("dead_units_swiglu", fc, N, H, 2 * H);
-}
-
-DeadUnits dead_units(model::Mlp mlp, std::span<const float> fc, std::size_t N, std::size_t H) {
-  return mlp == model::Mlp::swiglu ? dead_units_swiglu(fc, N, H) : dead_units_gelu(fc, N, H);
 }
 
 }  // namespace altgrad::diag

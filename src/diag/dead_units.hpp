@@ -19,8 +19,6 @@
 #include <cstddef>
 #include <span>
 
-#include "model/config.hpp"
-
 namespace altgrad::diag {
 
 inline constexpr double kFlatTailBound = 0.01;  // the bound on |φ| and |φ'| above
@@ -36,9 +34,6 @@ DeadUnits dead_units_gelu(std::span<const float> fc, std::size_t N, std::size_t 
 
 // fc (N, 2H): SwiGLU rows [gate | value]; only the gate is read.
 DeadUnits dead_units_swiglu(std::span<const float> fc, std::size_t N, std::size_t H);
-
-// fc (N, H) for gelu, (N, 2H) for swiglu, as model::mlp_activation_forward takes it.
-DeadUnits dead_units(model::Mlp mlp, std::span<const float> fc, std::size_t N, std::size_t H);
 
 // Whether z lies in the flat tail of GELU / SiLU (the per-token condition above).
 bool in_gelu_flat_tail(double z);

@@ -1,17 +1,17 @@
 #include "report/write_report.hpp"
 
+#include "io/atomic_file.hpp"
 #include "report/echarts_asset.hpp"
 #include "report/page_html.hpp"
 #include "report/report_model.hpp"
 #include "report/tables.hpp"
-#include "train/atomic_file.hpp"
 
 namespace altgrad::report {
 namespace {
 
 void write_text(const std::filesystem::path& path, const std::string& text) {
   try {
-    train::write_file_atomically(path, [&](std::ostream& out) { out << text; });
+    io::write_file_atomically(path, [&](std::ostream& out) { out << text; });
   } catch (const std::exception& e) {
     throw ReportError(e.what());
   }

@@ -2,9 +2,9 @@
 
 #include <map>
 
+#include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
 #include "train/quant_recipe.hpp"
-#include "train/toml_literal.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -17,7 +17,7 @@ std::string dotted_key(const std::string& key) {
   std::size_t begin = 0;
   while (true) {
     const auto dot = key.find('.', begin);
-    text += train::toml_string(key.substr(begin, dot - begin));
+    text += io::toml_string(key.substr(begin, dot - begin));
     if (dot == std::string::npos) return text;
     text += '.';
     begin = dot + 1;
@@ -91,9 +91,9 @@ train::TrainConfig run_config(const Settings& base, const Settings& settings, co
 Settings probe_settings(const SweepSpec& spec, const Settings& group, double value) {
   Settings settings = group;
   const SearchSpec& s = *spec.search;
-  settings.push_back({s.key, train::toml_float(value), value, s.origin});
+  settings.push_back({s.key, io::toml_float(value), value, s.origin});
   settings.push_back({"max_iters", std::to_string(s.steps), s.steps, s.origin});
-  settings.push_back({"stop_loss_multiple", train::toml_float(s.loss_multiple), s.loss_multiple, s.origin});
+  settings.push_back({"stop_loss_multiple", io::toml_float(s.loss_multiple), s.loss_multiple, s.origin});
   return settings;
 }
 

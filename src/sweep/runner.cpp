@@ -9,12 +9,12 @@
 #include <map>
 #include <memory>
 
+#include "io/atomic_file.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_index.hpp"
 #include "sweep/thread_share.hpp"
 #include "sweep/threshold_search.hpp"
-#include "train/atomic_file.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -180,7 +180,7 @@ void prepare_sweep_dir(const SweepSpec& spec, const fs::path& sweep_dir) {
     }
     return;
   }
-  train::write_file_atomically(copy, [&](std::ostream& out) { out << spec.text; });
+  io::write_file_atomically(copy, [&](std::ostream& out) { out << spec.text; });
 }
 
 void write_fresh_run_dir(const fs::path& sweep_dir, const PlannedRun& run) {

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <sstream>
 
-#include "train/toml_literal.hpp"
+#include "io/toml_literal.hpp"
 
 namespace altgrad::sweep {
 namespace {
 
-std::string quoted_key(std::string_view key) { return train::toml_string(key); }
+std::string quoted_key(std::string_view key) { return io::toml_string(key); }
 
 std::string literal_of(const toml::node& node);
 
@@ -30,8 +30,8 @@ std::string table_literal(const toml::table& table) {
 }
 
 std::string literal_of(const toml::node& node) {
-  if (const auto* s = node.as_string()) return train::toml_string(s->get());
-  if (const auto* f = node.as_floating_point()) return train::toml_float(f->get());
+  if (const auto* s = node.as_string()) return io::toml_string(s->get());
+  if (const auto* f = node.as_floating_point()) return io::toml_float(f->get());
   if (const auto* i = node.as_integer()) return std::to_string(i->get());
   if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
   if (const auto* a = node.as_array()) return array_literal(*a);

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "sweep/slurm_query.hpp"
 #include "sweep/slurm_script.hpp"
 #include "sweep/sweep_error.hpp"
-#include "train/atomic_file.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -65,7 +65,7 @@ void record_slurm_job(const fs::path& sweep_dir, const SlurmSubmission& submissi
   for (const SlurmSubmission& job : read_slurm_jobs(sweep_dir)) text += format_line(job);
   text += format_line(submission);
   fs::create_directories(slurm_dir(sweep_dir));
-  train::write_file_atomically(slurm_jobs_path(sweep_dir), [&](std::ostream& out) { out << text; });
+  io::write_file_atomically(slurm_jobs_path(sweep_dir), [&](std::ostream& out) { out << text; });
 }
 
 std::string utc_now_iso8601() {

@@ -6,12 +6,12 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/atomic_file.hpp"
 #include "sweep/run_state.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/slurm_commands.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_index.hpp"
-#include "train/atomic_file.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -116,7 +116,7 @@ void write_task_list(const fs::path& sweep_dir, const std::string& tasks) {
     throw SweepError(path.string() + " lists other runs, in another order, than this sweep file expands to; "
                      "its recorded array jobs refer to those lines. Use another --out for this sweep");
   }
-  train::write_file_atomically(path, [&](std::ostream& o) { o << tasks; });
+  io::write_file_atomically(path, [&](std::ostream& o) { o << tasks; });
 }
 
 }  // namespace
@@ -180,7 +180,7 @@ void launch_on_slurm(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
 
   fs::create_directories(slurm_dir(sweep_dir));
   write_task_list(sweep_dir, tasks);
-  train::write_file_atomically(slurm_script_path(sweep_dir), [&](std::ostream& o) { o << script; });
+  io::write_file_atomically(slurm_script_path(sweep_dir), [&](std::ostream& o) { o << script; });
   std::string array = "--array=" + array_expression(submit);
   if (options.array_limit > 0) array += "%" + std::to_string(options.array_limit);
   const std::string submitted = utc_now_iso8601();

@@ -1,6 +1,6 @@
 #include "sweep/sweep_index.hpp"
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -38,7 +38,7 @@ nlohmann::json index_json(const std::string& base_label, const std::vector<Index
 }
 
 void write_index(const std::filesystem::path& sweep_dir, const nlohmann::json& index) {
-  train::write_file_atomically(sweep_dir / "index.json", [&](std::ostream& out) { out << index.dump(2) << '\n'; });
+  io::write_file_atomically(sweep_dir / "index.json", [&](std::ostream& out) { out << index.dump(2) << '\n'; });
 }
 
 }  // namespace altgrad::sweep

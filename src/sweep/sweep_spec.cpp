@@ -7,9 +7,9 @@
 #include <iterator>
 #include <map>
 
+#include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
 #include "train/nearest_name.hpp"
-#include "train/toml_literal.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -59,7 +59,7 @@ struct Reader {
     label = path->get();
     const fs::path resolved = fs::path(path->get()).is_absolute() ? fs::path(path->get()) : file.parent_path() / path->get();
     std::ifstream in(resolved, std::ios::binary);
-    if (!in) fail(where(*node), "base = " + train::toml_string(path->get()) + ": cannot read " + resolved.string());
+    if (!in) fail(where(*node), "base = " + io::toml_string(path->get()) + ": cannot read " + resolved.string());
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     try {
       return flatten(toml::parse(text, resolved.string()), resolved.string());
@@ -97,7 +97,7 @@ struct Reader {
     if (found == recipes.end()) {
       std::vector<std::string_view> names;
       for (const auto& [n, s] : recipes) names.push_back(n);
-      std::string message = "recipe = " + train::toml_string(name->get()) + " names no [recipes." + name->get() + "] table";
+      std::string message = "recipe = " + io::toml_string(name->get()) + " names no [recipes." + name->get() + "] table";
       if (const auto near = train::nearest_name(name->get(), names)) message += " (did you mean '" + std::string(*near) + "'?)";
       fail(where(name_node), message);
     }
@@ -213,8 +213,8 @@ struct Reader {
     spec.low = number(*table, "low", 0, true);
     spec.high = number(*table, "high", 0, true);
     if (!(spec.low > 0) || !(spec.high > spec.low) || !std::isfinite(spec.high)) {
-      fail(spec.origin, "search needs 0 < low < high, got low = " + train::toml_float(spec.low) +
-                            ", high = " + train::toml_float(spec.high));
+      fail(spec.origin, "search needs 0 < low < high, got low = " + io::toml_float(spec.low) +
+                            ", high = " + io::toml_float(spec.high));
     }
     const double bisections = number(*table, "bisections", spec.bisections, false);
     if (bisections < 0 || bisections > 30 || bisections != std::floor(bisections)) {
@@ -227,7 +227,7 @@ struct Reader {
     spec.loss_multiple = number(*table, "loss_multiple", spec.loss_multiple, false);
     if (!(spec.loss_multiple > 1) || !std::isfinite(spec.loss_multiple)) {
       fail(where(*table->get("loss_multiple")), "search.loss_multiple must be a finite number > 1, got " +
-                                                    train::toml_float(spec.loss_multiple));
+                                                    io::toml_float(spec.loss_multiple));
     }
     return spec;
   }

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
+#include "io/json_integer.hpp"
 #include "train/code_checkpoint.hpp"
-#include "train/json_integer.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -24,10 +24,10 @@ constexpr const char* kStateFile = "state.json";
 // Checkpoints written before optimizers were named hold AdamW's moments.
 constexpr const char* kUnnamedOptimizer = "adamw";
 
-[[noreturn]] void fail(const fs::path& path, const std::string& why) { throw CheckpointError(path.string() + ": " + why); }
+[[noreturn]] void fail(const fs::path& path, const std::string& why) { throw io::CheckpointError(path.string() + ": " + why); }
 
 void write_json(const fs::path& path, const nlohmann::json& json) {
-  write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
+  io::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
 }
 
 nlohmann::json read_json(const fs::path& path) {
@@ -48,7 +48,7 @@ template <typename T>
 T integer_field(const nlohmann::json& object, const fs::path& path, const std::string& key, T min) {
   const auto found = object.find(key);
   if (found == object.end()) fail(path, "missing field '" + key + "'");
-  const std::optional<T> value = json_integer<T>(*found);
+  const std::optional<T> value = io::json_integer<T>(*found);
   if (!value || *value < min) {
     fail(path, "field '" + key + "' must be an integer of at least " + std::to_string(min) + ", got " + found->dump());
   }
@@ -87,7 +87,7 @@ std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const fs::path& 
   return found;
 }
 
-const Tensor& expect_tensor(const SafetensorsFile& file, const fs::path& path, const std::string& name,
+const io::Tensor& expect_tensor(const io::SafetensorsFile& file, const fs::path& path, const std::string& name,
                             const std::vector<std::int64_t>& shape) {
   const auto it = file.tensors.find(name);
   if (it == file.tensors.end()) fail(path, "missing tensor '" + name + "'");
@@ -100,13 +100,13 @@ const Tensor& expect_tensor(const SafetensorsFile& file, const fs::path& path, c
 
 void save_optimizer(const fs::path& path, const optim::Optimizer& optimizer) {
   const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
-  std::vector<TensorRef> state;
+  std::vector<io::TensorRef> state;
   for (const auto& tensor : optimizer.state()) state.push_back({tensor.name, {n}, tensor.values});
-  write_safetensors(path, state,
+  io::write_safetensors(path, state,
                     {{"optimizer", std::string(optimizer.name())}, {"step", std::to_string(optimizer.step_count())}});
 }
 
-std::string saved_optimizer_name(const SafetensorsFile& file) {
+std::string saved_optimizer_name(const io::SafetensorsFile& file) {
   const auto it = file.metadata.find("optimizer");
   return it == file.metadata.end() ? kUnnamedOptimizer : it->second;
 }
@@ -121,13 +121,13 @@ std::string state_names(const optim::Optimizer& optimizer) {
 // Writes model.safetensors: every tensor of nanoGPT's state_dict in F32, except the ones `codes`
 // keeps (null: none), which are stored as codes and scales (code_checkpoint.hpp).
 void write_model_file(const fs::path& path, const model::Gpt<float>& model, const optim::CodeWeights* codes) {
-  std::vector<TensorRef> tensors;
+  std::vector<io::TensorRef> tensors;
   std::map<std::string, std::string> metadata = {{"format", "pt"}};
   for (const auto& spec : model.layout().state_dict()) {
     if (codes && add_code_tensor(spec, *codes, tensors, metadata)) continue;
-    tensors.push_back({spec.name, safetensors_shape(spec.shape), model.parameter(spec.name)});
+    tensors.push_back({spec.name, io::safetensors_shape(spec.shape), model.parameter(spec.name)});
   }
-  write_safetensors(path, tensors, metadata);
+  io::write_safetensors(path, tensors, metadata);
 }
 
 }  // namespace
@@ -194,7 +194,7 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
 
 optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
   const fs::path path = checkpoint_dir / kModelFile;
-  const SafetensorsFile file = read_safetensors(path);
+  const io::SafetensorsFile file = io::read_safetensors(path);
   const auto tensors = model.layout().tensors();
   optim::CodeWeights stored;
   for (std::size_t range = 0; range < tensors.size(); ++range) {
@@ -205,8 +205,8 @@ optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>&
       stored.add_stored(std::move(*codes));
       continue;
     }
-    const Tensor& t = expect_tensor(file, path, spec.name, safetensors_shape(spec.shape));
-    if (t.dtype != Dtype::f32) fail(path, "tensor '" + spec.name + "' must be F32");
+    const io::Tensor& t = expect_tensor(file, path, spec.name, io::safetensors_shape(spec.shape));
+    if (t.dtype != io::Dtype::f32) fail(path, "tensor '" + spec.name + "' must be F32");
     std::copy(t.data.begin(), t.data.end(), into.begin());
   }
   return stored;
@@ -233,7 +233,7 @@ void check_code_weights(const fs::path& checkpoint_dir, const optim::CodeWeights
 
 void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {
   const fs::path path = checkpoint_dir / kOptimizerFile;
-  const SafetensorsFile file = read_safetensors(path);
+  const io::SafetensorsFile file = io::read_safetensors(path);
   if (const std::string saved = saved_optimizer_name(file); saved != optimizer.name()) {
     fail(path, "written by optimizer '" + saved + "', but the config asks for optimizer '" +
                    std::string(optimizer.name()) + "' (set optimizer = \"" + saved + "\" to resume this run)");

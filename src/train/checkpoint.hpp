@@ -18,11 +18,11 @@
 #include <optional>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "model/config.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
-#include "train/safetensors.hpp"
 
 namespace altgrad::train {
 

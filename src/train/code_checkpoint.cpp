@@ -6,41 +6,41 @@
 
 namespace altgrad::train {
 
-bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& codes, std::vector<TensorRef>& tensors,
+bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& codes, std::vector<io::TensorRef>& tensors,
                      std::map<std::string, std::string>& metadata) {
   const optim::CodeTensor* t = codes.at_offset(spec.slot.offset);
   if (!t || t->size != spec.slot.size) return false;
   if (!spec.alias_of.empty()) return true;  // lm_head.weight: the alias of wte, which is stored once
-  const Dtype dtype = t->code_bytes() == 1 ? Dtype::u8 : Dtype::u16;
-  tensors.push_back({spec.name + ".codes", safetensors_shape(spec.shape), dtype, t->codes});
+  const io::Dtype dtype = t->code_bytes() == 1 ? io::Dtype::u8 : io::Dtype::u16;
+  tensors.push_back({spec.name + ".codes", io::safetensors_shape(spec.shape), dtype, t->codes});
   tensors.push_back({spec.name + ".scale", {1}, std::span<const float>(&t->scale, 1)});
   metadata[spec.name + ".format"] = t->format_name;
   return true;
 }
 
-std::optional<optim::CodeTensor> read_code_tensor(const SafetensorsFile& file, const std::filesystem::path& path,
+std::optional<optim::CodeTensor> read_code_tensor(const io::SafetensorsFile& file, const std::filesystem::path& path,
                                                   const model::TensorSpec& spec, std::size_t range) {
   const auto codes = file.tensors.find(spec.name + ".codes");
   if (codes == file.tensors.end()) return std::nullopt;
-  const auto bad = [&](const std::string& why) -> CheckpointError {
-    return CheckpointError(path.string() + ": code-only tensor '" + spec.name + "': " + why);
+  const auto bad = [&](const std::string& why) -> io::CheckpointError {
+    return io::CheckpointError(path.string() + ": code-only tensor '" + spec.name + "': " + why);
   };
   const auto scale = file.tensors.find(spec.name + ".scale");
   const auto format_name = file.metadata.find(spec.name + ".format");
-  if (scale == file.tensors.end() || scale->second.dtype != Dtype::f32 || scale->second.data.size() != 1) {
+  if (scale == file.tensors.end() || scale->second.dtype != io::Dtype::f32 || scale->second.data.size() != 1) {
     throw bad("needs a one-element F32 tensor '" + spec.name + ".scale'");
   }
   if (format_name == file.metadata.end()) throw bad("needs metadata '" + spec.name + ".format'");
-  if (codes->second.shape != safetensors_shape(spec.shape)) throw bad("codes have another shape than the config's tensor");
+  if (codes->second.shape != io::safetensors_shape(spec.shape)) throw bad("codes have another shape than the config's tensor");
   optim::CodeTensor t;
   try {
     t.format = format::make_format(format::parse_format(format_name->second));
   } catch (const std::exception& e) {
     throw bad("format \"" + format_name->second + "\" is not a format: " + e.what());
   }
-  const Dtype expected = t.format.width <= 8 ? Dtype::u8 : Dtype::u16;
+  const io::Dtype expected = t.format.width <= 8 ? io::Dtype::u8 : io::Dtype::u16;
   if (codes->second.dtype != expected) throw bad("codes of " + format_name->second + " must be stored as U" +
-                                                 std::to_string(expected == Dtype::u8 ? 8 : 16));
+                                                 std::to_string(expected == io::Dtype::u8 ? 8 : 16));
   t.range = range;
   t.offset = spec.slot.offset;
   t.size = spec.slot.size;

@@ -12,21 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "model/parameter_layout.hpp"
 #include "optim/code_weights.hpp"
-#include "train/safetensors.hpp"
 
 namespace altgrad::train {
 
 // Adds the stored form of `spec` (codes and scale instead of F32) to a model.safetensors being
 // written; false when `codes` holds no tensor at spec's place.
-bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& codes, std::vector<TensorRef>& tensors,
+bool add_code_tensor(const model::TensorSpec& spec, const optim::CodeWeights& codes, std::vector<io::TensorRef>& tensors,
                      std::map<std::string, std::string>& metadata);
 
 // The codes of tensor `spec` in a model.safetensors (`path`), for parameter range `range`; nothing
 // when the file holds no "<name>.codes". Throws CheckpointError naming the file and tensor when the
 // codes, scale or format are missing, malformed or inconsistent.
-std::optional<optim::CodeTensor> read_code_tensor(const SafetensorsFile& file, const std::filesystem::path& path,
+std::optional<optim::CodeTensor> read_code_tensor(const io::SafetensorsFile& file, const std::filesystem::path& path,
                                                   const model::TensorSpec& spec, std::size_t range);
 
 }  // namespace altgrad::train

@@ -147,6 +147,10 @@ void validate_config(const TrainConfig& config);
 // gives back an equal config. The [quant] table comes last, as read.
 std::string config_to_toml(const TrainConfig& config);
 
+// The model the config describes (byte vocabulary, the MLP width resolved), validated. Throws
+// std::invalid_argument on a shape the model rejects.
+model::GptConfig gpt_config(const TrainConfig& config);
+
 // config_to_toml, written atomically (the run directory's config.toml). Throws FileError.
 void write_config(const std::filesystem::path& path, const TrainConfig& config);
 

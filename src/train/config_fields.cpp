@@ -8,7 +8,7 @@
 #include <sstream>
 #include <type_traits>
 
-#include "train/toml_literal.hpp"
+#include "io/toml_literal.hpp"
 
 namespace altgrad::train::config_schema {
 namespace {
@@ -137,7 +137,7 @@ std::string real_allowed(const RealField& spec) {
 template <typename Enum>
 std::string choice_allowed(const ChoiceField<Enum>& spec) {
   std::string text = "one of ";
-  for (std::size_t i = 0; i < spec.names.size(); ++i) text += (i ? ", " : "") + toml_string(spec.names[i]);
+  for (std::size_t i = 0; i < spec.names.size(); ++i) text += (i ? ", " : "") + io::toml_string(spec.names[i]);
   return text;
 }
 
@@ -145,8 +145,8 @@ std::string choice_allowed(const ChoiceField<Enum>& spec) {
 std::string describe(const toml::node& node) {
   std::ostringstream text;
   text << node.type();
-  if (node.is_string()) text << ' ' << toml_string(node.as_string()->get());
-  else if (node.is_floating_point()) text << ' ' << toml_float(node.as_floating_point()->get());
+  if (node.is_string()) text << ' ' << io::toml_string(node.as_string()->get());
+  else if (node.is_floating_point()) text << ' ' << io::toml_float(node.as_floating_point()->get());
   else if (node.is_value()) node.visit([&](const auto& value) { text << ' ' << value; });
   return text.str();
 }
@@ -201,7 +201,7 @@ void read(const Field& field, const RealField& spec, const toml::node& node, Tra
   // An integer is accepted where a number is expected: `weight_decay = 0` means 0.0.
   if (!node.is_floating_point() && !node.is_integer()) wrong_type(field, node, origin);
   const double value = node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
-  if (!in_range(spec, value)) throw ConfigError(origin + ": " + not_allowed(field, toml_float(value)));
+  if (!in_range(spec, value)) throw ConfigError(origin + ": " + not_allowed(field, io::toml_float(value)));
   config.*spec.member = value;
 }
 
@@ -225,19 +225,19 @@ void read(const Field& field, const ChoiceField<Enum>& spec, const toml::node& n
   if (!node.is_string()) wrong_type(field, node, origin);
   const std::string& value = node.as_string()->get();
   const auto found = std::find(spec.names.begin(), spec.names.end(), value);
-  if (found == spec.names.end()) throw ConfigError(origin + ": " + not_allowed(field, toml_string(value)));
+  if (found == spec.names.end()) throw ConfigError(origin + ": " + not_allowed(field, io::toml_string(value)));
   config.*spec.member = static_cast<Enum>(found - spec.names.begin());
 }
 
 template <typename T>
 std::string literal(const IntegerField<T>& spec, const TrainConfig& config) { return std::to_string(config.*spec.member); }
-std::string literal(const RealField& spec, const TrainConfig& config) { return toml_float(config.*spec.member); }
+std::string literal(const RealField& spec, const TrainConfig& config) { return io::toml_float(config.*spec.member); }
 std::string literal(const BoolField& spec, const TrainConfig& config) { return config.*spec.member ? "true" : "false"; }
-std::string literal(const TextField& spec, const TrainConfig& config) { return toml_string(config.*spec.member); }
+std::string literal(const TextField& spec, const TrainConfig& config) { return io::toml_string(config.*spec.member); }
 template <typename Enum>
 std::string literal(const ChoiceField<Enum>& spec, const TrainConfig& config) {
   const auto index = static_cast<std::size_t>(config.*spec.member);
-  return index < spec.names.size() ? toml_string(spec.names[index]) : "<invalid " + std::to_string(index) + ">";
+  return index < spec.names.size() ? io::toml_string(spec.names[index]) : "<invalid " + std::to_string(index) + ">";
 }
 
 template <typename T>

@@ -9,12 +9,12 @@
 #include <sstream>
 #include <vector>
 
+#include "format/parse.hpp"
+#include "io/toml_literal.hpp"
 #include "train/config.hpp"
 #include "train/config_fields.hpp"
 #include "train/nearest_name.hpp"
-#include "train/toml_literal.hpp"
 #include "train/utf8.hpp"
-#include "format/parse.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -194,7 +194,7 @@ void check_grid_format(const TrainConfig& config, const Origins& origins) {
   } catch (const std::exception& e) {
     const auto found = origins.find("grid_format");
     throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": grid_format = " +
-                      toml_string(config.grid_format) + " is not a format: " + e.what());
+                      io::toml_string(config.grid_format) + " is not a format: " + e.what());
   }
 }
 

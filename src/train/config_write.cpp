@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 #include "train/config.hpp"
 #include "train/config_fields.hpp"
 
@@ -50,7 +50,7 @@ std::string config_to_toml(const TrainConfig& config) {
 
 void write_config(const std::filesystem::path& path, const TrainConfig& config) {
   const std::string text = config_to_toml(config);
-  write_file_atomically(path, [&](std::ostream& out) { out << text; });
+  io::write_file_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace altgrad::train

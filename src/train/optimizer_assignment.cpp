@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -94,7 +94,7 @@ void write_optimizer_assignment(const std::filesystem::path& path, const optim::
                                   return names;
                                 }()},
                                {"tensors", tensors}};
-  write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
+  io::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
 }
 
 }  // namespace altgrad::train

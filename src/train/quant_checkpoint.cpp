@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "train/atomic_file.hpp"
-#include "train/safetensors.hpp"
+#include "io/atomic_file.hpp"
+#include "io/safetensors.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -24,7 +24,7 @@ bool has_delayed_points(const QuantHooks& hooks) {
 }  // namespace
 
 void write_recipe(const fs::path& file, const Recipe& recipe) {
-  write_file_atomically(file, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
+  io::write_file_atomically(file, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
 }
 
 void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHooks* hooks) {
@@ -35,7 +35,7 @@ void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHook
   std::vector<float> scales;
   histories.reserve(hooks->size());
   scales.reserve(hooks->size());
-  std::vector<TensorRef> tensors;
+  std::vector<io::TensorRef> tensors;
   for (std::size_t i = 0; i < hooks->size(); ++i) {
     const quant::PointQuantizer* point = hooks->point(i);
     if (!point || !point->delayed()) continue;
@@ -45,7 +45,7 @@ void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHook
     tensors.push_back({name + ".amax_history", {static_cast<std::int64_t>(histories.back().size())}, histories.back()});
     tensors.push_back({name + ".scale", {1}, std::span<const float>(&scales.back(), 1)});
   }
-  write_safetensors(dir / kStateFile, tensors);
+  io::write_safetensors(dir / kStateFile, tensors);
 }
 
 std::optional<Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
@@ -56,7 +56,7 @@ std::optional<Recipe> load_checkpoint_recipe(const fs::path& dir, const model::M
   try {
     json = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw CheckpointError(path.string() + ": not valid JSON: " + e.what());
+    throw io::CheckpointError(path.string() + ": not valid JSON: " + e.what());
   }
   return recipe_from_json(json, points, path.string());
 }
@@ -64,19 +64,19 @@ std::optional<Recipe> load_checkpoint_recipe(const fs::path& dir, const model::M
 void load_quant_state(const fs::path& dir, QuantHooks& hooks) {
   if (!has_delayed_points(hooks)) return;
   const fs::path path = dir / kStateFile;
-  const SafetensorsFile file = read_safetensors(path);
-  const auto tensor = [&](const std::string& name) -> const Tensor& {
+  const io::SafetensorsFile file = io::read_safetensors(path);
+  const auto tensor = [&](const std::string& name) -> const io::Tensor& {
     const auto found = file.tensors.find(name);
-    if (found == file.tensors.end()) throw CheckpointError(path.string() + ": missing tensor '" + name + "'");
+    if (found == file.tensors.end()) throw io::CheckpointError(path.string() + ": missing tensor '" + name + "'");
     return found->second;
   };
   for (std::size_t i = 0; i < hooks.size(); ++i) {
     quant::PointQuantizer* point = hooks.point(i);
     if (!point || !point->delayed()) continue;
-    const Tensor& history = tensor(hooks.name(i) + ".amax_history");
-    const Tensor& scale = tensor(hooks.name(i) + ".scale");
+    const io::Tensor& history = tensor(hooks.name(i) + ".amax_history");
+    const io::Tensor& scale = tensor(hooks.name(i) + ".scale");
     if (history.data.size() > point->settings().history || scale.data.size() != 1) {
-      throw CheckpointError(path.string() + ": '" + hooks.name(i) + "' holds " + std::to_string(history.data.size()) +
+      throw io::CheckpointError(path.string() + ": '" + hooks.name(i) + "' holds " + std::to_string(history.data.size()) +
                             " amaxes and " + std::to_string(scale.data.size()) + " scales; the recipe allows " +
                             std::to_string(point->settings().history) + " and 1");
     }

@@ -8,11 +8,10 @@
 #include <stdexcept>
 
 #include "format/parse.hpp"
+#include "io/json_integer.hpp"
+#include "io/safetensors.hpp"
 #include "quant/mx.hpp"
-#include "train/json_integer.hpp"
 #include "train/nearest_name.hpp"
-#include "train/safetensors.hpp"
-#include "train/trainer.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -192,7 +191,7 @@ Recipe resolved(const quant::RecipeSpec& spec, const model::MatmulPoints& points
 template <typename T>
 T recipe_integer(const nlohmann::json& object, const char* key) {
   const nlohmann::json& value = object.at(key);
-  const std::optional<T> integer = json_integer<T>(value);
+  const std::optional<T> integer = io::json_integer<T>(value);
   if (!integer) throw std::invalid_argument(std::string("'") + key + "' must be an integer in range, got " + value.dump());
   return *integer;
 }
@@ -253,14 +252,14 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
     Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}};
     const nlohmann::json& entries = json.at("points");
     if (entries.size() != points.operand_count()) {
-      throw CheckpointError(source + ": " + std::to_string(entries.size()) + " points, the model has " +
+      throw io::CheckpointError(source + ": " + std::to_string(entries.size()) + " points, the model has " +
                             std::to_string(points.operand_count()));
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const nlohmann::json& e = entries[i];
       const std::string name = e.at("name").get<std::string>();
       if (name != points.operands()[i].name) {
-        throw CheckpointError(source + ": point " + std::to_string(i) + " is " + name + ", the model's is " +
+        throw io::CheckpointError(source + ": point " + std::to_string(i) + " is " + name + ", the model's is " +
                               points.operands()[i].name);
       }
       SettingsPatch patch;
@@ -278,10 +277,10 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       recipe.points.push_back({name, settings});
     }
     return recipe;
-  } catch (const CheckpointError&) {
+  } catch (const io::CheckpointError&) {
     throw;
   } catch (const std::exception& e) {
-    throw CheckpointError(source + ": not a valid recipe: " + e.what());
+    throw io::CheckpointError(source + ": not a valid recipe: " + e.what());
   }
 }
 

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -17,12 +17,12 @@ void keep_steps_up_to(const std::filesystem::path& path, std::int64_t last_step)
     const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (json.is_object() && json.value("step", std::int64_t{0}) <= last_step) kept << line << '\n';
   }
-  write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
+  io::write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
 }
 
 std::ofstream open_append(const std::filesystem::path& path) {
   std::ofstream out(path, std::ios::app);
-  if (!out) throw FileError("cannot open " + path.string() + " for writing");
+  if (!out) throw io::FileError("cannot open " + path.string() + " for writing");
   return out;
 }
 

@@ -5,13 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "diag/tensorboard_histogram.hpp"
+#include "io/tensorboard_histogram.hpp"
 
 namespace altgrad::train {
 
 struct ScalarLog {
   std::vector<std::pair<std::string, double>> scalars;
-  std::vector<std::pair<std::string, diag::TensorBoardHistogram>> histograms;
+  std::vector<std::pair<std::string, io::TensorBoardHistogram>> histograms;
 
   void add(std::string tag, double value) { scalars.emplace_back(std::move(tag), value); }
 };

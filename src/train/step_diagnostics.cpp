@@ -125,7 +125,9 @@ json dead_units(const DiagnosticInputs& in, ScalarLog& scalars) {
   const model::GptConfig& c = in.model.config();
   const std::size_t N = in.acts.B * in.acts.T, H = model::hidden_size(c);
   for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
-    const double fraction = diag::dead_units(c.mlp, in.acts.layers[l].fc, N, H).fraction;
+    const std::span<const float> fc = in.acts.layers[l].fc;
+    const double fraction =
+        (c.mlp == model::Mlp::swiglu ? diag::dead_units_swiglu(fc, N, H) : diag::dead_units_gelu(fc, N, H)).fraction;
     const std::string name = "h." + std::to_string(l) + ".mlp";
     out[name] = fraction;
     scalars.add("diag/dead_units/" + name, fraction);
@@ -136,8 +138,8 @@ json dead_units(const DiagnosticInputs& in, ScalarLog& scalars) {
 // A histogram of log2|w| for TensorBoard, whose buckets end (exclusive) at their right edge: bucket k
 // of the log2 histogram (|w| in [2^k, 2^(k+1))) ends at k + 1; values below 2^lo (zero included)
 // share a bucket ending at lo, values from 2^hi up one ending at hi + 1. Sums use bucket centres.
-diag::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
-  diag::TensorBoardHistogram r;
+io::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
+  io::TensorBoardHistogram r;
   const auto add = [&](double left, std::uint64_t count) {
     r.right_edges.push_back(left + 1);
     r.counts.push_back(static_cast<double>(count));

@@ -5,7 +5,7 @@
 namespace altgrad::train {
 
 void TensorBoardLog::write(std::int64_t step, const ScalarLog& values) {
-  std::vector<diag::TaggedScalar> scalars;
+  std::vector<io::TaggedScalar> scalars;
   scalars.reserve(values.scalars.size());
   for (const auto& [tag, value] : values.scalars) scalars.push_back({tag, value});
   writer_.scalars(step, scalars);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "diag/tensorboard_writer.hpp"
+#include "io/tensorboard_writer.hpp"
 #include "train/scalar_log.hpp"
 
 namespace altgrad::train {
@@ -16,7 +16,7 @@ class TensorBoardLog {
   void flush() { writer_.flush(); }
 
  private:
-  diag::TensorBoardWriter writer_;
+  io::TensorBoardWriter writer_;
 };
 
 }  // namespace altgrad::train

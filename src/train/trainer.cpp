@@ -10,15 +10,15 @@
 #include <span>
 #include <vector>
 
+#include "diag/hessian_power_iteration.hpp"
+#include "diag/spike_detectors.hpp"
+#include "format/philox_key.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
-#include "diag/hessian_power_iteration.hpp"
-#include "diag/spike_detectors.hpp"
-#include "format/philox_key.hpp"
 #include "train/checkpoint.hpp"
 #include "train/code_only_weights.hpp"
 #include "train/non_finite.hpp"
@@ -179,26 +179,6 @@ class Progress {
   std::int64_t total_;
 };
 
-}  // namespace
-
-model::GptConfig gpt_config(const TrainConfig& c) {
-  model::GptConfig g;
-  g.n_layer = static_cast<std::size_t>(c.n_layer);
-  g.n_head = static_cast<std::size_t>(c.n_head);
-  g.n_embd = static_cast<std::size_t>(c.n_embd);
-  g.block_size = static_cast<std::size_t>(c.block_size);
-  g.vocab_size = 256;
-  g.bias = c.bias;
-  g.norm = c.norm;
-  g.mlp = c.mlp;
-  g.mlp_hidden = static_cast<std::size_t>(c.mlp_hidden);
-  model::validate(g);
-  g.mlp_hidden = model::hidden_size(g);  // resolved, as checkpoints store it
-  return g;
-}
-
-namespace {
-
 // The whole run: the session plus what the loop reports to.
 class Run {
  public:
@@ -277,7 +257,7 @@ class Run {
   void restore() {
     const fs::path from = resolve_checkpoint(options_.run_dir);
     if (load_checkpoint_config(from) != s_.model.config()) {
-      throw CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
+      throw io::CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
     s_.codes = load_model(from, s_.model);
     check_code_weights(from, s_.codes, s_.model.layout(),
@@ -286,7 +266,7 @@ class Run {
     state_ = load_state(from);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
         saved && recipe_to_json(*saved) != recipe_to_json(s_.recipe)) {
-      throw CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml");
+      throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml");
     }
     if (s_.hooks) load_quant_state(from, *s_.hooks);
     norm_spikes_.restore(state_.grad_norm_history);

@@ -41,8 +41,6 @@ struct TrainOutcome {
   optim::MemoryFootprint memory;  // bytes of weights and optimizer state (also the end event's "memory")
 };
 
-model::GptConfig gpt_config(const TrainConfig& config);
-
 // Trains as `config` says, quantizing as its [quant] recipe says. Throws ConfigError, DataError,
 // CheckpointError or FileError on bad input; a non-finite loss or gradient is not an exception but
 // a stop reason naming the first quantization point or layer that held a NaN or Inf, with the last

@@ -17,7 +17,6 @@ namespace altgrad::diag_test {
 namespace {
 
 using diag::DeadUnits;
-using model::Mlp;
 
 constexpr long double kBound = 0.01L;
 
@@ -107,7 +106,7 @@ TEST(DeadUnits, GeluCountsUnitsDeadForEveryToken) {
   EXPECT_EQ(d.dead, 50u);
   EXPECT_EQ(d.units, H);
   EXPECT_DOUBLE_EQ(d.fraction, 50.0 / 150.0);
-  EXPECT_EQ(diag::dead_units(Mlp::gelu, fc, N, H).dead, 50u);
+  EXPECT_EQ(diag::dead_units_gelu(fc, N, H).dead, 50u);
 }
 
 TEST(DeadUnits, SwigluReadsOnlyTheGateHalf) {
@@ -126,7 +125,7 @@ TEST(DeadUnits, SwigluReadsOnlyTheGateHalf) {
   EXPECT_EQ(d.dead, 44u);
   EXPECT_EQ(d.units, H);
   EXPECT_DOUBLE_EQ(d.fraction, 44.0 / 130.0);
-  EXPECT_EQ(diag::dead_units(Mlp::swiglu, fc, N, H).dead, 44u);
+  EXPECT_EQ(diag::dead_units_swiglu(fc, N, H).dead, 44u);
   // Read as GELU pre-activations, every value (≈ −6.47) is deep in GELU's tail.
   EXPECT_EQ(diag::dead_units_gelu(gate, N, H).dead, H);
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "sweep/slurm_commands.hpp"
 #include "sweep/slurm_script.hpp"
-#include "train/atomic_file.hpp"
 
 namespace {
 
@@ -30,8 +30,8 @@ int write(const std::vector<std::string>& args) {
   fs::create_directories(slurm_dir(sweep_dir));
   const std::string tasks = slurm_task_list(runs);
   const std::string script = slurm_array_script(sweep_dir, fs::absolute(args[1]), runs.size(), options);
-  altgrad::train::write_file_atomically(slurm_tasks_path(sweep_dir), [&](std::ostream& out) { out << tasks; });
-  altgrad::train::write_file_atomically(slurm_script_path(sweep_dir), [&](std::ostream& out) { out << script; });
+  altgrad::io::write_file_atomically(slurm_tasks_path(sweep_dir), [&](std::ostream& out) { out << tasks; });
+  altgrad::io::write_file_atomically(slurm_script_path(sweep_dir), [&](std::ostream& out) { out << script; });
   return 0;
 }
 

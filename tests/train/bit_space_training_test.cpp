@@ -11,13 +11,13 @@
 
 #include "diag/grid_geometry.hpp"
 #include "format/parse.hpp"
+#include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
 #include "train/optimizer_assignment.hpp"
-#include "train/safetensors.hpp"
+#include "train/resume_check.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/thread_count_check.hpp"
-#include "train/resume_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -53,7 +53,7 @@ TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOp
   const TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "fp8-hybrid");
   const TrainOutcome outcome = run(c, dir.path() / "run");
   const std::string name(kOptimizerNames[static_cast<std::size_t>(GetParam())]);
-  const auto saved = read_safetensors(outcome.last_checkpoint / "optimizer.safetensors");
+  const auto saved = io::read_safetensors(outcome.last_checkpoint / "optimizer.safetensors");
   EXPECT_EQ(saved.metadata.at("optimizer"), name);
   EXPECT_TRUE(saved.tensors.contains("exp_avg") && saved.tensors.contains("exp_avg_sq"));
   const bool madam = GetParam() == OptimizerKind::madam || GetParam() == OptimizerKind::madam_int;

@@ -48,7 +48,7 @@ TEST(CheckpointJson, ConfigIntegersMustBeIntegersInRange) {
   for (const std::string bad : {"1e300", "1.5", "-1", "\"1\"", "18446744073709551616"}) {
     testing::ScratchDir dir;
     const auto file = dir.write("config.json", with(kConfig, "\"n_layer\": 1", "\"n_layer\": " + bad));
-    EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { load_checkpoint_config(dir.path()); }),
+    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_checkpoint_config(dir.path()); }),
                          {file.string() + ": ", "n_layer"}))
         << bad;
   }
@@ -67,7 +67,7 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
   for (const auto& c : cases) {
     testing::ScratchDir dir;
     const auto file = dir.write("state.json", with(kState, c.from, c.to));
-    EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { load_state(dir.path()); }), {file.string() + ": ", c.named}))
+    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string() + ": ", c.named}))
         << c.to;
   }
 }
@@ -75,7 +75,7 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
 TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
   testing::ScratchDir dir;
   const auto file = dir.write("state.json", "[1, 2]");
-  EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "not a JSON object"}));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "not a JSON object"}));
 }
 
 }  // namespace

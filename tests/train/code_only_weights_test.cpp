@@ -11,10 +11,10 @@
 
 #include "format/codec.hpp"
 #include "format/parse.hpp"
+#include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config.hpp"
 #include "train/resume_check.hpp"
-#include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/thread_count_check.hpp"
 #include "train/training_run.hpp"
@@ -43,21 +43,21 @@ TEST(CodeOnlyWeights, CheckpointsStoreCodesAndAScaleAndLoadModelDecodesThem) {
   const TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   const TrainOutcome out = run(c, dir.path() / "run");
   const fs::path path = out.last_checkpoint / "model.safetensors";
-  const SafetensorsFile file = read_safetensors(path);
+  const io::SafetensorsFile file = io::read_safetensors(path);
   const std::vector<float> loaded = final_parameters(out.last_checkpoint);
   const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
   model::ParameterLayout layout(gpt_config(c));
   std::size_t coded = 0;
   for (const auto& spec : layout.tensors()) {
     if (!is_matmul_weight(spec)) {
-      EXPECT_EQ(file.tensors.at(spec.name).dtype, Dtype::f32) << spec.name;
+      EXPECT_EQ(file.tensors.at(spec.name).dtype, io::Dtype::f32) << spec.name;
       continue;
     }
     ++coded;
     EXPECT_FALSE(file.tensors.contains(spec.name)) << spec.name << " has an FP32 copy";
-    const Tensor& codes = file.tensors.at(spec.name + ".codes");
+    const io::Tensor& codes = file.tensors.at(spec.name + ".codes");
     const float scale = file.tensors.at(spec.name + ".scale").data.at(0);
-    EXPECT_EQ(codes.dtype, Dtype::u8);
+    EXPECT_EQ(codes.dtype, io::Dtype::u8);
     EXPECT_EQ(codes.bytes.size(), spec.slot.size);
     EXPECT_EQ(file.metadata.at(spec.name + ".format"), "e4m3");
     int exponent = 0;
@@ -76,14 +76,14 @@ TEST(CodeOnlyWeights, WeightsStayOnTheGridAndTrainingMovesThem) {
   c.checkpoint_interval = 40;
   c.eval_interval = 40;
   const TrainOutcome out = run(c, dir.path() / "run");
-  const SafetensorsFile first = read_safetensors(dir.path() / "run/checkpoints/step_40/model.safetensors");
+  const io::SafetensorsFile first = io::read_safetensors(dir.path() / "run/checkpoints/step_40/model.safetensors");
   TrainConfig start = c;
   start.max_iters = 1;  // same initialization, one step
   const TrainOutcome one = run(start, dir.path() / "one");
-  const SafetensorsFile early = read_safetensors(one.last_checkpoint / "model.safetensors");
+  const io::SafetensorsFile early = io::read_safetensors(one.last_checkpoint / "model.safetensors");
   std::size_t changed = 0;
   for (const auto& [name, tensor] : first.tensors) {
-    if (tensor.dtype != Dtype::u8) continue;
+    if (tensor.dtype != io::Dtype::u8) continue;
     const auto& before = early.tensors.at(name).bytes;
     for (std::size_t i = 0; i < before.size(); ++i) changed += before[i] != tensor.bytes[i];
   }
@@ -170,18 +170,18 @@ TEST(CodeOnlyWeights, CheckpointsThatDoNotMatchTheConfigAreRefused) {
 
   // A NaN code (0x7F in E4M3) in place of a weight: refused, naming the tensor.
   const fs::path model_file = dir.path() / "run/checkpoints/step_4/model.safetensors";
-  SafetensorsFile file = read_safetensors(model_file);
+  io::SafetensorsFile file = io::read_safetensors(model_file);
   const std::string name = "transformer.h.0.mlp.c_fc.weight";
   file.tensors.at(name + ".codes").bytes[3] = 0x7F;
-  std::vector<TensorRef> refs;
+  std::vector<io::TensorRef> refs;
   for (const auto& [n, t] : file.tensors) {
-    if (t.dtype == Dtype::f32) {
+    if (t.dtype == io::Dtype::f32) {
       refs.emplace_back(n, t.shape, t.data);
     } else {
       refs.emplace_back(n, t.shape, t.dtype, t.bytes);
     }
   }
-  write_safetensors(model_file, refs, file.metadata);
+  io::write_safetensors(model_file, refs, file.metadata);
   TrainConfig more = c;
   more.max_iters = 8;
   const std::string corrupt = train_error(more, dir.path() / "run", true);

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "diag/hessian_power_iteration.hpp"
-#include "diag/tensorboard_reader.hpp"
 #include "format/philox_key.hpp"
+#include "io/tensorboard_reader.hpp"
 #include "model/activations.hpp"
 #include "train/config.hpp"
 #include "train/scratch_dir.hpp"
@@ -79,7 +79,7 @@ TEST(HessianTraining, LeavesTheRunsBitsAsTheyAreWithoutIt) {
   std::map<std::int64_t, double> scalars;
   for (const auto& entry : fs::directory_iterator(dir.path() / "with")) {
     if (!entry.path().filename().string().starts_with("events.out.tfevents.")) continue;
-    for (const auto& e : diag::read_tensorboard_events(entry.path())) {
+    for (const auto& e : io::read_tensorboard_events(entry.path())) {
       for (const auto& s : e.scalars) {
         if (s.tag == "hessian/top_eigenvalue") scalars[e.step] = s.value;
       }

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "optim/make_optimizer.hpp"
 #include "train/checkpoint.hpp"
-#include "train/safetensors.hpp"
+#include "train/resume_check.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/trainer.hpp"
-#include "train/resume_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -70,8 +70,8 @@ TEST(OptimizerChoice, CheckpointsHoldTheOptimizersNamedState) {
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const TrainOutcome adamw = run(tiny_config(corpus), dir.path() / "adamw");
   const TrainOutcome sgd = run(sgd_config(corpus, 0.9, false), dir.path() / "sgd");
-  const auto adamw_file = read_safetensors(adamw.last_checkpoint / "optimizer.safetensors");
-  const auto sgd_file = read_safetensors(sgd.last_checkpoint / "optimizer.safetensors");
+  const auto adamw_file = io::read_safetensors(adamw.last_checkpoint / "optimizer.safetensors");
+  const auto sgd_file = io::read_safetensors(sgd.last_checkpoint / "optimizer.safetensors");
   EXPECT_EQ(adamw_file.metadata.at("optimizer"), "adamw");
   EXPECT_EQ(adamw_file.metadata.at("step"), "8");
   EXPECT_EQ(adamw_file.tensors.size(), 2u);
@@ -97,9 +97,9 @@ TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
   testing::ScratchDir dir;
   const TrainOutcome outcome = run(tiny_config(dir.write("corpus.txt", generated_corpus())), dir.path() / "run");
   const fs::path file = outcome.last_checkpoint / "optimizer.safetensors";
-  const SafetensorsFile saved = read_safetensors(file);
-  const Tensor& m = saved.tensors.at("exp_avg");
-  write_safetensors(file, std::vector<TensorRef>{{"exp_avg", m.shape, m.data}}, saved.metadata);
+  const io::SafetensorsFile saved = io::read_safetensors(file);
+  const io::Tensor& m = saved.tensors.at("exp_avg");
+  io::write_safetensors(file, std::vector<io::TensorRef>{{"exp_avg", m.shape, m.data}}, saved.metadata);
 
   model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
@@ -129,9 +129,9 @@ TEST(OptimizerChoice, AnUnnamedAdamWCheckpointStillResumesBitForBit) {
   half.max_iters = 4;
   const TrainOutcome first = run(half, dir.path() / "split");
   const fs::path file = first.last_checkpoint / "optimizer.safetensors";
-  const SafetensorsFile saved = read_safetensors(file);
-  const Tensor &m = saved.tensors.at("exp_avg"), &v = saved.tensors.at("exp_avg_sq");
-  write_safetensors(file, std::vector<TensorRef>{{"exp_avg", m.shape, m.data}, {"exp_avg_sq", v.shape, v.data}},
+  const io::SafetensorsFile saved = io::read_safetensors(file);
+  const io::Tensor &m = saved.tensors.at("exp_avg"), &v = saved.tensors.at("exp_avg_sq");
+  io::write_safetensors(file, std::vector<io::TensorRef>{{"exp_avg", m.shape, m.data}, {"exp_avg_sq", v.shape, v.data}},
                     {{"step", saved.metadata.at("step")}});
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
   EXPECT_EQ(final_parameters(resumed.last_checkpoint), final_parameters(straight.last_checkpoint));

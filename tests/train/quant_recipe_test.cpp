@@ -7,7 +7,7 @@
 #include <string>
 
 #include "error_message.hpp"
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::train {
@@ -128,7 +128,7 @@ TEST(QuantRecipe, JsonRoundTripKeepsEverySetting) {
   for (std::size_t i = 0; i < r.points.size(); ++i) EXPECT_EQ(back.points[i].settings, r.points[i].settings) << r.points[i].name;
   nlohmann::json broken = recipe_to_json(r);
   broken["points"][3]["rounding"] = "sideways";
-  EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
                        {"ck/recipe.json"}));
 }
 
@@ -142,7 +142,7 @@ TEST(QuantRecipe, JsonIntegersMustBeIntegersInRange) {
       if (std::string(key) == "margin" && bad == nlohmann::json(-1)) continue;  // a negative margin is valid
       nlohmann::json broken = recipe_to_json(resolve_recipe(c));
       broken["points"][0][key] = bad;
-      EXPECT_TRUE(mentions(message_of<CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
+      EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
                            {"ck/recipe.json", key}))
           << key << " = " << bad.dump();
     }

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "diag/tensorboard_reader.hpp"
+#include "io/tensorboard_reader.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/scratch_dir.hpp"
@@ -102,7 +102,7 @@ TEST(QuantTraining, TensorBoardEventsHoldTheLoggedScalarsAndWeightHistograms) {
     if (entry.path().filename().string().starts_with("events.out.tfevents.")) files.push_back(entry.path());
   }
   ASSERT_EQ(files.size(), 1u);
-  const std::vector<diag::TensorBoardEvent> events = diag::read_tensorboard_events(files[0]);
+  const std::vector<io::TensorBoardEvent> events = io::read_tensorboard_events(files[0]);
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events[0].file_version, "brain.Event:2");
   const auto metrics = json_lines(dir.path() / "run" / "metrics.jsonl");

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "train/evaluation_hooks.hpp"
-#include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
@@ -63,13 +63,13 @@ float evaluated_loss(const fs::path& checkpoint, const Batch& batch) {
 
 // Rewrites every "<point>.scale" of the checkpoint's quant.safetensors as scale · factor.
 void scale_saved_scales(const fs::path& checkpoint, float factor) {
-  SafetensorsFile file = read_safetensors(checkpoint / "quant.safetensors");
-  std::vector<TensorRef> tensors;
+  io::SafetensorsFile file = io::read_safetensors(checkpoint / "quant.safetensors");
+  std::vector<io::TensorRef> tensors;
   for (auto& [name, tensor] : file.tensors) {
     if (name.ends_with(".scale")) tensor.data[0] *= factor;
     tensors.push_back({name, tensor.shape, tensor.data});
   }
-  write_safetensors(checkpoint / "quant.safetensors", tensors);
+  io::write_safetensors(checkpoint / "quant.safetensors", tensors);
 }
 
 TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
@@ -82,8 +82,8 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
   const std::vector<float> tokens(batch.tokens.begin(), batch.tokens.end());
   const std::vector<float> targets(batch.targets.begin(), batch.targets.end());
   const auto rows = static_cast<std::int64_t>(kBatch), cols = static_cast<std::int64_t>(T);
-  const std::vector<TensorRef> tensors{{"tokens", {rows, cols}, tokens}, {"targets", {rows, cols}, targets}, {"loss", {1}, loss}};
-  write_safetensors(dir.path() / "batch.safetensors", tensors);
+  const std::vector<io::TensorRef> tensors{{"tokens", {rows, cols}, tokens}, {"targets", {rows, cols}, targets}, {"loss", {1}, loss}};
+  io::write_safetensors(dir.path() / "batch.safetensors", tensors);
   const std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_quantized_eval.py " +
                               checkpoint.string() + " " + (dir.path() / "batch.safetensors").string();
   EXPECT_EQ(std::system(command.c_str()), 0) << "PyTorch disagrees (see the lines above)";

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
 #include "train/checkpoint.hpp"
-#include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 
 namespace altgrad::train {
@@ -70,7 +70,7 @@ void cross_check(const Variant& v, const fs::path& dir) {
   model::gpt_backward(gpt, acts);
 
   std::map<std::string, std::vector<float>> copies;  // keeps the spans below alive
-  std::vector<TensorRef> expected;
+  std::vector<io::TensorRef> expected;
   const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, std::vector<float> values) {
     expected.push_back({name, std::move(shape), copies.emplace(name, std::move(values)).first->second});
   };
@@ -91,7 +91,7 @@ void cross_check(const Variant& v, const fs::path& dir) {
     const auto p = gpt.parameter(spec.name);
     add("adamw." + spec.name, {spec.shape.begin(), spec.shape.end()}, {p.begin(), p.end()});
   }
-  write_safetensors(dir / "expected.safetensors", expected,
+  io::write_safetensors(dir / "expected.safetensors", expected,
                     {{"lr", "0.001"}, {"beta1", "0.9"}, {"beta2", "0.95"}, {"eps", "1e-8"}, {"weight_decay", "0.1"}});
 
   const std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_crosscheck.py " +

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "optim/sgd.hpp"
-#include "train/safetensors.hpp"
 #include "train/scratch_dir.hpp"
 
 namespace altgrad::train {
@@ -56,7 +56,7 @@ fs::path write_case(const Case& c, const fs::path& dir) {
     expected.insert(expected.end(), params.begin(), params.end());
   }
   const auto n = static_cast<std::int64_t>(kParameters), steps = static_cast<std::int64_t>(kSteps);
-  std::vector<TensorRef> tensors = {{"params0", {n}, params0},
+  std::vector<io::TensorRef> tensors = {{"params0", {n}, params0},
                                     {"grads", {steps, n}, grads},
                                     {"lrs", {steps}, lrs},
                                     {"expected", {steps, n}, expected}};
@@ -67,7 +67,7 @@ fs::path write_case(const Case& c, const fs::path& dir) {
                   (r.decay ? "1" : "0");
   }
   const fs::path path = dir / (std::string(c.name) + ".safetensors");
-  write_safetensors(path, tensors,
+  io::write_safetensors(path, tensors,
                     {{"case", c.name},
                      {"momentum", std::to_string(c.config.momentum)},
                      {"nesterov", c.config.nesterov ? "true" : "false"},

@@ -81,7 +81,7 @@ TEST(Trainer, CheckpointsHoldTheModelTheOptimizerAndTheState) {
   for (const char* file : {"model.safetensors", "optimizer.safetensors", "config.json", "state.json"}) {
     EXPECT_TRUE(fs::exists(outcome.last_checkpoint / file)) << file;
   }
-  const auto tensors = read_safetensors(outcome.last_checkpoint / "model.safetensors").tensors;
+  const auto tensors = io::read_safetensors(outcome.last_checkpoint / "model.safetensors").tensors;
   // nanoGPT's state_dict carries the tied head under both names.
   EXPECT_EQ(tensors.at("lm_head.weight").data, tensors.at("transformer.wte.weight").data);
   EXPECT_EQ(tensors.at("transformer.h.1.mlp.c_fc.weight").shape, (std::vector<std::int64_t>{128, 32}));
@@ -115,7 +115,7 @@ TEST(Trainer, ACheckpointOfAnotherShapeIsRefusedWithTheTensorNamed) {
   try {
     load_model(outcome.last_checkpoint, wider);
     FAIL() << "a 32-channel checkpoint loaded into a 64-channel model";
-  } catch (const CheckpointError& e) {
+  } catch (const io::CheckpointError& e) {
     EXPECT_NE(std::string(e.what()).find("transformer.wte.weight"), std::string::npos) << e.what();
   }
 }
@@ -127,7 +127,7 @@ TEST(Trainer, ATruncatedCheckpointIsAnErrorNotACrash) {
   const fs::path model_file = outcome.last_checkpoint / "model.safetensors";
   fs::resize_file(model_file, fs::file_size(model_file) / 2);
   model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
-  EXPECT_THROW(load_model(outcome.last_checkpoint, gpt), CheckpointError);
+  EXPECT_THROW(load_model(outcome.last_checkpoint, gpt), io::CheckpointError);
 }
 
 }  // namespace

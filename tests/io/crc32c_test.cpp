@@ -1,5 +1,5 @@
 // CRC-32C against the published check values, and TFRecord's masking against hand computation.
-#include "diag/crc32c.hpp"
+#include "io/crc32c.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <string_view>
 
-namespace altgrad::diag_test {
+namespace altgrad::io_test {
 namespace {
 
-using diag::crc32c;
-using diag::mask_crc32c;
-using diag::masked_crc32c;
+using io::crc32c;
+using io::mask_crc32c;
+using io::masked_crc32c;
 
 std::array<std::byte, 32> filled(std::byte value) {
   std::array<std::byte, 32> bytes{};
@@ -53,4 +53,4 @@ TEST(Crc32c, MaskRotatesAndAddsTheDelta) {
 TEST(Crc32c, MaskAdditionWrapsModulo2To32) { EXPECT_EQ(mask_crc32c(0xFFFFFFFFu), 0xA282EAD7u); }
 
 }  // namespace
-}  // namespace altgrad::diag_test
+}  // namespace altgrad::io_test

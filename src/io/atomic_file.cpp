@@ -1,4 +1,4 @@
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-namespace altgrad::train {
+namespace altgrad::io {
 namespace {
 
 void sync_path(const std::filesystem::path& path, int flags) {
@@ -42,4 +42,4 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
   }
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

@@ -1,6 +1,6 @@
 // Safetensors checkpoints: files written by hand from the format's description read back, written
 // files round-trip, and every kind of damage is reported with the file name instead of crashing.
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using altgrad::train::CheckpointError;
-using altgrad::train::read_safetensors;
-using altgrad::train::TensorRef;
-using altgrad::train::write_safetensors;
+using altgrad::io::CheckpointError;
+using altgrad::io::read_safetensors;
+using altgrad::io::TensorRef;
+using altgrad::io::write_safetensors;
 
 class SafetensorsTest : public ::testing::Test {
  protected:
@@ -132,7 +132,7 @@ TEST_F(SafetensorsTest, AnInterruptedWriteLeavesThePreviousFileIntact) {
   const std::vector<float> old_values = {1, 2, 3};
   write_safetensors(file("ckpt.safetensors"), std::vector<TensorRef>{{"w", {3}, old_values}});
   const std::string before = read_bytes(file("ckpt.safetensors"));
-  EXPECT_THROW(altgrad::train::write_file_atomically(file("ckpt.safetensors"),
+  EXPECT_THROW(altgrad::io::write_file_atomically(file("ckpt.safetensors"),
                                                      [](std::ostream& out) {
                                                        out << "partial";
                                                        throw std::runtime_error("interrupted");

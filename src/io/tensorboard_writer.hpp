@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "diag/tensorboard_histogram.hpp"
+#include "io/tensorboard_histogram.hpp"
 
-namespace altgrad::diag {
+namespace altgrad::io {
 
 // Cannot create or write the event file; the message names the file and the operating system's
 // reason.
@@ -66,4 +66,4 @@ class TensorBoardWriter {
   std::unique_ptr<OpenFile> file_;
 };
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

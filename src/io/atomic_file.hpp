@@ -6,7 +6,7 @@
 #include <ostream>
 #include <stdexcept>
 
-namespace altgrad::train {
+namespace altgrad::io {
 
 class FileError : public std::runtime_error {
  public:
@@ -17,4 +17,4 @@ class FileError : public std::runtime_error {
 // (including an exception from `write`) the temporary is removed and `path` is left as it was.
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

@@ -1,6 +1,6 @@
 // tensorboard_histogram: bucket boundaries, the open end buckets, skipped non-finite values and the
 // sums, against values counted by hand.
-#include "diag/tensorboard_histogram.hpp"
+#include "io/tensorboard_histogram.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 #include <stdexcept>
 #include <vector>
 
-namespace altgrad::diag_test {
+namespace altgrad::io_test {
 namespace {
 
-using diag::check_tensorboard_histogram;
-using diag::tensorboard_histogram;
-using diag::TensorBoardHistogram;
+using io::check_tensorboard_histogram;
+using io::tensorboard_histogram;
+using io::TensorBoardHistogram;
 
 TEST(TensorBoardHistogram, LeftEdgeIsInclusiveRightEdgeExclusive) {
   const std::vector<double> edges = {0.0, 1.0, 2.0};
@@ -71,4 +71,4 @@ TEST(TensorBoardHistogram, CheckRejectsCountsThatDoNotMatchEdges) {
 }
 
 }  // namespace
-}  // namespace altgrad::diag_test
+}  // namespace altgrad::io_test

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace altgrad::diag {
+namespace altgrad::io {
 
 inline constexpr std::size_t kTfRecordHeaderBytes = 12;  // length and its CRC
 inline constexpr std::size_t kTfRecordFooterBytes = 4;   // the data's CRC
@@ -50,4 +50,4 @@ class TfRecordError : public std::runtime_error {
 // record cut short (the stream ends inside its header, data or data CRC) or a CRC mismatch.
 std::vector<TfRecord> split_tfrecords(std::span<const std::byte> stream);
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

@@ -1,10 +1,10 @@
-#include "diag/tfrecord.hpp"
+#include "io/tfrecord.hpp"
 
 #include <cstdio>
 
-#include "diag/crc32c.hpp"
+#include "io/crc32c.hpp"
 
-namespace altgrad::diag {
+namespace altgrad::io {
 namespace {
 
 constexpr std::size_t kLengthBytes = 8;
@@ -105,4 +105,4 @@ std::vector<TfRecord> split_tfrecords(std::span<const std::byte> stream) {
   return records;
 }
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

@@ -1,8 +1,8 @@
-#include "diag/crc32c.hpp"
+#include "io/crc32c.hpp"
 
 #include <array>
 
-namespace altgrad::diag {
+namespace altgrad::io {
 namespace {
 
 constexpr std::uint32_t kReflectedCastagnoli = 0x82F63B78u;
@@ -34,4 +34,4 @@ std::uint32_t mask_crc32c(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)
 
 std::uint32_t masked_crc32c(std::span<const std::byte> data) { return mask_crc32c(crc32c(data)); }
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

@@ -1,5 +1,5 @@
 // TOML literals we write: shortest floats that read back exactly, strings escaped as TOML requires.
-#include "train/toml_literal.hpp"
+#include "io/toml_literal.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 
 namespace {
 
-using altgrad::train::toml_float;
-using altgrad::train::toml_string;
+using altgrad::io::toml_float;
+using altgrad::io::toml_string;
 
 TEST(TomlLiteral, FloatsAreShortestAndAlwaysFloats) {
   EXPECT_EQ(toml_float(1.0), "1.0");

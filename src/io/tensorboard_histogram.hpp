@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-namespace altgrad::diag {
+namespace altgrad::io {
 
 struct TensorBoardHistogram {
   std::vector<double> right_edges;  // strictly increasing
@@ -33,4 +33,4 @@ TensorBoardHistogram tensorboard_histogram(std::span<const float> values, std::s
 // one entry per edge: the shape TensorBoard can draw.
 void check_tensorboard_histogram(const TensorBoardHistogram& histogram);
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

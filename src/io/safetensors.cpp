@@ -1,4 +1,4 @@
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 #include <bit>
 #include <cstring>
@@ -8,9 +8,9 @@
 #include <optional>
 #include <set>
 
-#include "train/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
-namespace altgrad::train {
+namespace altgrad::io {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian data");
@@ -165,4 +165,4 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   return file;
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

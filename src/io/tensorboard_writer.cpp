@@ -1,4 +1,4 @@
-#include "diag/tensorboard_writer.hpp"
+#include "io/tensorboard_writer.hpp"
 
 #include <unistd.h>
 
@@ -11,10 +11,11 @@
 #include <string>
 #include <system_error>
 
-#include "diag/tensorboard_event.pb.h"
-#include "diag/tfrecord.hpp"
+#include "io/c_file.hpp"
+#include "io/tensorboard_event.pb.h"
+#include "io/tfrecord.hpp"
 
-namespace altgrad::diag {
+namespace altgrad::io {
 namespace {
 
 namespace proto = altgrad::tensorboard;
@@ -25,14 +26,8 @@ constexpr std::size_t kBufferBytes = 1 << 16;
 // in one directory within one second.
 constexpr int kMaxNameSuffix = 1000;
 
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
-
 [[noreturn]] void throw_os_error(const char* action, const std::filesystem::path& path, int error) {
-  throw TensorBoardWriteError("TensorBoard event file: cannot " + std::string(action) + " " + path.string() + ": " +
-                              std::strerror(error));
+  throw TensorBoardWriteError("TensorBoard event file: " + os_error_message(action, path, error));
 }
 
 double seconds_since_epoch() {
@@ -172,4 +167,4 @@ void TensorBoardWriter::flush() {
   if (std::fflush(file_->handle.get()) != 0) throw_os_error("write", file_->path, errno);
 }
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

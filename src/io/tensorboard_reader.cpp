@@ -1,4 +1,4 @@
-#include "diag/tensorboard_reader.hpp"
+#include "io/tensorboard_reader.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -7,25 +7,21 @@
 #include <memory>
 #include <stdexcept>
 
-#include "diag/tensorboard_event.pb.h"
-#include "diag/tfrecord.hpp"
+#include "io/c_file.hpp"
+#include "io/tensorboard_event.pb.h"
+#include "io/tfrecord.hpp"
 
-namespace altgrad::diag {
+namespace altgrad::io {
 namespace {
 
 namespace proto = altgrad::tensorboard;
 
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-
 [[noreturn]] void throw_os_error(const char* action, const std::filesystem::path& path, int error) {
-  throw TensorBoardReadError("TensorBoard event file: cannot " + std::string(action) + " " + path.string() + ": " +
-                             std::strerror(error));
+  throw TensorBoardReadError("TensorBoard event file: " + os_error_message(action, path, error));
 }
 
 std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
-  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  const FileHandle file(std::fopen(path.c_str(), "rb"));
   if (!file) throw_os_error("open", path, errno);
   std::vector<std::byte> bytes;
   std::byte chunk[1 << 16];
@@ -107,4 +103,4 @@ std::vector<TensorBoardEvent> read_tensorboard_events(const std::filesystem::pat
   return events;
 }
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

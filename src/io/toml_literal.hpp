@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace altgrad::train {
+namespace altgrad::io {
 
 // Shortest round-trip form, always with a '.' or an exponent so TOML reads a float: 1.0, 0.001,
 // 1e-07, inf, -inf, nan.
@@ -15,4 +15,4 @@ std::string toml_float(double value);
 // passes through.
 std::string toml_string(std::string_view text);
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "diag/tensorboard_histogram.hpp"
+#include "io/tensorboard_histogram.hpp"
 
-namespace altgrad::diag {
+namespace altgrad::io {
 
 // The file cannot be read, or is not a well-formed event file. The message names the file and,
 // for a malformed record, its index (from 0, as in the returned vector) and its starting byte.
@@ -45,4 +45,4 @@ struct TensorBoardEvent {
 // refuses.
 std::vector<TensorBoardEvent> read_tensorboard_events(const std::filesystem::path& file);
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

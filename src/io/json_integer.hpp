@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace altgrad::train {
+namespace altgrad::io {
 
 // The value when it is a JSON integer (written without fraction or exponent) that T holds.
 template <typename T>
@@ -30,4 +30,4 @@ std::optional<T> json_integer(const nlohmann::json& value) {
   return std::nullopt;
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

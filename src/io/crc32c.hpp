@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <span>
 
-namespace altgrad::diag {
+namespace altgrad::io {
 
 std::uint32_t crc32c(std::span<const std::byte> data);
 
@@ -19,4 +19,4 @@ std::uint32_t mask_crc32c(std::uint32_t crc);
 // mask_crc32c(crc32c(data)).
 std::uint32_t masked_crc32c(std::span<const std::byte> data);
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace altgrad::train {
+namespace altgrad::io {
 
 // A malformed, truncated or mismatched checkpoint file; the message names the file and the problem.
 class CheckpointError : public std::runtime_error {
@@ -61,4 +61,4 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
 // Reads a file of F32, U8 and U16 tensors, checking the header, every offset and the file size.
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

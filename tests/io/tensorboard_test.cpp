@@ -20,26 +20,26 @@
 #include <string>
 #include <vector>
 
-#include "diag/crc32c.hpp"
-#include "diag/tensorboard_histogram.hpp"
-#include "diag/tensorboard_reader.hpp"
-#include "diag/tensorboard_writer.hpp"
-#include "diag/tfrecord.hpp"
+#include "io/crc32c.hpp"
+#include "io/tensorboard_histogram.hpp"
+#include "io/tensorboard_reader.hpp"
+#include "io/tensorboard_writer.hpp"
+#include "io/tfrecord.hpp"
 #include "train/error_message.hpp"
 
-namespace altgrad::diag_test {
+namespace altgrad::io_test {
 namespace {
 
 namespace fs = std::filesystem;
 using altgrad::train::testing::mentions;
 using altgrad::train::testing::message_of;
-using diag::read_tensorboard_events;
-using diag::TaggedScalar;
-using diag::TensorBoardEvent;
-using diag::TensorBoardHistogram;
-using diag::TensorBoardReadError;
-using diag::TensorBoardWriteError;
-using diag::TensorBoardWriter;
+using io::read_tensorboard_events;
+using io::TaggedScalar;
+using io::TensorBoardEvent;
+using io::TensorBoardHistogram;
+using io::TensorBoardReadError;
+using io::TensorBoardWriteError;
+using io::TensorBoardWriter;
 
 // ---- Files ----------------------------------------------------------------------------------------
 
@@ -209,7 +209,7 @@ class EventFileTest : public ::testing::Test {
   static TensorBoardHistogram sample_histogram() {
     const std::vector<float> values = {-1.5f, -0.25f, 0.0f, 0.125f, 0.5f, 3.0f, 40.0f};
     const std::vector<double> edges = {-1.0, 0.0, 1.0, 10.0};
-    return diag::tensorboard_histogram(values, edges);
+    return io::tensorboard_histogram(values, edges);
   }
 
   fs::path dir_;
@@ -332,8 +332,8 @@ TEST_F(EventFileTest, FramingHasLittleEndianLengthsAndMaskedCrcs) {
   ASSERT_EQ(records.size(), 3u);
   for (const HandRecord& r : records) {
     EXPECT_EQ(little_endian(r.length_bytes), r.data.size());
-    EXPECT_EQ(r.length_crc, diag::masked_crc32c(r.length_bytes)) << "record at byte " << r.offset;
-    EXPECT_EQ(r.data_crc, diag::masked_crc32c(r.data)) << "record at byte " << r.offset;
+    EXPECT_EQ(r.length_crc, io::masked_crc32c(r.length_bytes)) << "record at byte " << r.offset;
+    EXPECT_EQ(r.data_crc, io::masked_crc32c(r.data)) << "record at byte " << r.offset;
   }
 }
 
@@ -428,8 +428,8 @@ TEST_F(EventFileTest, RecordThatIsNotAnEventIsReported) {
   const std::size_t offset = bytes.size();
   // Eleven 0xFF bytes: a field key whose varint never ends.
   const std::vector<std::byte> garbage(11, std::byte{0xFF});
-  const auto header = diag::tfrecord_header(garbage.size());
-  const auto footer = diag::tfrecord_footer(garbage);
+  const auto header = io::tfrecord_header(garbage.size());
+  const auto footer = io::tfrecord_footer(garbage);
   bytes.insert(bytes.end(), header.begin(), header.end());
   bytes.insert(bytes.end(), garbage.begin(), garbage.end());
   bytes.insert(bytes.end(), footer.begin(), footer.end());
@@ -449,8 +449,8 @@ TEST_F(EventFileTest, HistogramWithoutACountPerEdgeIsReported) {
   const std::vector<std::uint8_t> event = {0x10, 0x01, 0x2a, 0x11, 0x0a, 0x0f, 0x0a, 0x01, 'h', 0x2a, 0x0a,
                                            0x32, 0x08, 0,    0,    0,    0,    0,    0,    0xf0, 0x3f};
   const auto data = std::as_bytes(std::span(event));
-  const auto header = diag::tfrecord_header(data.size());
-  const auto footer = diag::tfrecord_footer(data);
+  const auto header = io::tfrecord_header(data.size());
+  const auto footer = io::tfrecord_footer(data);
   bytes.insert(bytes.end(), header.begin(), header.end());
   bytes.insert(bytes.end(), data.begin(), data.end());
   bytes.insert(bytes.end(), footer.begin(), footer.end());
@@ -513,4 +513,4 @@ TEST_F(EventFileTest, ExistingFileOfTheSameNameIsNotOverwritten) {
 }
 
 }  // namespace
-}  // namespace altgrad::diag_test
+}  // namespace altgrad::io_test

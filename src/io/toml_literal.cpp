@@ -1,10 +1,10 @@
-#include "train/toml_literal.hpp"
+#include "io/toml_literal.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace altgrad::train {
+namespace altgrad::io {
 
 std::string toml_float(double value) {
   if (std::isnan(value)) return "nan";
@@ -39,4 +39,4 @@ std::string toml_string(std::string_view text) {
   return out + "\"";
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::io

@@ -1,4 +1,4 @@
-#include "diag/tensorboard_histogram.hpp"
+#include "io/tensorboard_histogram.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace altgrad::diag {
+namespace altgrad::io {
 namespace {
 
 void check_right_edges(std::span<const double> right_edges) {
@@ -53,4 +53,4 @@ void check_tensorboard_histogram(const TensorBoardHistogram& histogram) {
                                 std::to_string(histogram.right_edges.size()) + " bucket edges");
 }
 
-}  // namespace altgrad::diag
+}  // namespace altgrad::io
