@@ -48,12 +48,6 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, float lr
   }
 }
 
-void AdamW::restore(std::span<const float> m, std::span<const float> v, std::int64_t step) {
-  restore_state("exp_avg", m);
-  restore_state("exp_avg_sq", v);
-  restore_step_count(step);
-}
-
 double clip_grad_norm(std::span<float> grads, double max_norm) {
   const std::size_t n = grads.size();
   const std::size_t chunk = std::max(kNormChunk, (n + kMaxNormChunks - 1) / kMaxNormChunks);

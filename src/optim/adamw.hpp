@@ -30,11 +30,6 @@ class AdamW final : public Optimizer {
   std::vector<Hyperparameter> hyperparameters() const override;
   void step(std::span<float> params, std::span<const float> grads, float lr) override;
 
-  std::span<const float> first_moment() const { return state()[m_].values; }
-  std::span<const float> second_moment() const { return state()[v_].values; }
-  // Restores moments and step count saved from the accessors above.
-  void restore(std::span<const float> m, std::span<const float> v, std::int64_t step);
-
  private:
   AdamWConfig config_;
   std::size_t m_, v_;  // indices of the state tensors

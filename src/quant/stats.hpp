@@ -19,7 +19,6 @@ struct QuantStats {
   double relative_error() const {
     return sum_sq_input > 0.0 ? std::sqrt(sum_sq_error / sum_sq_input) : 0.0;
   }
-  double overflow_fraction() const { return count ? static_cast<double>(overflow) / count : 0.0; }
   double underflow_fraction() const { return count ? static_cast<double>(underflow) / count : 0.0; }
 
   void merge(const QuantStats& o) {

@@ -277,8 +277,7 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
              integer_field<std::int64_t>(j, path, "best_step", -1),  // -1: never evaluated
              j.at("grad_norm_history").get<std::vector<double>>(),
              number("last_loss"),
-             // Checkpoints written before stop_loss_multiple existed lack it.
-             j.contains("initial_loss") ? number("initial_loss") : std::nan("")};
+             number("initial_loss")};
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }

@@ -75,7 +75,8 @@ TEST(AdamW, RestoreContinuesExactlyWhereTheStateWasSaved) {
   AdamW a(8, config, ranges);
   a.step(p1, grads, 1e-3f);
   AdamW b(8, config, ranges);
-  b.restore(a.first_moment(), a.second_moment(), a.step_count());
+  for (const auto& tensor : a.state()) b.restore_state(tensor.name, tensor.values);
+  b.restore_step_count(a.step_count());
   std::vector<float> p2 = p1;
   a.step(p1, grads, 1e-3f);
   b.step(p2, grads, 1e-3f);
@@ -87,7 +88,7 @@ TEST(AdamW, RangesMustCoverTheBufferAndStateMustFit) {
   EXPECT_THROW(AdamW(10, AdamWConfig{}, {{5, 10, true}}), std::invalid_argument);
   AdamW a(4, AdamWConfig{}, {{0, 4, true}});
   const std::vector<float> three(3);
-  EXPECT_THROW(a.restore(three, three, 1), std::invalid_argument);
+  EXPECT_THROW(a.restore_state("exp_avg", three), std::invalid_argument);
 }
 
 TEST(ClipGradNorm, ScalesToTheMaximumAndReportsTheNormBefore) {

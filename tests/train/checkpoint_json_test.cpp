@@ -21,7 +21,7 @@ const std::string kConfig =
     R"({"block_size": 8, "vocab_size": 256, "n_layer": 1, "n_head": 2, "n_embd": 8, "dropout": 0.0, "bias": false})";
 const std::string kState =
     R"({"step": 4, "seed": 1337, "val_loss": 5.5, "best_val_loss": 5.5, "best_step": 4, "grad_norm_history": [0.5, 1.25],)"
-    R"( "last_loss": null})";
+    R"( "last_loss": null, "initial_loss": null})";
 
 // kConfig or kState with `from` replaced by `to`.
 std::string with(const std::string& json, const std::string& from, const std::string& to) {
@@ -70,6 +70,13 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
     EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string() + ": ", c.named}))
         << c.to;
   }
+}
+
+// Every field is required: checkpoints written before stop_loss_multiple existed lack initial_loss.
+TEST(CheckpointJson, AMissingFieldIsRefusedByName) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("state.json", with(kState, ", \"initial_loss\": null", ""));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "initial_loss"}));
 }
 
 TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
