@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag_test {
 namespace {
@@ -142,8 +142,8 @@ TEST(AttentionEntropy, MalformedRowsGiveNaNAndSizesAreChecked) {
 TEST(AttentionEntropy, SameBitsWithOneAndTwoThreads) {
   const Shape s{4, 6, 128};
   const std::vector<float> p = random_causal(s, 23, 2.0f);
-  const auto one = with_threads(1, [&] { return attention_entropy_per_head(p, s.B, s.NH, s.T); });
-  const auto two = with_threads(2, [&] { return attention_entropy_per_head(p, s.B, s.NH, s.T); });
+  const auto one = test_support::with_threads(1, [&] { return attention_entropy_per_head(p, s.B, s.NH, s.T); });
+  const auto two = test_support::with_threads(2, [&] { return attention_entropy_per_head(p, s.B, s.NH, s.T); });
   ASSERT_EQ(one.size(), two.size());
   for (std::size_t h = 0; h < one.size(); ++h) {
     EXPECT_EQ(std::bit_cast<std::uint64_t>(one[h]), std::bit_cast<std::uint64_t>(two[h])) << "head " << h;

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag_test {
 namespace {
@@ -150,8 +150,8 @@ TEST(DeadUnits, SameCountWithOneAndTwoThreads) {
   for (std::size_t i = 0; i < fc.size(); ++i) {
     fc[i] = -2.5f - 3.0f * static_cast<float>(i % H) / static_cast<float>(H) + normal(rng);
   }
-  const DeadUnits one = with_threads(1, [&] { return diag::dead_units_gelu(fc, N, H); });
-  const DeadUnits two = with_threads(2, [&] { return diag::dead_units_gelu(fc, N, H); });
+  const DeadUnits one = test_support::with_threads(1, [&] { return diag::dead_units_gelu(fc, N, H); });
+  const DeadUnits two = test_support::with_threads(2, [&] { return diag::dead_units_gelu(fc, N, H); });
   EXPECT_EQ(one.dead, two.dead);
   EXPECT_GT(one.dead, 0u);
   EXPECT_LT(one.dead, H);

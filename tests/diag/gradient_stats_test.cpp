@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag_test {
 namespace {
@@ -118,11 +118,11 @@ TEST(SnrDb, SpecialCases) {
 TEST(GradientStats, SameBitsWithOneAndTwoThreads) {
   const std::vector<float> g = normal_vector(2'000'003, 8);
   const std::vector<float> q = normal_vector(2'000'003, 9);
-  const auto norm_one = with_threads(1, [&] { return squared_l2_norm(g); });
-  const auto norm_two = with_threads(2, [&] { return squared_l2_norm(g); });
+  const auto norm_one = test_support::with_threads(1, [&] { return squared_l2_norm(g); });
+  const auto norm_two = test_support::with_threads(2, [&] { return squared_l2_norm(g); });
   EXPECT_EQ(std::bit_cast<std::uint64_t>(norm_one), std::bit_cast<std::uint64_t>(norm_two));
-  const auto snr_one = with_threads(1, [&] { return snr_db(q, g); });
-  const auto snr_two = with_threads(2, [&] { return snr_db(q, g); });
+  const auto snr_one = test_support::with_threads(1, [&] { return snr_db(q, g); });
+  const auto snr_two = test_support::with_threads(2, [&] { return snr_db(q, g); });
   EXPECT_EQ(std::bit_cast<std::uint64_t>(snr_one), std::bit_cast<std::uint64_t>(snr_two));
 }
 

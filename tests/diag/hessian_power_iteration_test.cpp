@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "diag/hessian_power_iteration.hpp"
-#include "diag/thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -127,8 +127,8 @@ TEST(HessianPowerIteration, TheSameBitsOnOneAndTwoThreads) {
         },
         {1e-3, 6, 11, 4});
   };
-  const HessianEstimate one = diag_test::with_threads(1, estimate);
-  const HessianEstimate two = diag_test::with_threads(2, estimate);
+  const HessianEstimate one = test_support::with_threads(1, estimate);
+  const HessianEstimate two = test_support::with_threads(2, estimate);
   EXPECT_EQ(std::memcmp(&one.eigenvalue, &two.eigenvalue, sizeof(double)), 0);
   EXPECT_EQ(std::memcmp(&one.residual, &two.residual, sizeof(double)), 0);
 }

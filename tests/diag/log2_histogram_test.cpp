@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag_test {
 namespace {
@@ -156,8 +156,8 @@ TEST(Log2Histogram, RandomBitPatternsMatchReference) {
 
 TEST(Log2Histogram, SameCountsWithOneAndTwoThreads) {
   const std::vector<float> w = random_magnitudes(1'000'003, 2);
-  const Log2Histogram one = with_threads(1, [&] { return log2_histogram(w); });
-  const Log2Histogram two = with_threads(2, [&] { return log2_histogram(w); });
+  const Log2Histogram one = test_support::with_threads(1, [&] { return log2_histogram(w); });
+  const Log2Histogram two = test_support::with_threads(2, [&] { return log2_histogram(w); });
   expect_same(one, two);
 }
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "thread_count.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::diag_test {
 namespace {
@@ -149,8 +149,8 @@ TEST(Moments, SameBitsWithOneAndTwoThreads) {
   std::normal_distribution<float> normal(0.5f, 2.0f);
   std::vector<float> x(2'000'003);
   for (float& v : x) v = normal(rng);
-  const Moments one = with_threads(1, [&] { return moments_of(x); });
-  const Moments two = with_threads(2, [&] { return moments_of(x); });
+  const Moments one = test_support::with_threads(1, [&] { return moments_of(x); });
+  const Moments two = test_support::with_threads(2, [&] { return moments_of(x); });
   EXPECT_EQ(std::bit_cast<std::uint64_t>(one.mean), std::bit_cast<std::uint64_t>(two.mean));
   EXPECT_EQ(std::bit_cast<std::uint64_t>(one.variance), std::bit_cast<std::uint64_t>(two.variance));
   EXPECT_EQ(std::bit_cast<std::uint64_t>(one.kurtosis), std::bit_cast<std::uint64_t>(two.kurtosis));

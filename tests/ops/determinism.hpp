@@ -2,23 +2,13 @@
 // Determinism checks: a kernel run twice gives the same bits, and the same bits for any OpenMP
 // thread count (see ops/cpu/parallel.hpp and ops/cpu/gemm.hpp).
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include "ops/test_tensors.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::ops::test {
 
-// Runs a scope with a given OpenMP thread count, restoring the previous one on exit.
-class ScopedThreadCount {
- public:
-  explicit ScopedThreadCount(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~ScopedThreadCount() { omp_set_num_threads(previous_); }
-  ScopedThreadCount(const ScopedThreadCount&) = delete;
-  ScopedThreadCount& operator=(const ScopedThreadCount&) = delete;
-
- private:
-  int previous_;
-};
+using test_support::ScopedThreadCount;
 
 // More threads than this machine may have cores, and an odd number, so rows and column blocks
 // split unevenly between them.

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <cstring>
 #include <vector>
 
 #include "ops/determinism.hpp"
 #include "ops/test_tensors.hpp"
+#include "support/bit_identical.hpp"
 
 namespace altgrad::ops::test {
 namespace {
@@ -65,10 +65,6 @@ std::vector<Scalar> run_gemm(const GemmCase& g, const GemmInputs& in, Scalar bet
   std::vector<Scalar> c = converted<Scalar>(in.c);
   gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), in.lda, b.data(), in.ldb, beta, c.data(), in.ldc);
   return c;
-}
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
 // The training step's GEMM shapes for the default model (2,048 tokens, 128 channels, MLP 512): the
@@ -144,7 +140,7 @@ TEST(Gemm, BitsDoNotDependOnThreadCount) {
     }();
     for (const int count : {2, 3, 4}) {
       const ScopedThreadCount threads(count);
-      EXPECT_TRUE(same_bits(one, run_gemm<float>(g, in, 1.0f))) << count << " threads, " << g.m << "x" << g.n << "x" << g.k;
+      EXPECT_TRUE(test_support::bit_identical(one, run_gemm<float>(g, in, 1.0f))) << count << " threads, " << g.m << "x" << g.n << "x" << g.k;
     }
   }
 }
@@ -158,7 +154,7 @@ TEST(Gemm, SameBitsInsideAParallelRegion) {
   const ScopedThreadCount threads(2);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < nested.size(); ++i) nested[i] = run_gemm<float>(kWeightGradient, in, 0.0f);
-  for (const auto& c : nested) EXPECT_TRUE(same_bits(top, c));
+  for (const auto& c : nested) EXPECT_TRUE(test_support::bit_identical(top, c));
 }
 
 // What the tiling relies on, pinned: the linked OpenBLAS is its OpenMP build, which runs inside
@@ -182,7 +178,7 @@ TEST(OpenBlas, OwnThreadingChangesTheBitsOfALongReduction) {
       return c;
     };
     const std::vector<float> one = blas_threaded(1);
-    for (const int count : {2, 3, 4}) differing += same_bits(one, blas_threaded(count)) ? 0 : 1;
+    for (const int count : {2, 3, 4}) differing += test_support::bit_identical(one, blas_threaded(count)) ? 0 : 1;
   }
   EXPECT_GT(differing, 0) << "OpenBLAS's threaded sgemm (kernel " << openblas_get_corename()
                           << ") now gives one thread's bits: docs/determinism.md is out of date";

@@ -1,43 +1,18 @@
 #pragma once
 // Helpers for "the same bits whatever the thread count or chunking" checks.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <bit>
-#include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "quant/stats.hpp"
+#include "support/bit_identical.hpp"
+#include "support/thread_count.hpp"
 
 namespace altgrad::quant_test {
 
-// Sets the OpenMP thread count for one scope and restores the previous one, so a test that pins
-// the count cannot leak it into the next test.
-class OmpThreads {
- public:
-  explicit OmpThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~OmpThreads() { omp_set_num_threads(saved_); }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int saved_;
-};
-
-// Bitwise equality (NaN payloads and the sign of zero included), naming the first difference.
-inline ::testing::AssertionResult bit_identical(std::span<const float> a, std::span<const float> b) {
-  if (a.size() != b.size()) {
-    return ::testing::AssertionFailure() << "sizes differ: " << a.size() << " vs " << b.size();
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i])) {
-      return ::testing::AssertionFailure() << "first difference at index " << i << ": " << a[i]
-                                           << " vs " << b[i];
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using test_support::bit_identical;
+using test_support::ScopedThreadCount;
 
 inline void expect_stats_bit_identical(const quant::QuantStats& a, const quant::QuantStats& b) {
   EXPECT_EQ(a.count, b.count);

@@ -17,7 +17,7 @@ namespace altgrad::quant {
 namespace {
 
 using quant_test::bit_identical;
-using quant_test::OmpThreads;
+using quant_test::ScopedThreadCount;
 
 // (rows, cols) → per run of `run` rows, that run's (cols, run) transpose, runs one after another.
 std::vector<float> transpose_runs(const std::vector<float>& x, std::size_t rows, std::size_t cols, std::size_t run) {
@@ -71,7 +71,7 @@ TEST(QuantizeMxColumns, EqualsTheRowWiseQuantizerOnTheRunTransposedMatrix) {
       std::vector<float> want_t(x.size());
       const MxStats want = quantize_mx(e4m3, transpose_runs(x, s.rows, s.cols, s.run), want_t, s.run, options);
       for (const int threads : {1, 2}) {
-        OmpThreads pinned(threads);
+        ScopedThreadCount pinned(threads);
         std::vector<float> got(x.size());
         const MxStats stats = quantize_mx_columns(e4m3, x, got, s.cols, s.run, options);
         EXPECT_TRUE(bit_identical(got, untranspose_runs(want_t, s.rows, s.cols, s.run)))

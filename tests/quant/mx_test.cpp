@@ -313,11 +313,11 @@ TEST(QuantizeMx, ResultsAreIdenticalForOneAndTwoThreads) {
     const MxOptions o = mx_options(MxScaleRule::floor, rounding);
     MxRun one, two;
     {
-      OmpThreads threads(1);
+      ScopedThreadCount threads(1);
       one = run_mx(kE4m3, in, 70, o);
     }
     {
-      OmpThreads threads(2);
+      ScopedThreadCount threads(2);
       two = run_mx(kE4m3, in, 70, o);
     }
     EXPECT_TRUE(bit_identical(one.out, two.out));

@@ -101,7 +101,7 @@ TEST(AmaxOf, SkipsNanAndIncludesInfAtAnyPosition) {
   const std::size_t n = 70'001;
   for (std::size_t position : {std::size_t{0}, std::size_t{35'000}, std::size_t{65'535}, std::size_t{65'536}, n - 1}) {
     for (int threads : {1, 2}) {
-      OmpThreads pin(threads);
+      ScopedThreadCount pin(threads);
       auto x = log_uniform_tensor(n, 22, -20, 5);
       x[position] = -1e6f;
       x[n / 3] = kNan;

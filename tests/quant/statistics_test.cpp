@@ -165,11 +165,11 @@ TEST(QuantStats, AllFieldsAreBitIdenticalForOneAndTwoThreads) {
   for (Rounding r : {Rounding::nearest_even, Rounding::stochastic}) {
     quant::QuantStats one, two;
     {
-      OmpThreads threads(1);
+      ScopedThreadCount threads(1);
       one = run(kE4m3, x, options(0.37f, r));
     }
     {
-      OmpThreads threads(2);
+      ScopedThreadCount threads(2);
       two = run(kE4m3, x, options(0.37f, r));
     }
     expect_stats_bit_identical(one, two);

@@ -205,11 +205,11 @@ TEST(StochasticRounding, BitsAreIdenticalForOneAndTwoThreads) {
     const auto o = stochastic_options(r, 17, 2, 12345, 0.37f);
     std::vector<float> one, two;
     {
-      OmpThreads threads(1);
+      ScopedThreadCount threads(1);
       one = quantized(f, x, o);
     }
     {
-      OmpThreads threads(2);
+      ScopedThreadCount threads(2);
       two = quantized(f, x, o);
     }
     EXPECT_TRUE(bit_identical(one, two));

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "format/philox.hpp"
@@ -13,6 +12,7 @@
 #include "ops/cpu/matmul.hpp"
 #include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
+#include "support/bit_identical.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -41,10 +41,6 @@ std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magn
   return v;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 class PerTensorReuse : public ::testing::TestWithParam<quant::Scaling> {};
 
 TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantizedGradient) {
@@ -70,8 +66,8 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
   const std::size_t grad_index = fc.index * model::kOperandsPerMatmul + 2;
   again.apply({fc.operand_name(model::Operand::grad), fc.name, model::Operand::grad, grad_index, N, OC}, dy, dy_q);
   ops::cpu::matmul_backward<float>(dx2, dw2, {}, dy_q, used2.inp, used2.weight, N, C, OC);
-  EXPECT_TRUE(same_bits(dx, dx2));
-  EXPECT_TRUE(same_bits(dw, dw2));
+  EXPECT_TRUE(test_support::bit_identical(dx, dx2));
+  EXPECT_TRUE(test_support::bit_identical(dw, dw2));
 
   for (std::size_t operand = 0; operand < model::kOperandsPerMatmul; ++operand) {
     const quant::PointQuantizer* point = hooks.point(fc.index * model::kOperandsPerMatmul + operand);
