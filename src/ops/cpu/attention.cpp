@@ -33,8 +33,10 @@ Scalar score_scale(std::size_t hs) {
 // They run inside the parallel loop over heads, each on the calling thread (ops/cpu/gemm.hpp), so
 // every head is computed the same way whatever the thread count. Causality is used a block at a
 // time: queries in blocks of kQueryBlock see only the keys up to their block's end, so only the
-// diagonal blocks compute masked scores (3/8 fewer score flops at T = 256). The products skip only
-// exact zeros of the masked probabilities and their gradients, so the blocks do not change a bit.
+// diagonal blocks compute masked scores (3/8 fewer score flops at T = 256). With finite operands
+// the skipped terms are exact zeros (masked probabilities and their gradients) added after or
+// before the others, so the blocks gave the same bits as the full products
+// (scripts/compare_runs.sh, OpenBLAS's SkylakeX kernel).
 constexpr std::size_t kQueryBlock = 64;
 
 // Calls body(first, rows) for each block of query rows (or, in the backward products, of keys).
