@@ -3,8 +3,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstring>
-#include <memory>
 #include <stdexcept>
 
 #include "io/c_file.hpp"

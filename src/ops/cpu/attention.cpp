@@ -108,9 +108,9 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
 // One (b, h) pair: v of position t at qkv + t·3C + 2C; output rows at out + t·C.
 template <typename Scalar>
 void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
+  const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar* val = qkv + 2 * C;
-  for_each_block(static_cast<std::size_t>(v.T), [&](std::size_t first, std::size_t rows) {  // probs · v
-    const std::size_t T = static_cast<std::size_t>(v.T);
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // probs · v
     gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), probs + first * T, v.T, val, v.C3,
          Scalar{0}, out + first * static_cast<std::size_t>(v.C), v.C);
   });
