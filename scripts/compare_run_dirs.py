@@ -2,6 +2,7 @@
 byte, metrics.jsonl without tokens_per_s, events.jsonl with each run's own directory replaced by
 a placeholder. Prints one line per run, plus one per difference; exit status 1 when any differs.
 Usage: compare_run_dirs.py BASELINE_RUN_DIR CANDIDATE_RUN_DIR"""
+import collections
 import json
 import os
 import sys
@@ -66,7 +67,16 @@ def main():
           f"(metrics, events, {files} checkpoint files)")
     for line in found[:10]:
         print(f"  {line[:200]}")
+    if len(found) > 10:
+        print(f"  by kind: {', '.join(f'{kind} ×{count}' for kind, count in kinds(found).most_common())}")
     return 1 if found else 0
+
+
+def kinds(found):
+    """What differs, for a long list: checkpoint files, or a metric's last name component
+    (rel_error for every quantization point's relative error)."""
+    return collections.Counter("checkpoint bytes" if line.startswith("checkpoints/")
+                               else line.split(": ")[1].rsplit(".", 1)[-1] for line in found)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # wall-clock times and are left out; they hold the metrics.jsonl values.
 #
 # The configs cover every path a refactor or a kernel change can move: fp32; fp8-hybrid with
-# stochastic rounding of gradients; mx8; gridwalk with code-only weights; madam on E7M0 weights.
+# stochastic rounding of gradients; mx8; gridwalk with code-only weights; stiffness_adamw on the
+# bf16 grid with its own AdamW rate; madam on E7M0 weights.
 # Each has a Hessian probe and every diagnostic on, and logs every step.
 #
 # Usage: scripts/compare_runs.sh BASELINE_ALTGRAD CANDIDATE_ALTGRAD [STEPS]
@@ -57,6 +58,9 @@ optimizer = "gridwalk"
 master_weights = false
 [quant]
 preset = "fp8-hybrid"'
+write_config stiffness-bf16-grid '
+optimizer = "stiffness_adamw"
+adamw_learning_rate = 0.0003'
 write_config madam-e7m0 '
 optimizer = "madam"
 [quant]

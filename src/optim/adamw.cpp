@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "optim/adam_moments.hpp"
+
 namespace altgrad::optim {
 namespace {
 
@@ -23,13 +25,7 @@ std::vector<Hyperparameter> AdamW::hyperparameters() const {
 
 void AdamW::step(std::span<float> params, std::span<const float> grads, float lr) {
   check_step_sizes("AdamW", params.size(), grads.size());
-  const std::int64_t step = advance_step();
-  const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
-  // PyTorch computes these scalars in double and applies them as floats.
-  const double bias_correction1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(step));
-  const double bias_correction2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(step));
-  const auto step_size = static_cast<float>(lr / bias_correction1);
-  const auto bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
+  const AdamScalars s = adam_scalars(config_, lr, advance_step());
   float* p = params.data();
   const float* g = grads.data();
   float* m = state_values(m_).data();
@@ -40,10 +36,7 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, float lr
 #pragma omp parallel for simd schedule(static)
     for (std::size_t i = range.offset; i < end; ++i) {
       p[i] *= decay;
-      m[i] += (1.0f - b1) * (g[i] - m[i]);  // lerp toward g, PyTorch's form for weights < 0.5
-      v[i] = v[i] * b2 + (1.0f - b2) * g[i] * g[i];
-      const float denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
-      p[i] += -step_size * (m[i] / denom);
+      p[i] += -s.step_size * adam_direction(g[i], m[i], v[i], s);
     }
   }
 }

@@ -48,20 +48,8 @@ float BitSpaceOptimizer::decay_factor(const ParameterRange& range, float lr) con
 void BitSpaceOptimizer::step(std::span<float> params, std::span<const float> grads, float lr) {
   check_step_sizes(name(), params.size(), grads.size());
   const std::int64_t step = advance_step();
-  const double bias_correction1 = 1.0 - std::pow(static_cast<double>(adamw_.beta1), static_cast<double>(step));
-  const double bias_correction2 = 1.0 - std::pow(static_cast<double>(adamw_.beta2), static_cast<double>(step));
-  const double adamw_lr = lr * config_.adamw_lr_ratio;  // lr itself at ratio 1
-  const auto scalars = [&](double rate) {
-    return AdamScalars{static_cast<float>(rate),
-                       adamw_.beta1,
-                       adamw_.beta2,
-                       adamw_.eps,
-                       static_cast<float>(rate / bias_correction1),
-                       static_cast<float>(std::sqrt(bias_correction2)),
-                       static_cast<float>(adamw_lr)};
-  };
-  const AdamScalars s = scalars(lr);
-  const AdamScalars adamw_part = scalars(adamw_lr);
+  const AdamScalars s = adam_scalars(adamw_, lr, step);
+  const AdamScalars adamw_part = adam_scalars(adamw_, adamw_rate(lr), step);
   for (std::size_t i = 0; i < ranges().size(); ++i) {
     const ParameterRange& range = ranges()[i];
     float* p = params.data() + range.offset;
@@ -76,6 +64,8 @@ void BitSpaceOptimizer::step(std::span<float> params, std::span<const float> gra
   }
 }
 
+double BitSpaceOptimizer::adamw_rate(float lr) const { return lr * config_.adamw_lr_ratio; }  // lr at ratio 1
+
 // AdamW exactly as optim/adamw.cpp computes it, on this optimizer's moments.
 void BitSpaceOptimizer::adamw_range(const ParameterRange& range, float* p, const float* g, const AdamScalars& s) {
   const float decay = decay_factor(range, s.lr);
@@ -84,10 +74,7 @@ void BitSpaceOptimizer::adamw_range(const ParameterRange& range, float* p, const
 #pragma omp parallel for simd schedule(static)
   for (std::size_t i = 0; i < range.size; ++i) {
     p[i] *= decay;
-    m[i] += (1.0f - s.beta1) * (g[i] - m[i]);
-    v[i] = v[i] * s.beta2 + (1.0f - s.beta2) * g[i] * g[i];
-    const float denom = std::sqrt(v[i]) / s.bias_correction2_sqrt + s.eps;
-    p[i] += -s.step_size * (m[i] / denom);
+    p[i] += -s.step_size * adam_direction(g[i], m[i], v[i], s);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "optim/adam_moments.hpp"
 #include "optim/adamw.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/weight_grid.hpp"
@@ -29,12 +30,6 @@ struct BitSpaceConfig {
   // learning_rate in the config), so that it follows the same schedule.
   double adamw_lr_ratio = 1.0;
   std::uint64_t seed = 0;  // the run seed; stochastic rounding draws under the grid-walk purpose key
-};
-
-// The scalars of one step, computed once per step in double as PyTorch does and applied as floats.
-struct AdamScalars {
-  float lr, beta1, beta2, eps, step_size, bias_correction2_sqrt;
-  float adamw_lr;  // the AdamW part's rate this step (lr · adamw_lr_ratio)
 };
 
 class BitSpaceOptimizer : public Optimizer {
@@ -63,6 +58,8 @@ class BitSpaceOptimizer : public Optimizer {
   // The key of philox_word(key, step, element index): thread-count invariant draws.
   std::uint64_t rounding_key() const { return rounding_key_; }
   float decay_factor(const ParameterRange& range, float lr) const;
+  // The rate of the adamw_only ranges at a step whose rate is lr.
+  double adamw_rate(float lr) const;
 
  private:
   void adamw_range(const ParameterRange& range, float* p, const float* g, const AdamScalars& s);

@@ -39,10 +39,7 @@ void GridWalk::update_range(std::size_t index, const ParameterRange& range, std:
       const float* gs = g + span.begin;
 #pragma omp simd
       for (std::size_t i = 0; i < n; ++i) {
-        ms[i] += (1.0f - s.beta1) * (gs[i] - ms[i]);
-        vs[i] = vs[i] * s.beta2 + (1.0f - s.beta2) * gs[i] * gs[i];
-        const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
-        intended[i] = -decay_rate * w[i] - s.step_size * (ms[i] / denom);
+        intended[i] = -decay_rate * w[i] - s.step_size * adam_direction(gs[i], ms[i], vs[i], s);
       }
     }
     if (const auto sink = intended_sink(); !sink.empty()) {

@@ -20,7 +20,7 @@ void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range
   const format::Format& f = grid(index).format;
   // AdamW's decoupled decay at AdamW's rate: with precondition = "update" lr counts grid steps,
   // and lr·wd would shrink every weight by as much as its largest step.
-  const float decay = decay_factor(range, s.adamw_lr);
+  const auto decay = decay_factor(range, static_cast<float>(adamw_rate(s.lr)));
   const bool squared = config().stiffness_power == 2;
   const bool on_grad = config().precondition == Precondition::grad;
   float* m = exp_avg() + range.offset;
@@ -42,10 +42,7 @@ void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range
       const float power = squared ? stiffness * stiffness : stiffness;
       const float grad = on_grad ? gs[i] * power : gs[i];
       w[i] *= decay;
-      ms[i] += (1.0f - s.beta1) * (grad - ms[i]);
-      vs[i] = vs[i] * s.beta2 + (1.0f - s.beta2) * grad * grad;
-      const float denom = std::sqrt(vs[i]) / s.bias_correction2_sqrt + s.eps;
-      const float update = -s.step_size * (ms[i] / denom);
+      const float update = -s.step_size * adam_direction(grad, ms[i], vs[i], s);
       w[i] += on_grad ? update : update * power;
     }
   }

@@ -10,6 +10,7 @@
 #include "format/bits.hpp"
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
+#include "quant/vector_kernel.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -21,6 +22,7 @@ namespace {
 constexpr int kE8m0Bias = 127;
 constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
+constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-wise kernel
 
 void check_shapes(std::span<const float> in, std::span<float> out, std::size_t row_length,
                   const MxOptions& options, std::span<std::uint8_t> scale_codes) {
@@ -158,38 +160,98 @@ Band band_at(std::size_t b, std::size_t cols, std::size_t run, std::size_t block
   return {segment * run + offset, std::min(block, run - offset), segment * run * cols + offset};
 }
 
-// Quantizes one band, a tile of columns at a time: each column's block is gathered into a
-// contiguous run of the tile, so the row-wise kernel quantizes it as one block. The matrix is read
-// and written row by row (a power-of-two row stride, walked down a column, would map every row to
-// the same few cache sets); only the small tile is accessed with a stride.
+// Each column's largest finite |x| over `rows` rows of `width` ≤ 16 adjacent columns (row stride
+// `stride`), and whether they are all finite. Magnitude bits order like the values they encode.
+bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, std::size_t width, float* amax) {
+#if defined(__AVX512F__)
+  const __m512i magnitude_mask = _mm512_set1_epi32(static_cast<int>(~format::kSignBit));
+  const __m512i inf = _mm512_set1_epi32(static_cast<int>(format::kFloatInfBits));
+  const auto valid = static_cast<__mmask16>((1u << width) - 1u);
+  __m512i largest = _mm512_setzero_si512();
+  __mmask16 not_finite = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(valid, x + r * stride), magnitude_mask);
+    const __mmask16 finite = _mm512_cmplt_epu32_mask(a, inf);
+    largest = _mm512_mask_max_epu32(largest, finite, largest, a);
+    not_finite |= valid & static_cast<__mmask16>(~finite);
+  }
+  alignas(64) std::uint32_t lanes[16];
+  _mm512_store_si512(lanes, largest);
+  for (std::size_t j = 0; j < width; ++j) amax[j] = format::bits_float(lanes[j]);
+  return not_finite == 0;
+#else
+  bool all_finite = true;
+  for (std::size_t j = 0; j < width; ++j) {
+    std::uint32_t largest = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::uint32_t a = format::float_bits(x[r * stride + j]) & ~format::kSignBit;
+      all_finite = all_finite && a < format::kFloatInfBits;
+      largest = std::max(largest, a < format::kFloatInfBits ? a : 0u);
+    }
+    amax[j] = format::bits_float(largest);
+  }
+  return all_finite;
+#endif
+}
+
+// Quantizes `width` columns of one band through the row-wise kernel: each column's block is
+// gathered into a contiguous run of a tile, quantized as one block and scattered back. The
+// matrix is read and written row by row (a power-of-two row stride, walked down a column, would
+// map every row to the same few cache sets); only the small tile is accessed with a stride.
+void quantize_gathered_columns(const format::Format& element, const float* in, float* out, std::size_t cols,
+                               const Band& band, std::size_t c0, std::size_t width, const int* exponents,
+                               const std::uint32_t* words, format::Rounding rounding, MxStats& stats) {
+  float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
+  std::uint64_t overflows[kMaxColumnTile];
+  const std::size_t len = band.rows;
+  for (std::size_t r = 0; r < len; ++r) {
+    const float* row = in + (band.first_row + r) * cols + c0;
+    for (std::size_t j = 0; j < width; ++j) tile_in[j * len + r] = row[j];
+  }
+  quantize_scaled_blocks(element, rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
+                         stats.elements);
+  for (std::size_t r = 0; r < len; ++r) {
+    float* row = out + (band.first_row + r) * cols + c0;
+    for (std::size_t j = 0; j < width; ++j) row[j] = tile_out[j * len + r];
+  }
+  for (std::size_t j = 0; j < width; ++j) stats.clipped_blocks += overflows[j] > 0;
+}
+
+// Quantizes one band, up to 16 columns at a time: in place down the columns by the vector kernel,
+// one row's columns per vector, or where it cannot (no AVX-512, a non-finite value, an extreme
+// scale) gathered into blocks for the row-wise kernel. Both give the same values and counts.
 void quantize_band(const format::Format& element, const float* in, float* out, std::size_t cols, std::size_t run,
                    const Band& band, const MxOptions& options, MxStats& stats) {
-  float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
-  std::uint32_t words[kMaxMxBlock];
-  int exponents[kMaxMxBlock];
-  std::uint64_t overflows[kMaxMxBlock];
-  const std::size_t len = band.rows, tile_cols = std::max<std::size_t>(1, kMaxMxBlock / len);
+  std::uint32_t words[kMaxMxBlock], row_major_words[kMaxMxBlock];
+  int exponents[kMaxColumnTile];
+  float amax[kMaxColumnTile];
+  const std::size_t len = band.rows;
+  const std::size_t tile_cols = std::clamp<std::size_t>(kMaxMxBlock / len, 1, kMaxColumnTile);
   const bool stochastic = format::is_stochastic(options.rounding);
+  // The vector kernel's words lie row by row, 16 to a row: blocks of up to 64 rows fit the buffer.
+  const bool vector_tiles = len * kMaxColumnTile <= kMaxMxBlock;
   for (std::size_t c0 = 0; c0 < cols; c0 += tile_cols) {
     const std::size_t width = std::min(tile_cols, cols - c0);
-    for (std::size_t r = 0; r < len; ++r) {
-      const float* row = in + (band.first_row + r) * cols + c0;
-      for (std::size_t j = 0; j < width; ++j) tile_in[j * len + r] = row[j];
-    }
+    const float* first = in + band.first_row * cols + c0;
+    const bool all_finite = column_finite_amax(first, cols, len, width, amax);
     for (std::size_t j = 0; j < width; ++j) {
-      exponents[j] = mx_shared_exponent(element, finite_block_amax(tile_in + j * len, len), options.rule);
+      exponents[j] = mx_shared_exponent(element, amax[j], options.rule);
       if (stochastic) {
-        const std::uint64_t first = options.first_index + band.word_base + (c0 + j) * run;
-        fill_random(options.seed, options.stream, first, {words + j * len, len});
+        const std::uint64_t first_word = options.first_index + band.word_base + (c0 + j) * run;
+        fill_random(options.seed, options.stream, first_word, {words + j * len, len});
+        if (!vector_tiles) continue;
+        for (std::size_t r = 0; r < len; ++r) row_major_words[r * kMaxColumnTile + j] = words[j * len + r];
       }
     }
-    quantize_scaled_blocks(element, options.rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
-                           stats.elements);
-    for (std::size_t r = 0; r < len; ++r) {
-      float* row = out + (band.first_row + r) * cols + c0;
-      for (std::size_t j = 0; j < width; ++j) row[j] = tile_out[j * len + r];
+    std::uint32_t clipped = 0;
+    if (vector_tiles && quantize_column_blocks_vector(element, options.rounding, first, out + band.first_row * cols + c0, cols, len,
+                                      width, amax, all_finite, exponents, stochastic ? row_major_words : nullptr,
+                                      clipped, stats.elements)) {
+      stats.clipped_blocks += static_cast<std::uint64_t>(std::popcount(clipped));
+    } else {
+      quantize_gathered_columns(element, in, out, cols, band, c0, width, exponents, stochastic ? words : nullptr,
+                                options.rounding, stats);
     }
-    for (std::size_t j = 0; j < width; ++j) stats.clipped_blocks += overflows[j] > 0;
     stats.blocks += width;
   }
 }

@@ -142,12 +142,14 @@ struct Accumulators {
   std::uint64_t count = 0;
   std::uint64_t overflow = 0;
   std::uint64_t underflow = 0;
+  __mmask16 overflow_lanes = 0;  // the lanes that overflowed at least once
 
   // x (loaded again from `in`, so that the conversions to double read memory) and the dequantized
   // y of one vector whose lanes are all finite; lanes beyond the array are 0.
   void add(const float* in, __m512 x, __m512 y, __m512i on_grid, __mmask16 valid, __mmask16 overflowed) {
     count += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid)));
     overflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(overflowed)));
+    overflow_lanes |= overflowed;
     constexpr int kMaxMagnitude = 0x0B;  // vrangeps: the larger magnitude, sign cleared
     amax = _mm512_range_ps(amax, x, kMaxMagnitude);
     const __mmask16 nonzero = _mm512_test_epi32_mask(_mm512_castps_si512(x), splat(~format::kSignBit));
@@ -336,6 +338,36 @@ struct Quantizer {
     stats.merge(acc.totals());
     stats.merge(handed_over);
   }
+
+  // quantize_column_blocks_vector(): every scale is checked before anything is stored, so the
+  // kernel never hands a vector over halfway through the tile.
+  static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
+                            std::size_t width, const float* finite_amax, bool all_finite, const int* exponents,
+                            const std::uint32_t* random, std::uint32_t& clipped_columns, QuantStats& stats) {
+    if (!all_finite) return false;
+    const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
+    alignas(64) float scales[kLanes], backs[kLanes], amax[kLanes];
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      scales[j] = j < width ? format::exp2_exact(-exponents[j]) : 1.0f;
+      backs[j] = j < width ? format::exp2_exact(exponents[j]) : 1.0f;
+      amax[j] = j < width ? finite_amax[j] : 0.0f;
+      if (!outputs_stay_finite(f, scales[j])) return false;
+    }
+    const __m512 scale = _mm512_load_ps(scales), back = _mm512_load_ps(backs);
+    // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
+    const __m512i largest = _mm512_and_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_load_ps(amax), scale)),
+                                             splat(~format::kSignBit));
+    if (_mm512_cmpgt_epu32_mask(largest, kernel.grid.own_limit)) return false;
+    const auto valid = static_cast<__mmask16>((1u << width) - 1u);
+    Accumulators acc;
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernel.template quantize_vector<true>(in + r * stride, out + r * stride, random ? random + kLanes * r : nullptr,
+                                            valid, scale, back, acc);
+    }
+    clipped_columns = acc.overflow_lanes;
+    stats.merge(acc.totals());
+    return true;
+  }
 };
 
 // op(Quantizer<...>{}) for the rounding, the format's sign rule and, for nearest-even, whether its
@@ -372,6 +404,19 @@ void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const flo
   });
 }
 
+bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t stride,
+                                   std::size_t rows, std::size_t width, const float* finite_amax, bool all_finite,
+                                   const int* exponents, const std::uint32_t* random, std::uint32_t& clipped_columns,
+                                   QuantStats& stats) {
+  if (!has_vector_kernel(f, rounding)) return false;
+  bool done = false;
+  with_quantizer(f, rounding, [&](auto quantizer) {
+    done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
+                                   clipped_columns, stats);
+  });
+  return done;
+}
+
 }  // namespace altgrad::quant
 
 #else  // no AVX-512: the portable kernel does everything
@@ -389,6 +434,12 @@ void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rou
                                    std::size_t n, std::size_t block, const int* exponents,
                                    const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats) {
   quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+}
+
+bool quantize_column_blocks_vector(const format::Format&, format::Rounding, const float*, float*, std::size_t,
+                                   std::size_t, std::size_t, const float*, bool, const int*, const std::uint32_t*,
+                                   std::uint32_t&, QuantStats&) {
+  return false;
 }
 
 }  // namespace altgrad::quant

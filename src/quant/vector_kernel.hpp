@@ -31,4 +31,16 @@ void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rou
                                    std::size_t n, std::size_t block, const int* exponents,
                                    const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);
 
+// Blocks down the columns (MX scaling of a matrix's columns): `rows` rows at row stride `stride` of
+// `width` ≤ 16 adjacent columns, column j one block at scale 2^−exponents[j], each row's columns in
+// one vector. finite_amax[j] is column j's largest finite |x|, all_finite whether the tile holds no
+// Inf or NaN; `random` holds row r's words at random[16·r + j]. clipped_columns receives a bit per
+// column with an overflow. Returns false, having stored nothing, where a column needs the portable
+// kernel (a non-finite input, or a scale whose products pass what the vector kernel rounds), and
+// where has_vector_kernel() does not hold.
+bool quantize_column_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
+                                   std::size_t stride, std::size_t rows, std::size_t width, const float* finite_amax,
+                                   bool all_finite, const int* exponents, const std::uint32_t* random,
+                                   std::uint32_t& clipped_columns, QuantStats& stats);
+
 }  // namespace altgrad::quant

@@ -13,7 +13,7 @@ namespace altgrad::report {
 // tensor or quantization point (it holds '.' or ':') is the line's label, and the key with that
 // component replaced by '*' is the chart: "quant/h.0.mlp.c_fc:act/amax" is line "h.0.mlp.c_fc:act"
 // of chart "quant/*/amax". A key with no such component is a chart of one unlabelled line
-// ("loss", "diag/grad_norm/global"). New metrics keys land in charts by the same rule.
+// ("loss", "diag/warnings/count"). New metrics keys land in charts by the same rule.
 struct ChartSlot {
   std::string chart;
   std::string label;

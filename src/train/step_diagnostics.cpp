@@ -158,12 +158,10 @@ io::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
 
 json gradients_and_weights(const DiagnosticInputs& in, ScalarLog& scalars) {
   json norms = json::object(), snr = json::object(), weights = json::object();
-  double global = 0;
   for (const auto& spec : in.model.layout().tensors()) {
     if (!spec.alias_of.empty()) continue;
     const std::span<const float> g = spec.slot.in(in.model.gradients());
     const double squared = diag::squared_l2_norm(g);
-    global += squared;
     norms[spec.name] = number(std::sqrt(squared));
     scalars.add("diag/grad_norm/" + spec.name, std::sqrt(squared));
     if (!in.fp32_gradients.empty()) {
@@ -176,7 +174,6 @@ json gradients_and_weights(const DiagnosticInputs& in, ScalarLog& scalars) {
                           {"above", h.above}, {"non_finite", h.non_finite}};
     scalars.histograms.emplace_back("weights_log2/" + spec.name, log2_for_tensorboard(h));
   }
-  norms["global"] = number(std::sqrt(global));
   return {{"grad_norm", norms}, {"grad_snr_db", snr}, {"weight_log2", weights}};
 }
 

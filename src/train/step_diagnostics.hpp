@@ -7,7 +7,7 @@
 //   attention_entropy  per layer: mean and min over heads of the head's mean row entropy (nats), of
 //                      the probabilities probs·v multiplied (quantized where the probs point is on)
 //   attention_entropy_unquantized  the same of the softmax output, where the probs point is on
-//   grad_norm          ‖g‖ per parameter tensor, and "global"
+//   grad_norm          ‖g‖ per parameter tensor (the global norm is metrics.jsonl's grad_norm)
 //   grad_snr_db        10·log10(‖g32‖² / ‖g_q − g32‖²) per parameter tensor; "inf" when equal
 //   dead_units         per layer: fraction of MLP hidden units in their nonlinearity's flat tail
 //                      for every token of the batch (diag/dead_units.hpp)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "determinism.hpp"
@@ -77,6 +78,35 @@ TEST(QuantizeMxColumns, EqualsTheRowWiseQuantizerOnTheRunTransposedMatrix) {
         EXPECT_TRUE(bit_identical(got, untranspose_runs(want_t, s.rows, s.cols, s.run)))
             << s.rows << "x" << s.cols << " run " << s.run << " threads " << threads;
         expect_same_stats(stats, want);
+      }
+    }
+  }
+}
+
+// The column tiles the vector kernel cannot take go through the gathered row-wise kernel: a tile
+// with Inf or NaN, a scale past the vector kernel's range (values near float32's max in e5m2,
+// whose overflow gives Inf), blocks longer than its 64 rows, and roundings it does not have.
+TEST(QuantizeMxColumns, TilesTheVectorKernelCannotTakeAgreeToo) {
+  const Shape s{256, 37, 128, 32};
+  std::vector<float> x = graded(s.rows * s.cols, s.cols);
+  x[5 * s.cols + 3] = std::numeric_limits<float>::infinity();
+  x[40 * s.cols + 20] = std::numeric_limits<float>::quiet_NaN();
+  x[70 * s.cols + 35] = 3.0e38f;
+  x[71 * s.cols + 35] = -3.0e38f;
+  for (const char* format_name : {"e4m3", "e5m2"}) {
+    const format::Format f = format::make_format(format::parse_format(format_name));
+    for (const std::size_t block : {32, 128}) {
+      for (const format::Rounding rounding :
+           {format::Rounding::nearest_even, format::Rounding::stochastic, format::Rounding::toward_zero}) {
+        for (const MxScaleRule rule : {MxScaleRule::floor, MxScaleRule::round_up}) {
+          const MxOptions options{block, rule, rounding, 5, 9, 123};
+          std::vector<float> want_t(x.size()), got(x.size());
+          const MxStats want = quantize_mx(f, transpose_runs(x, s.rows, s.cols, s.run), want_t, s.run, options);
+          const MxStats stats = quantize_mx_columns(f, x, got, s.cols, s.run, options);
+          EXPECT_TRUE(bit_identical(got, untranspose_runs(want_t, s.rows, s.cols, s.run)))
+              << format_name << " block " << block << " rounding " << static_cast<int>(rounding);
+          expect_same_stats(stats, want);
+        }
       }
     }
   }

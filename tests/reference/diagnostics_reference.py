@@ -244,11 +244,14 @@ def recompute(run_dir, step):
 
 
 def logged(run_dir, step):
-    """The diagnostics of metrics.jsonl's line for `step`, with the step's loss as {"loss": {"step": ...}}."""
+    """The diagnostics of metrics.jsonl's line for `step`, with the step's loss as {"loss": {"step": ...}}
+    and its global gradient norm (before clipping) as grad_norm's "global"."""
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
         m = json.loads(line)
         if m["step"] == step:
-            return dict(m["diag"], loss={"step": m["loss"]})
+            diag = dict(m["diag"], loss={"step": m["loss"]})
+            diag["grad_norm"] = dict(diag["grad_norm"], **{"global": m["grad_norm"]})
+            return diag
     raise SystemExit(f"diagnostics_reference: no metrics line for step {step} in {run_dir}")
 
 

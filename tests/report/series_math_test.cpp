@@ -14,8 +14,8 @@ TEST(ChartSlot, ThePointOrTensorComponentIsTheLineAndTheRestTheChart) {
   EXPECT_EQ(chart_slot("diag/kurtosis/h.0").chart, "diag/kurtosis/*");
   EXPECT_EQ(chart_slot("diag/kurtosis/lm_head:act").label, "lm_head:act");
   EXPECT_EQ(chart_slot("diag/attention_entropy/h.1.attn/per_head/0").chart, "diag/attention_entropy/*/per_head/0");
-  EXPECT_EQ(chart_slot("diag/grad_norm/global").chart, "diag/grad_norm/global");
-  EXPECT_EQ(chart_slot("diag/grad_norm/global").label, "");
+  EXPECT_EQ(chart_slot("diag/warnings/count").chart, "diag/warnings/count");
+  EXPECT_EQ(chart_slot("diag/warnings/count").label, "");
   EXPECT_EQ(chart_slot("loss").chart, "loss");
   // A key the engine does not log yet lands in a chart by the same rule.
   EXPECT_EQ(chart_slot("geometry/h.3.attn/rank").chart, "geometry/*/rank");
