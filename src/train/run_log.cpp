@@ -1,5 +1,6 @@
 #include "train/run_log.hpp"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -20,6 +21,20 @@ void keep_steps_up_to(const std::filesystem::path& path, std::int64_t last_step)
   io::write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
 }
 
+// The line with every non-finite number replaced as run_log.hpp says.
+nlohmann::json with_json_numbers(const nlohmann::json& value) {
+  if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (std::isnan(x)) return nullptr;
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return value;
+  }
+  if (!value.is_structured()) return value;
+  nlohmann::json out = value;
+  for (auto& element : out) element = with_json_numbers(element);
+  return out;
+}
+
 std::ofstream open_append(const std::filesystem::path& path) {
   std::ofstream out(path, std::ios::app);
   if (!out) throw io::FileError("cannot open " + path.string() + " for writing");
@@ -35,7 +50,7 @@ RunLog::RunLog(const std::filesystem::path& run_dir, std::int64_t resume_step) {
   events_ = open_append(run_dir / "events.jsonl");
 }
 
-void RunLog::metrics(const nlohmann::json& line) { metrics_ << line.dump() << std::endl; }
-void RunLog::event(const nlohmann::json& line) { events_ << line.dump() << std::endl; }
+void RunLog::metrics(const nlohmann::json& line) { metrics_ << with_json_numbers(line).dump() << std::endl; }
+void RunLog::event(const nlohmann::json& line) { events_ << with_json_numbers(line).dump() << std::endl; }
 
 }  // namespace altgrad::train

@@ -1,7 +1,9 @@
 #pragma once
 // The run directory's logs: metrics.jsonl (one JSON object per logged step) and events.jsonl
 // (warnings, evaluation, checkpoints, the stop reason). Lines are flushed as written, so a crash
-// loses at most the line being written.
+// loses at most the line being written. JSON has no infinities or NaN: both logs write +∞ and −∞ as
+// the strings "inf" and "-inf" (Python's float() reads them) and NaN as null, whoever made the
+// line.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

@@ -16,13 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-// JSON has no infinities: +inf is written as the string "inf" (Python's float() reads it), NaN as null.
-json number(double value) {
-  if (std::isnan(value)) return json();
-  if (std::isinf(value)) return value > 0 ? json("inf") : json("-inf");
-  return value;
-}
-
 json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
   json usage = json::object();
   if (!hooks) return usage;
@@ -51,7 +44,7 @@ json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& 
   json out = json::object();
   const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
     const double k = diag::moments_of(values).kurtosis;
-    out[name] = number(k);
+    out[name] = k;
     scalars.add("diag/kurtosis/" + name, k);
     if (quantized && k > config.warn_kurtosis) {
       warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
@@ -87,8 +80,8 @@ diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInpu
       diag::attention_entropy_per_head(probs, in.acts.B, in.model.config().n_head, in.acts.T);
   const diag::LayerEntropy layer = diag::layer_entropy(heads);
   json per_head = json::array();
-  for (const double h : heads) per_head.push_back(number(h));
-  out[name] = {{"mean", number(layer.mean)}, {"min", number(layer.min)}, {"per_head", per_head}};
+  for (const double h : heads) per_head.push_back(h);
+  out[name] = {{"mean", layer.mean}, {"min", layer.min}, {"per_head", per_head}};
   scalars.add("diag/" + key + "/" + name + "/mean", layer.mean);
   scalars.add("diag/" + key + "/" + name + "/min", layer.min);
   return layer;
@@ -162,11 +155,11 @@ json gradients_and_weights(const DiagnosticInputs& in, ScalarLog& scalars) {
     if (!spec.alias_of.empty()) continue;
     const std::span<const float> g = spec.slot.in(in.model.gradients());
     const double squared = diag::squared_l2_norm(g);
-    norms[spec.name] = number(std::sqrt(squared));
+    norms[spec.name] = std::sqrt(squared);
     scalars.add("diag/grad_norm/" + spec.name, std::sqrt(squared));
     if (!in.fp32_gradients.empty()) {
       const double db = diag::snr_db(g, spec.slot.in(in.fp32_gradients));
-      snr[spec.name] = number(db);
+      snr[spec.name] = db;
       scalars.add("diag/grad_snr_db/" + spec.name, db);
     }
     const diag::Log2Histogram h = diag::log2_histogram(spec.slot.in(in.model.parameters()));
