@@ -31,7 +31,7 @@ void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("dir", args->dir, "Sweep directory (with index.json) or run directory")->required();
   cmd->add_option("-o,--out", args->out, "HTML file to write (default DIR/report.html); summary.csv and report.md go beside it");
-  cmd->add_flag("--summary", args->summary, "Also print one line per recipe: final val loss and gap to bf16");
+  cmd->add_flag("--summary", args->summary, "Also print one line per recipe (final val loss with its 95% interval, gap to bf16, paired by seed) and every verdict");
   cmd->callback([args] { run(*args); });
 }
 

@@ -223,7 +223,7 @@ void add_tables(const Report& report, json& data) {
   json groups = json::array(), runs = json::array(), events = json::array(), searches = json::array();
   for (const GroupSummary& g : report.groups) {
     groups.push_back({{"name", g.name}, {"preset", g.preset}, {"runs", g.runs.size()}, {"diverged", g.diverged},
-                      {"val_loss", optional(g.val_loss_mean)}, {"val_min", optional(g.val_loss_min)},
+                      {"val_loss", optional(g.val_loss_mean())}, {"val_min", optional(g.val_loss_min)},
                       {"val_max", optional(g.val_loss_max)}, {"gap_bf16", optional(g.gap_bf16_pct)},
                       {"gap_fp32", optional(g.gap_fp32_pct)}});
   }

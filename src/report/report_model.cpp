@@ -1,6 +1,8 @@
 #include "report/report_model.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "report/series_math.hpp"
 
@@ -16,20 +18,24 @@ nlohmann::json comparable_settings(const RunEntry& run) {
   return kept;
 }
 
-void summarize_val_loss(const Report& report, GroupSummary& group) {
-  std::vector<double> finals;
+// The final val loss of each of the group's runs that did not diverge and logged one, by seed.
+std::vector<SeedValue> final_val_losses(const Report& report, const GroupSummary& group) {
+  std::vector<SeedValue> finals;
   for (std::size_t i : group.runs) {
     const RunData& run = report.runs[i];
-    if (run.diverged()) {
-      ++group.diverged;
-    } else if (const auto v = run.final_value("val_loss")) {
-      finals.push_back(*v);
+    if (const auto v = run.final_value("val_loss"); v && !run.diverged()) {
+      finals.push_back({report.index.runs[i].seed, *v, run.name});
     }
   }
+  return finals;
+}
+
+void summarize_val_loss(const Report& report, GroupSummary& group) {
+  for (std::size_t i : group.runs) group.diverged += report.runs[i].diverged();
+  std::vector<double> finals;
+  for (const SeedValue& s : final_val_losses(report, group)) finals.push_back(s.value);
+  group.val_loss = estimate_mean(finals);
   if (finals.empty()) return;
-  double sum = 0.0;
-  for (double v : finals) sum += v;
-  group.val_loss_mean = sum / static_cast<double>(finals.size());
   group.val_loss_min = *std::min_element(finals.begin(), finals.end());
   group.val_loss_max = *std::max_element(finals.begin(), finals.end());
 }
@@ -55,8 +61,35 @@ void add_gaps(Report& report) {
       const GroupSummary& base = report.groups[*g];
       auto& name = std::string(preset) == "bf16" ? group.bf16_baseline : group.fp32_baseline;
       auto& gap = std::string(preset) == "bf16" ? group.gap_bf16_pct : group.gap_fp32_pct;
+      auto& paired = std::string(preset) == "bf16" ? group.paired_bf16 : group.paired_fp32;
       name = base.name;
-      if (group.val_loss_mean && base.val_loss_mean) gap = gap_percent(*group.val_loss_mean, *base.val_loss_mean);
+      if (group.val_loss.n && base.val_loss.n) gap = gap_percent(group.val_loss.mean, base.val_loss.mean);
+      paired = paired_gap(final_val_losses(report, group), final_val_losses(report, base));
+    }
+  }
+}
+
+std::int64_t fewest_steps(const Report& report, const GroupSummary& group) {
+  std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i : group.runs) fewest = std::min(fewest, report.runs[i].last_step);
+  return fewest;
+}
+
+void add_verdicts(Report& report) {
+  for (std::size_t c = 0; c < report.index.criteria.size(); ++c) {
+    const Criterion& criterion = report.index.criteria[c];
+    const auto base = std::find_if(report.groups.begin(), report.groups.end(),
+                                   [&](const GroupSummary& g) { return g.name == criterion.baseline; });
+    for (const GroupSummary& group : report.groups) {
+      if (base != report.groups.end() && group.name == base->name) continue;
+      if (base == report.groups.end()) {
+        report.verdicts.push_back({c, group.name, {Verdict::inconclusive, "no group '" + criterion.baseline + "'"}});
+        continue;
+      }
+      const VerdictInputs in{paired_gap(final_val_losses(report, group), final_val_losses(report, *base)),
+                             group.diverged, group.runs.size(),
+                             std::min(fewest_steps(report, group), fewest_steps(report, *base))};
+      report.verdicts.push_back({c, group.name, judge(criterion, in)});
     }
   }
 }
@@ -79,6 +112,7 @@ Report build_report(const std::filesystem::path& dir) {
   }
   for (GroupSummary& group : report.groups) summarize_val_loss(report, group);
   add_gaps(report);
+  add_verdicts(report);
   return report;
 }
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "report/run_data.hpp"
+#include "report/statistics.hpp"
 #include "report/sweep_index.hpp"
+#include "report/verdict.hpp"
 
 namespace altgrad::report {
 
@@ -16,10 +18,22 @@ struct GroupSummary {
   std::vector<std::size_t> runs;  // indices into Report::runs
   std::string preset;             // the runs' quant.preset ("mixed" when they differ)
   int diverged = 0;
-  // Final val loss over the group's runs that did not diverge and logged one.
-  std::optional<double> val_loss_mean, val_loss_min, val_loss_max;
+  // Final val loss over the group's runs that did not diverge and logged one: its mean over seeds
+  // with a 95% interval, and its range.
+  MeanEstimate val_loss;
+  std::optional<double> val_loss_min, val_loss_max;
   std::optional<std::string> bf16_baseline, fp32_baseline;  // the baseline groups' names
-  std::optional<double> gap_bf16_pct, gap_fp32_pct;
+  std::optional<double> gap_bf16_pct, gap_fp32_pct;         // between the two groups' mean val losses
+  PairedGap paired_bf16, paired_fp32;                       // seed by seed (statistics.hpp)
+
+  std::optional<double> val_loss_mean() const { return val_loss.n ? std::optional(val_loss.mean) : std::nullopt; }
+};
+
+// One group's verdict on one of the sweep's criteria (verdict.hpp).
+struct VerdictRow {
+  std::size_t criterion;  // index into Report::index.criteria
+  std::string group;
+  Judgement judgement;
 };
 
 struct Report {
@@ -27,6 +41,7 @@ struct Report {
   SweepIndex index;
   std::vector<RunData> runs;  // in index order
   std::vector<GroupSummary> groups;  // in order of first appearance
+  std::vector<VerdictRow> verdicts;  // per criterion, every group but its baseline, in group order
 };
 
 // A group's baseline for preset P ("bf16", "fp32") is the group whose runs all use P and whose

@@ -51,6 +51,16 @@ Search parse_search(const json& object, const std::string& where) {
   return search;
 }
 
+Criterion parse_criterion(const json& object, const std::string& where) {
+  if (!object.is_object()) throw ReportError(where + ": not an object");
+  Criterion c;
+  c.baseline = require(object, "baseline", where, json::value_t::string).get<std::string>();
+  c.max_gap_pct = require(object, "max_gap_pct", where, json::value_t::number_float).get<double>();
+  c.min_seeds = require(object, "min_seeds", where, json::value_t::number_integer).get<std::int64_t>();
+  c.min_steps = require(object, "min_steps", where, json::value_t::number_integer).get<std::int64_t>();
+  return c;
+}
+
 }  // namespace
 
 SweepIndex load_sweep_index(const std::filesystem::path& dir) {
@@ -82,6 +92,11 @@ SweepIndex load_sweep_index(const std::filesystem::path& dir) {
   if (const auto it = root.find("searches"); it != root.end() && it->is_array()) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       index.searches.push_back(parse_search((*it)[i], path.string() + ": searches[" + std::to_string(i) + "]"));
+    }
+  }
+  if (const auto it = root.find("criteria"); it != root.end() && it->is_array()) {
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      index.criteria.push_back(parse_criterion((*it)[i], path.string() + ": criteria[" + std::to_string(i) + "]"));
     }
   }
   return index;

@@ -35,11 +35,20 @@ struct Search {
   std::vector<Probe> probes;
 };
 
+// A success criterion of the sweep file (docs/experiments.md, "Verdicts").
+struct Criterion {
+  std::string baseline;
+  double max_gap_pct = 0;
+  std::int64_t min_seeds = 3;
+  std::int64_t min_steps = 0;
+};
+
 struct SweepIndex {
   bool single_run = false;
   std::string base;
   std::vector<RunEntry> runs;
   std::vector<Search> searches;
+  std::vector<Criterion> criteria;
 };
 
 // Reads DIR/index.json, or treats DIR as one run when it has metrics.jsonl or config.toml.

@@ -29,13 +29,36 @@ std::string first_warning(const RunData& run) {
 }
 
 void group_table(const Report& report, std::ostringstream& md) {
-  md << "## Groups\n\n| group | preset | runs | diverged | final val loss (mean) | min | max | gap to bf16 % | gap to fp32 % |\n"
-     << "|---|---|---|---|---|---|---|---|---|\n";
+  md << "## Groups\n\nFinal validation loss over each group's seeds: mean, standard deviation and 95% Student t "
+        "interval; gaps in % of the baseline's mean, and paired seed by seed.\n\n"
+     << "| group | preset | runs | diverged | seeds | final val loss (mean) | sd | 95% CI | min | max | gap to bf16 % | "
+        "paired vs bf16 | gap to fp32 % | paired vs fp32 |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const GroupSummary& g : report.groups) {
+    const MeanEstimate& e = g.val_loss;
+    const std::string ci = e.ci_low ? "[" + format_number(*e.ci_low) + ", " + format_number(*e.ci_high) + "]" : "";
+    const auto paired = [&](const std::optional<std::string>& baseline, const PairedGap& gap) {
+      return baseline && *baseline != g.name ? describe(gap) : std::string();
+    };
     md << "| " << md_cell(g.name) << " | " << md_cell(g.preset) << " | " << g.runs.size() << " | " << g.diverged << " | "
-       << md_cell(optional_number(g.val_loss_mean)) << " | " << md_cell(optional_number(g.val_loss_min)) << " | "
-       << md_cell(optional_number(g.val_loss_max)) << " | " << md_cell(optional_number(g.gap_bf16_pct)) << " | "
-       << md_cell(optional_number(g.gap_fp32_pct)) << " |\n";
+       << e.n << " | " << md_cell(optional_number(g.val_loss_mean())) << " | "
+       << md_cell(e.n > 1 ? format_number(e.sd) : "") << " | " << md_cell(ci) << " | "
+       << md_cell(optional_number(g.val_loss_min)) << " | " << md_cell(optional_number(g.val_loss_max)) << " | "
+       << md_cell(optional_number(g.gap_bf16_pct)) << " | " << md_cell(paired(g.bf16_baseline, g.paired_bf16)) << " | "
+       << md_cell(optional_number(g.gap_fp32_pct)) << " | " << md_cell(paired(g.fp32_baseline, g.paired_fp32)) << " |\n";
+  }
+}
+
+void verdict_table(const Report& report, std::ostringstream& md) {
+  if (report.verdicts.empty()) return;
+  md << "\n## Verdicts\n\nEach criterion of the sweep file, for every group but its baseline: pass when the 95% "
+        "interval of the paired gap lies within the threshold, fail when it lies above it or a run diverged, "
+        "inconclusive otherwise.\n\n| criterion | group | verdict | why |\n|---|---|---|---|\n";
+  for (const VerdictRow& v : report.verdicts) {
+    const Criterion& c = report.index.criteria[v.criterion];
+    md << "| within " << format_number(c.max_gap_pct) << "% of " << md_cell(c.baseline) << " (" << c.min_seeds
+       << " seeds, " << c.min_steps << " steps) | " << md_cell(v.group) << " | " << verdict_name(v.judgement.verdict)
+       << " | " << md_cell(v.judgement.why) << " |\n";
   }
 }
 
@@ -113,6 +136,7 @@ std::string report_markdown(const Report& report) {
   std::ostringstream md;
   md << "# Report: " << report.dir.string() << "\n\n";
   group_table(report, md);
+  verdict_table(report, md);
   run_table(report, md);
   search_table(report, md);
   event_table(report, md);

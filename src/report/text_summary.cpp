@@ -14,12 +14,12 @@ const GroupSummary* find_group(const Report& report, const std::string& name) {
 }
 
 std::string gap_text(const Report& report, const GroupSummary& g) {
-  if (!g.val_loss_mean) return "no val loss yet";
+  if (!g.val_loss_mean()) return "no val loss yet";
   const GroupSummary* base = g.bf16_baseline ? find_group(report, *g.bf16_baseline) : nullptr;
-  if (!g.gap_bf16_pct || base == nullptr || !base->val_loss_mean) return "no bf16 baseline";
+  if (!g.gap_bf16_pct || base == nullptr || !base->val_loss_mean()) return "no bf16 baseline";
   char text[96];
-  std::snprintf(text, sizeof text, "%+.2f%% vs bf16 (%.4f)", *g.gap_bf16_pct, *base->val_loss_mean);
-  return text;
+  std::snprintf(text, sizeof text, "%+.2f%% vs bf16 (%.4f)  ", *g.gap_bf16_pct, *base->val_loss_mean());
+  return text + describe(g.paired_bf16);
 }
 
 }  // namespace
@@ -30,13 +30,24 @@ std::string text_summary(const Report& report) {
   std::string text;
   for (const GroupSummary& g : report.groups) {
     if (g.bf16_baseline == g.name) continue;  // the baseline itself: its loss is on the others' lines
-    char loss[32] = "-";
-    if (g.val_loss_mean) std::snprintf(loss, sizeof loss, "%.4f", *g.val_loss_mean);
+    char loss[64] = "-";
+    if (g.val_loss.ci_low) {
+      std::snprintf(loss, sizeof loss, "%.4f ± %.4f (%zu seeds)", g.val_loss.mean, *g.val_loss.ci_high - g.val_loss.mean,
+                    g.val_loss.n);
+    } else if (g.val_loss.n) {
+      std::snprintf(loss, sizeof loss, "%.4f (1 seed)", g.val_loss.mean);
+    }
     std::string line = g.name + std::string(width - g.name.size(), ' ') + "  val loss " + loss + "  " + gap_text(report, g);
     if (g.diverged > 0) {
       line += "  (" + std::to_string(g.diverged) + " of " + std::to_string(g.runs.size()) + " runs diverged)";
     }
     text += line + "\n";
+  }
+  for (const VerdictRow& v : report.verdicts) {
+    const Criterion& c = report.index.criteria[v.criterion];
+    char head[160];
+    std::snprintf(head, sizeof head, "verdict %s: within %g%% of %s: ", v.group.c_str(), c.max_gap_pct, c.baseline.c_str());
+    text += head + std::string(verdict_name(v.judgement.verdict)) + " (" + v.judgement.why + ")\n";
   }
   return text;
 }

@@ -7,8 +7,10 @@
 
 namespace altgrad::report {
 
-// "e3m4        val loss 2.1234  +3.21% vs bf16 (2.0573)", in group order; groups with no gap say
-// why ("no bf16 baseline", "no val loss yet"), and diverged runs are counted.
+// "e3m4        val loss 2.1234 ± 0.0123 (3 seeds)  +3.21% vs bf16 (2.0573)  paired +3.19% [+2.80,
+// +3.58], 3 of 3 seeds agree: resolved", in group order: the mean with its 95% interval's half
+// width, the gap between the group means, and the paired comparison (statistics.hpp). Groups with no
+// gap say why ("no bf16 baseline", "no val loss yet"), and diverged runs are counted.
 std::string text_summary(const Report& report);
 
 }  // namespace altgrad::report

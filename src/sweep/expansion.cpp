@@ -1,5 +1,6 @@
 #include "sweep/expansion.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "io/toml_literal.hpp"
@@ -97,6 +98,25 @@ Settings probe_settings(const SweepSpec& spec, const Settings& group, double val
   return settings;
 }
 
+namespace {
+
+// Each criterion's baseline must be one of the groups the runs make.
+void check_criteria(const SweepSpec& spec, const std::vector<PlannedRun>& runs) {
+  for (const Criterion& c : spec.criteria) {
+    std::vector<std::string> groups;
+    for (const PlannedRun& run : runs) {
+      if (std::find(groups.begin(), groups.end(), run.group) == groups.end()) groups.push_back(run.group);
+    }
+    if (std::find(groups.begin(), groups.end(), c.baseline) != groups.end()) continue;
+    std::string names;
+    for (const std::string& g : groups) names += (names.empty() ? "" : ", ") + g;
+    throw SweepError(c.origin + ": criteria.baseline = \"" + c.baseline + "\" names no group of this sweep (groups: " +
+                     names + ")");
+  }
+}
+
+}  // namespace
+
 std::vector<PlannedRun> expand(const SweepSpec& spec) {
   std::vector<PlannedRun> runs;
   std::vector<std::size_t> index(spec.dimensions.size(), 0);
@@ -120,6 +140,7 @@ std::vector<PlannedRun> expand(const SweepSpec& spec) {
     if (d == 0) break;
   }
   check_names(runs);
+  check_criteria(spec, runs);
   return runs;
 }
 

@@ -149,7 +149,7 @@ class Runner {
       for (const auto& probe : search->probes()) runs.push_back({probe.get(), search->record().group});
       records.push_back(search->record());
     }
-    write_index(options_.sweep_dir, index_json(spec_.base_label, runs, records));
+    write_index(options_.sweep_dir, index_json(spec_.base_label, runs, records, spec_.criteria));
   }
 
   void say(const std::string& text) const {

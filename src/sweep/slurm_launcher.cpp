@@ -157,7 +157,7 @@ void launch_on_slurm(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
   prepare_sweep_dir(spec, sweep_dir);
   std::vector<IndexedRun> indexed;
   for (const PlannedRun& run : runs) indexed.push_back({&run, std::nullopt});
-  write_index(sweep_dir, index_json(spec.base_label, indexed, {}));
+  write_index(sweep_dir, index_json(spec.base_label, indexed, {}, spec.criteria));
   std::vector<std::int64_t> submit;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunState state = read_run_state(sweep_dir / "runs" / runs[i].name);

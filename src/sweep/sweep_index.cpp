@@ -23,7 +23,7 @@ nlohmann::json search_json(const SearchRecord& search) {
 }  // namespace
 
 nlohmann::json index_json(const std::string& base_label, const std::vector<IndexedRun>& runs,
-                          const std::vector<SearchRecord>& searches) {
+                          const std::vector<SearchRecord>& searches, const std::vector<Criterion>& criteria) {
   nlohmann::json run_list = nlohmann::json::array();
   for (const IndexedRun& indexed : runs) {
     const PlannedRun& run = *indexed.run;
@@ -34,7 +34,13 @@ nlohmann::json index_json(const std::string& base_label, const std::vector<Index
   }
   nlohmann::json search_list = nlohmann::json::array();
   for (const SearchRecord& search : searches) search_list.push_back(search_json(search));
-  return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {"runs", run_list}, {"searches", search_list}};
+  nlohmann::json criterion_list = nlohmann::json::array();
+  for (const Criterion& c : criteria) {
+    criterion_list.push_back({{"baseline", c.baseline}, {"max_gap_pct", c.max_gap_pct}, {"min_seeds", c.min_seeds},
+                              {"min_steps", c.min_steps}});
+  }
+  return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {"runs", run_list}, {"searches", search_list},
+          {"criteria", criterion_list}};
 }
 
 void write_index(const std::filesystem::path& sweep_dir, const nlohmann::json& index) {

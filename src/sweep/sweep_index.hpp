@@ -26,7 +26,7 @@ struct SearchRecord {
 };
 
 nlohmann::json index_json(const std::string& base_label, const std::vector<IndexedRun>& runs,
-                          const std::vector<SearchRecord>& searches);
+                          const std::vector<SearchRecord>& searches, const std::vector<Criterion>& criteria);
 
 void write_index(const std::filesystem::path& sweep_dir, const nlohmann::json& index);
 

@@ -16,7 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 6> kTopKeys = {"base", "set", "recipes", "runs", "axes", "search"};
+constexpr std::array<std::string_view, 7> kTopKeys = {"base", "set", "recipes", "runs", "axes", "search", "criteria"};
+constexpr std::array<std::string_view, 4> kCriterionKeys = {"baseline", "max_gap_pct", "min_seeds", "min_steps"};
 constexpr std::array<std::string_view, 7> kSearchKeys = {"kind", "key", "low", "high", "bisections", "steps",
                                                          "loss_multiple"};
 
@@ -233,6 +234,54 @@ struct Reader {
   }
 };
 
+// [criteria] (one) or [[criteria]] (several), each checked key by key.
+struct CriteriaReader {
+  const Reader& reader;
+
+  std::vector<Criterion> read(const toml::table& root) const {
+    const toml::node* node = root.get("criteria");
+    if (!node) return {};
+    if (const auto* table = node->as_table()) return {criterion(*table)};
+    const auto* list = node->as_array();
+    if (!list || !list->is_array_of_tables()) {
+      reader.fail(reader.where(*node), "criteria must be a table ([criteria]) or an array of tables ([[criteria]])");
+    }
+    std::vector<Criterion> criteria;
+    for (const auto& element : *list) criteria.push_back(criterion(*element.as_table()));
+    return criteria;
+  }
+
+  Criterion criterion(const toml::table& table) const {
+    for (auto&& [key, value] : table) reader.check_known(key, value, kCriterionKeys, "[criteria]");
+    Criterion c;
+    c.origin = reader.where(table);
+    const toml::node* baseline = table.get("baseline");
+    if (!baseline || !baseline->is_string()) {
+      reader.fail(baseline ? reader.where(*baseline) : c.origin, "criteria.baseline must name a group (a string)");
+    }
+    c.baseline = baseline->as_string()->get();
+    const toml::node* gap = table.get("max_gap_pct");
+    if (!gap) reader.fail(c.origin, "[criteria] needs max_gap_pct");
+    const std::optional<double> value = gap->value<double>();
+    if (!value || !(*value > 0) || !std::isfinite(*value)) {
+      reader.fail(reader.where(*gap), "criteria.max_gap_pct must be a finite number > 0 (a gap in percent)");
+    }
+    c.max_gap_pct = *value;
+    c.min_seeds = integer(table, "min_seeds", c.min_seeds, 1);
+    c.min_steps = integer(table, "min_steps", c.min_steps, 0);
+    return c;
+  }
+
+  std::int64_t integer(const toml::table& table, std::string_view key, std::int64_t fallback, std::int64_t least) const {
+    const toml::node* node = table.get(key);
+    if (!node) return fallback;
+    if (!node->is_integer() || node->as_integer()->get() < least) {
+      reader.fail(reader.where(*node), "criteria." + std::string(key) + " must be an integer >= " + std::to_string(least));
+    }
+    return node->as_integer()->get();
+  }
+};
+
 // A search bisects one key per group, so no dimension may set that key, and groups have one seed.
 void check_search(const SweepSpec& spec, const std::string& source) {
   for (const auto& dimension : spec.dimensions) {
@@ -270,6 +319,7 @@ SweepSpec parse_sweep(std::string text, const fs::path& file) {
   if (auto runs = reader.listed_runs(root, recipes); !runs.empty()) spec.dimensions.push_back(std::move(runs));
   for (auto& axis : reader.axes(root, recipes)) spec.dimensions.push_back(std::move(axis));
   spec.search = reader.search(root);
+  spec.criteria = CriteriaReader{reader}.read(root);
   if (spec.search) check_search(spec, file.string());
   return spec;
 }

@@ -7,6 +7,7 @@
 //   [[runs]]                       # an explicit list of runs: config keys, `recipe`, optional `name`
 //   [axes]                         # key = [values]: the full product; `recipe` = [recipe names]
 //   [search]                       # kind = "lr_threshold": a bisection per group (lr_bisection.hpp)
+//   [criteria] or [[criteria]]     # success criteria the report gives every group a verdict on
 //
 // The runs are the product of the dimensions: the listed runs (if any), then each axis in order.
 #include <cstdint>
@@ -35,6 +36,16 @@ struct SearchSpec {
   std::string origin;                 // the [search] table's line
 };
 
+// "Within max_gap_pct of the baseline group's final val loss", judged by the report per group over
+// at least min_seeds paired seeds of at least min_steps steps (docs/experiments.md, "Verdicts").
+struct Criterion {
+  std::string baseline;  // a group of this sweep
+  double max_gap_pct = 0;
+  std::int64_t min_seeds = 3;
+  std::int64_t min_steps = 0;
+  std::string origin;  // the table's line
+};
+
 struct SweepSpec {
   std::filesystem::path file;
   std::string text;        // the file as read, copied to SWEEP_DIR/sweep.toml
@@ -42,6 +53,7 @@ struct SweepSpec {
   Settings base;  // the base config's keys, then [set]'s
   std::vector<std::vector<Choice>> dimensions;
   std::optional<SearchSpec> search;
+  std::vector<Criterion> criteria;
 };
 
 // Throws SweepError naming the file, line, key and value of the first problem.

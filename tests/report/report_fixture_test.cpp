@@ -135,17 +135,17 @@ TEST(Report, GroupsAverageTheirSeedsAndGapToTheBaselines) {
                          *last_logged(kFixture / "runs" / "fp8-hybrid.seed2", "val_loss")) / 2;
   const double bf16 = *last_logged(kFixture / "runs" / "bf16.seed1", "val_loss");
   const double fp32 = *last_logged(kFixture / "runs" / "fp32.seed1", "val_loss");
-  EXPECT_DOUBLE_EQ(*groups["fp8-hybrid"]->val_loss_mean, hybrid);
+  EXPECT_DOUBLE_EQ(*groups["fp8-hybrid"]->val_loss_mean(), hybrid);
   EXPECT_EQ(groups["fp8-hybrid"]->bf16_baseline, "bf16");
   EXPECT_EQ(groups["fp8-hybrid"]->fp32_baseline, "fp32");
   EXPECT_NEAR(*groups["fp8-hybrid"]->gap_bf16_pct, 100 * (hybrid - bf16) / bf16, 1e-12);
   EXPECT_NEAR(*groups["fp8-hybrid"]->gap_fp32_pct, 100 * (hybrid - fp32) / fp32, 1e-12);
   // The diverged seed is counted as diverged, not averaged into the final loss.
   EXPECT_EQ(groups["fp8-e4m3"]->diverged, 1);
-  EXPECT_DOUBLE_EQ(*groups["fp8-e4m3"]->val_loss_mean, *last_logged(kFixture / "runs" / "fp8-e4m3.seed1", "val_loss"));
+  EXPECT_DOUBLE_EQ(*groups["fp8-e4m3"]->val_loss_mean(), *last_logged(kFixture / "runs" / "fp8-e4m3.seed1", "val_loss"));
   // A run listed in the index but not started yet is pending, with no final loss.
   EXPECT_EQ(report.runs.back().status, "pending");
-  EXPECT_FALSE(groups["fp8-e5m2"]->val_loss_mean);
+  EXPECT_FALSE(groups["fp8-e5m2"]->val_loss_mean());
 }
 
 // The terminal summary: every group but the bf16 baseline, its loss and gap recomputed from the runs.
@@ -159,8 +159,14 @@ TEST(TextSummary, OneLinePerRecipeWithItsGapToBf16) {
   const double hybrid = (*last_logged(kFixture / "runs" / "fp8-hybrid.seed1", "val_loss") +
                          *last_logged(kFixture / "runs" / "fp8-hybrid.seed2", "val_loss")) / 2;
   const double bf16 = *last_logged(kFixture / "runs" / "bf16.seed1", "val_loss");
-  char expected[128];
-  std::snprintf(expected, sizeof expected, "val loss %.4f  %+.2f%% vs bf16 (%.4f)", hybrid, 100 * (hybrid - bf16) / bf16, bf16);
+  const double seed1 = *last_logged(kFixture / "runs" / "fp8-hybrid.seed1", "val_loss");
+  // Two seeds: the 95% half width is t(0.975, 1 dof) = 12.706 times sd / √2 = |a − b| / 2.
+  const double half_width = 12.7062047 * std::fabs(seed1 - hybrid);
+  char expected[256];
+  std::snprintf(expected, sizeof expected,
+                "val loss %.4f ± %.4f (2 seeds)  %+.2f%% vs bf16 (%.4f)  1 paired seed: no interval (unpaired: "
+                "fp8-hybrid.seed2)",
+                hybrid, half_width, 100 * (hybrid - bf16) / bf16, bf16);
   EXPECT_NE(lines["fp8-hybrid"].find(expected), std::string::npos) << lines["fp8-hybrid"];
   EXPECT_NE(lines["fp8-e4m3"].find("(1 of 2 runs diverged)"), std::string::npos) << lines["fp8-e4m3"];
   EXPECT_NE(lines["fp8-e5m2"].find("val loss -  no val loss yet"), std::string::npos) << lines["fp8-e5m2"];

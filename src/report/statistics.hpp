@@ -1,0 +1,56 @@
+#pragma once
+// The statistics behind every comparison the report makes: a mean over seeds with its Student t
+// confidence interval, and the paired comparison of a group with its baseline seed by seed (runs
+// that share a seed share initial weights and batches, so their difference is the format's effect
+// with the seed's own variation taken out).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace altgrad::report {
+
+inline constexpr double kConfidence = 0.95;  // every interval the report shows
+
+// P(|T| ≤ t) for Student's t with `dof` ≥ 1 degrees of freedom: the closed forms of Abramowitz &
+// Stegun 26.7.3 (odd dof) and 26.7.4 (even dof), exact for integer dof.
+double t_central_probability(double t, int dof);
+
+// The two-sided critical value: the t ≥ 0 with P(|T| ≤ t) = confidence (12.71 at 1 dof, 1.96 as
+// dof → ∞ for 95%).
+double t_critical(double confidence, int dof);
+
+// A mean estimated from n values: sd is the sample standard deviation (n − 1 in the denominator,
+// 0 for one value); the interval is mean ± t_critical(kConfidence, n − 1) · sd / √n, none for n < 2.
+struct MeanEstimate {
+  std::size_t n = 0;
+  double mean = 0.0, sd = 0.0;
+  std::optional<double> ci_low, ci_high;
+
+  // Whether the interval excludes 0: the sign of the mean is resolved at this confidence.
+  bool resolved() const { return ci_low && (*ci_low > 0.0 || *ci_high < 0.0); }
+};
+MeanEstimate estimate_mean(std::span<const double> values);
+
+// One run's final value, for pairing by seed.
+struct SeedValue {
+  std::int64_t seed = 0;
+  double value = 0.0;
+  std::string run;
+};
+
+// A group against its baseline: per seed both have, the gap 100 · (x − b) / b in percent.
+struct PairedGap {
+  MeanEstimate gap_pct;
+  std::size_t same_sign = 0;          // seeds whose gap has the sign of the mean gap (0 counts as neither)
+  std::vector<std::string> unpaired;  // runs of either side whose seed the other side lacks
+};
+PairedGap paired_gap(const std::vector<SeedValue>& group, const std::vector<SeedValue>& baseline);
+
+// "paired +0.55% [-0.20, +1.30], 2 of 3 seeds agree: not resolved with 3 seeds" ("resolved" when
+// the interval excludes 0); "1 paired seed: no interval"; "no paired seeds". Unpaired runs are named.
+std::string describe(const PairedGap& gap);
+
+}  // namespace altgrad::report

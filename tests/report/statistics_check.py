@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""`altgrad report --summary` statistics against an independent computation: numpy for means and
+standard deviations, and Student t quantiles found here by integrating the t density numerically
+(math.lgamma, Simpson's rule, bisection), not by the engine's closed form. Each case is a small
+sweep directory written here with chosen final validation losses: several seeds, two seeds, one
+seed, identical values, a diverged seed, unpaired seeds and a missing baseline; and each group's
+verdict on two criteria, decided here from the documented rule (docs/experiments.md, "Verdicts").
+usage: statistics_check.py ALTGRAD"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def t_central(t, dof, intervals=4000):
+    norm = math.exp(math.lgamma((dof + 1) / 2) - math.lgamma(dof / 2)) / math.sqrt(dof * math.pi)
+    h = 2 * t / intervals
+    xs = np.linspace(-t, t, intervals + 1)
+    f = norm * (1 + xs * xs / dof) ** (-(dof + 1) / 2)
+    return h / 3 * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum())
+
+
+def t_critical(dof, confidence=0.95):
+    lo, hi = 0.0, 64.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_central(mid, dof) < confidence else (lo, mid)
+    return hi
+
+
+def interval(values):
+    """(mean, half width) of the 95% Student t interval, or (mean, None) for one value."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return x.mean(), None
+    return x.mean(), t_critical(len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+
+
+def write_sweep(root, groups, criteria=()):
+    """groups: {name: (preset, {seed: final val loss, or "diverged"})}."""
+    runs = []
+    for group, (preset, seeds) in groups.items():
+        for seed, value in seeds.items():
+            name = f"{group}.seed{seed}"
+            d = os.path.join(root, "runs", name)
+            os.makedirs(d)
+            with open(os.path.join(d, "config.toml"), "w") as f:
+                f.write(f'seed = {seed}\n[quant]\npreset = "{preset}"\n')
+            with open(os.path.join(d, "metrics.jsonl"), "w") as f:
+                f.write(json.dumps({"step": 10, "loss": 2.5, "val_loss": 2.5}) + "\n")
+                if value != "diverged":
+                    f.write(json.dumps({"step": 20, "loss": value, "val_loss": value}) + "\n")
+            with open(os.path.join(d, "events.jsonl"), "w") as f:
+                end = {"event": "stop", "step": 15, "reason": "non-finite loss"} if value == "diverged" else \
+                    {"event": "end", "reason": "completed", "step": 20}
+                f.write(json.dumps(end) + "\n")
+            runs.append({"name": name, "dir": f"runs/{name}", "group": group, "seed": seed,
+                         "settings": {"quant.preset": preset, "seed": seed}})
+    with open(os.path.join(root, "index.json"), "w") as f:
+        json.dump({"format": "altgrad-sweep/1", "base": "tiny.toml", "runs": runs, "searches": [],
+                   "criteria": list(criteria)}, f)
+
+
+def summary(binary, root):
+    out = subprocess.run([binary, "report", root, "--summary"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0]: line for line in out.splitlines() if line.strip() and not line.startswith("report")}
+
+
+NUMBER = r"([-+]?\d+\.\d+)"
+
+
+class Check:
+    def __init__(self):
+        self.failures = 0
+
+    def near(self, what, got, want, tolerance):
+        ok = abs(got - want) <= tolerance
+        self.failures += not ok
+        print(f"{'ok' if ok else 'MISMATCH':8s} {what}: report {got:.6f}, numpy {want:.6f}")
+
+    def true(self, what, ok, line):
+        self.failures += not ok
+        print(f"{'ok' if ok else 'FAIL':8s} {what}" + ("" if ok else f"\n         line: {line}"))
+
+
+def check_group(check, line, name, values, base=None):
+    finals = [v for v in values.values() if v != "diverged"]
+    mean, half = interval(finals)
+    m = re.search(r"val loss " + NUMBER + r"(?: ± " + NUMBER + r")? \((\d+) seeds?\)", line)
+    check.true(f"{name}: mean, interval and seed count printed", m is not None, line)
+    if not m:
+        return
+    check.near(f"{name} mean", float(m.group(1)), mean, 5e-5)
+    check.true(f"{name} seeds = {len(finals)}", int(m.group(3)) == len(finals), line)
+    check.true(f"{name} has an interval iff 2+ seeds", (m.group(2) is not None) == (half is not None), line)
+    if half is not None and m.group(2):
+        check.near(f"{name} 95% half width", float(m.group(2)), half, 5e-5)
+    if base is None:
+        return
+    base_finals = {s: v for s, v in base.items() if v != "diverged"}
+    gaps = [100 * (v - base_finals[s]) / base_finals[s] for s, v in values.items() if v != "diverged" and s in base_finals]
+    check.near(f"{name} gap of means %", float(re.search(NUMBER + r"% vs bf16", line).group(1)),
+               100 * (mean - np.mean(list(base_finals.values()))) / np.mean(list(base_finals.values())), 5e-3)
+    if len(gaps) >= 2:
+        p = re.search(r"paired " + NUMBER + r"% \[" + NUMBER + ", " + NUMBER + r"\], (\d+) of (\d+) seeds agree: (\w+)", line)
+        check.true(f"{name}: paired interval printed", p is not None, line)
+        if not p:
+            return
+        gap_mean, gap_half = interval(gaps)
+        check.near(f"{name} paired gap %", float(p.group(1)), gap_mean, 5e-3)
+        check.near(f"{name} paired low %", float(p.group(2)), gap_mean - gap_half, 5e-3)
+        check.near(f"{name} paired high %", float(p.group(3)), gap_mean + gap_half, 5e-3)
+        agree = sum(1 for g in gaps if g * gap_mean > 0)
+        check.true(f"{name}: {agree} of {len(gaps)} seeds agree", (int(p.group(4)), int(p.group(5))) == (agree, len(gaps)), line)
+        resolved = gap_mean - gap_half > 0 or gap_mean + gap_half < 0
+        check.true(f"{name}: {'resolved' if resolved else 'not resolved'}", (p.group(6) == "resolved") == resolved, line)
+    elif len(gaps) == 1:
+        check.true(f"{name}: one paired seed has no interval", "1 paired seed: no interval" in line, line)
+    unpaired = sorted(f"{name}.seed{s}" for s, v in values.items() if v != "diverged" and s not in base_finals)
+    unpaired += sorted(f"bf16.seed{s}" for s in base_finals if s not in values or values[s] == "diverged")
+    if unpaired:
+        check.true(f"{name}: unpaired runs named", all(u in line for u in unpaired), line)
+
+
+LAST_STEP = 20  # every run's last metrics line
+
+
+def expected_verdict(criterion, values, base):
+    """The rule of docs/experiments.md: diverged → fail; too few paired seeds or steps → inconclusive;
+    then the paired gap's 95% interval against the threshold."""
+    if any(v == "diverged" for v in values.values()):
+        return "fail"
+    base_finals = {s: v for s, v in base.items() if v != "diverged"}
+    gaps = [100 * (v - base_finals[s]) / base_finals[s] for s, v in values.items() if s in base_finals]
+    if len(gaps) < max(2, criterion["min_seeds"]) or LAST_STEP < criterion["min_steps"]:
+        return "inconclusive"
+    mean, half = interval(gaps)
+    if mean + half <= criterion["max_gap_pct"]:
+        return "pass"
+    return "fail" if mean - half > criterion["max_gap_pct"] else "inconclusive"
+
+
+def check_verdicts(check, lines, groups, criteria, base):
+    verdicts = {}
+    for line in lines.values():
+        m = re.match(r"verdict (\S+): within ([\d.]+)% of bf16: (\w+)", line)
+        if m:
+            verdicts[(m.group(1), float(m.group(2)))] = (m.group(3), line)
+    seen = set()
+    for criterion in criteria:
+        for name, (_, values) in groups.items():
+            if name == "bf16":
+                continue
+            want = expected_verdict(criterion, values, base)
+            got, line = verdicts.get((name, criterion["max_gap_pct"]), ("missing", ""))
+            seen.add(want)
+            check.true(f"verdict {name} within {criterion['max_gap_pct']}%: {want}", got == want, f"{got}: {line}")
+    check.true("the cases reach every verdict", seen == {"pass", "fail", "inconclusive"}, str(seen))
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    check = Check()
+    bf16 = {1: 2.000, 2: 2.030, 3: 1.990, 4: 2.010}
+    groups = {
+        "bf16": ("bf16", bf16),
+        "fp8": ("fp8-hybrid", {1: 2.020, 2: 2.055, 3: 2.012, 4: 2.031}),     # resolved: always worse
+        "e3m4": ("fp8-hybrid", {1: 2.010, 2: 2.020, 3: 2.000, 4: 2.015}),    # straddles 0
+        "noisy": ("fp8-hybrid", {1: 2.040, 2: 2.030, 3: 2.030, 4: 2.010}),   # mean gap 1%, interval past 2%
+        "twoseeds": ("fp8-hybrid", {1: 2.100, 2: 2.140}),
+        "oneseed": ("fp8-hybrid", {3: 2.500}),
+        "same": ("fp8-hybrid", {1: 2.2, 2: 2.2, 3: 2.2}),
+        "diverged": ("fp8-hybrid", {1: 2.050, 2: "diverged", 3: 2.040, 4: 2.060}),
+        "unpaired": ("fp8-hybrid", {1: 2.050, 3: 2.060, 7: 2.070}),
+    }
+    criteria = [{"baseline": "bf16", "max_gap_pct": 2.0, "min_seeds": 2, "min_steps": 0},
+                {"baseline": "bf16", "max_gap_pct": 1.0, "min_seeds": 3, "min_steps": 1000}]
+    with tempfile.TemporaryDirectory() as root:
+        write_sweep(root, groups, criteria)
+        out = subprocess.run([binary, "report", root, "--summary"], capture_output=True, text=True, check=True).stdout
+        check_verdicts(check, {i: l for i, l in enumerate(out.splitlines())}, groups, criteria, bf16)
+        lines = summary(binary, root)
+        for name, (_, values) in groups.items():
+            if name != "bf16":
+                check_group(check, lines.get(name, ""), name, values, bf16)
+        check.true("diverged: counted", "(1 of 4 runs diverged)" in lines.get("diverged", ""), lines.get("diverged"))
+    with tempfile.TemporaryDirectory() as root:
+        write_sweep(root, {"fp32": ("fp32", {1: 2.0, 2: 2.1}), "fp8": ("fp8-hybrid", {1: 2.2, 2: 2.3})})
+        lines = summary(binary, root)
+        check_group(check, lines.get("fp8", ""), "no baseline: fp8", {1: 2.2, 2: 2.3})
+        check.true("no baseline: said so", "no bf16 baseline" in lines.get("fp8", ""), lines.get("fp8"))
+    print(f"{check.failures} mismatches")
+    return 1 if check.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

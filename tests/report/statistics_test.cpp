@@ -1,0 +1,87 @@
+// Student's t against two independent references: the density integrated numerically (Simpson's
+// rule in long double, from the density's textbook formula) and the published two-sided 95%
+// critical values (any statistics table, to three decimals). Means and intervals against the
+// formulas evaluated directly.
+#include "report/statistics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+namespace altgrad::report {
+namespace {
+
+// ∫_{−t}^{t} of Γ((ν+1)/2) / (√(νπ) Γ(ν/2)) · (1 + x²/ν)^(−(ν+1)/2) dx by Simpson's rule.
+long double integrated_central_probability(long double t, int dof) {
+  const long double nu = dof;
+  const long double norm = std::exp(std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2)) / std::sqrt(nu * std::numbers::pi_v<long double>);
+  const auto density = [&](long double x) { return norm * std::pow(1 + x * x / nu, -(nu + 1) / 2); };
+  constexpr int kIntervals = 20000;  // even
+  const long double h = 2 * t / kIntervals;
+  long double sum = density(-t) + density(t);
+  for (int i = 1; i < kIntervals; ++i) sum += density(-t + i * h) * (i % 2 ? 4 : 2);
+  return sum * h / 3;
+}
+
+TEST(StudentT, CentralProbabilityEqualsTheIntegratedDensity) {
+  for (const int dof : {1, 2, 3, 4, 5, 6, 7, 10, 29, 30, 100}) {
+    for (const double t : {0.1, 0.5, 1.0, 2.0, 3.0, 12.0}) {
+      EXPECT_NEAR(t_central_probability(t, dof), static_cast<double>(integrated_central_probability(t, dof)), 1e-9)
+          << "t " << t << " dof " << dof;
+    }
+  }
+}
+
+TEST(StudentT, CriticalValuesMatchThePublishedTable) {
+  const std::vector<std::pair<int, double>> table = {{1, 12.706}, {2, 4.303}, {3, 3.182}, {4, 2.776},  {5, 2.571},
+                                                     {9, 2.262},  {10, 2.228}, {20, 2.086}, {30, 2.042}, {120, 1.980}};
+  for (const auto& [dof, t] : table) EXPECT_NEAR(t_critical(0.95, dof), t, 5e-4) << "dof " << dof;
+  EXPECT_NEAR(t_critical(0.95, 100000), 1.95996, 1e-4);  // the normal limit
+  EXPECT_NEAR(t_central_probability(t_critical(0.95, 7), 7), 0.95, 1e-14);
+}
+
+TEST(MeanEstimate, SampleStandardDeviationAndStudentInterval) {
+  const std::vector<double> x = {1.0, 2.0, 4.0};
+  const MeanEstimate e = estimate_mean(x);
+  EXPECT_EQ(e.n, 3u);
+  EXPECT_DOUBLE_EQ(e.mean, 7.0 / 3.0);
+  const double sd = std::sqrt(((1 - 7.0 / 3) * (1 - 7.0 / 3) + (2 - 7.0 / 3) * (2 - 7.0 / 3) + (4 - 7.0 / 3) * (4 - 7.0 / 3)) / 2);
+  EXPECT_NEAR(e.sd, sd, 1e-15);
+  EXPECT_NEAR(*e.ci_high - e.mean, 4.303 * sd / std::sqrt(3.0), 1e-3);
+  EXPECT_NEAR(e.mean - *e.ci_low, *e.ci_high - e.mean, 1e-15);
+  EXPECT_FALSE(e.resolved());  // [−1.46, 6.13]
+  EXPECT_TRUE(estimate_mean(std::vector<double>{1.0, 1.1, 1.2}).resolved());  // [0.85, 1.35]
+}
+
+TEST(MeanEstimate, OneValueHasNoIntervalAndEqualValuesAZeroWidthOne) {
+  const MeanEstimate one = estimate_mean(std::vector<double>{3.0});
+  EXPECT_EQ(one.n, 1u);
+  EXPECT_FALSE(one.ci_low);
+  EXPECT_FALSE(one.resolved());
+  const MeanEstimate same = estimate_mean(std::vector<double>{2.0, 2.0, 2.0});
+  EXPECT_EQ(same.sd, 0.0);
+  EXPECT_EQ(*same.ci_low, 2.0);
+  EXPECT_EQ(*same.ci_high, 2.0);
+  EXPECT_TRUE(same.resolved());
+  EXPECT_FALSE(estimate_mean(std::vector<double>{0.0, 0.0}).resolved());  // zero difference: no sign to resolve
+  EXPECT_EQ(estimate_mean(std::vector<double>{}).n, 0u);
+}
+
+TEST(PairedGap, PairsBySeedAndNamesTheUnpairedRuns) {
+  const std::vector<SeedValue> group = {{1, 2.02, "g1"}, {2, 2.10, "g2"}, {3, 1.98, "g3"}, {9, 5.0, "g9"}};
+  const std::vector<SeedValue> base = {{3, 2.00, "b3"}, {1, 2.00, "b1"}, {2, 2.00, "b2"}, {4, 1.0, "b4"}};
+  const PairedGap gap = paired_gap(group, base);
+  EXPECT_EQ(gap.gap_pct.n, 3u);
+  EXPECT_NEAR(gap.gap_pct.mean, (1.0 + 5.0 - 1.0) / 3, 1e-12);
+  EXPECT_EQ(gap.same_sign, 2u);
+  EXPECT_EQ(gap.unpaired, (std::vector<std::string>{"g9", "b4"}));
+  EXPECT_FALSE(gap.gap_pct.resolved());
+  EXPECT_EQ(describe(gap).rfind("paired +1.67% [", 0), 0u) << describe(gap);
+  EXPECT_NE(describe(gap).find("2 of 3 seeds agree: not resolved with 3 seeds (unpaired: g9 b4)"), std::string::npos)
+      << describe(gap);
+}
+
+}  // namespace
+}  // namespace altgrad::report
