@@ -195,8 +195,9 @@ check "bad sweep started nothing" "no" "$([[ -e "$work/bad" ]] && echo yes || ec
 # The main job's sweep file expands into its six recipes, every config valid.
 out=$("$altgrad" sweep "$root/configs/ablation.toml" --list 2>&1)
 check "ablation --list exit status" 0 $?
-check "ablation runs" "fp32 bf16 fp8-hybrid e3m4 e1m6 e7m0" "$(cut -d' ' -f1 <<<"$out" | paste -sd' ')"
-contains "ablation e1m6 settings" 'e1m6  {"quant.act.format":"e1m6","quant.preset":"fp8-hybrid","quant.weight.format":"e1m6"}' "$out"
+check "ablation runs" "$(for r in fp32 bf16 fp8-hybrid e3m4 e1m6 e7m0; do printf '%s ' $r.seed{1,2,3}; done | sed 's/ $//')" \
+  "$(cut -d' ' -f1 <<<"$out" | paste -sd' ')"
+contains "ablation e1m6 settings" 'e1m6.seed2  {"quant.act.format":"e1m6","quant.preset":"fp8-hybrid","quant.weight.format":"e1m6","seed":2}' "$out"
 
 # The results' sweep file (docs/results.md): 14 entries at two seeds, every config valid.
 out=$("$altgrad" sweep "$root/configs/optimizers.toml" --list 2>&1)
