@@ -5,7 +5,7 @@
 # quantizer tests on a twin of the quantizer built without the CPU tuning, the portable kernel), and
 # a build for this CPU at -Og -g1 under AddressSanitizer + UndefinedBehaviorSanitizer, which leaves the
 # orchestration tests (processes, signals, Slurm, the browser) to the first; then every fuzz target
-# for 10 s.
+# for 8 s.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Each stage's wall time, so that the suite's budget (under 15 minutes on two cores, set-up aside) stays visible.
@@ -38,7 +38,7 @@ stage_done "the sanitizer build"
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$(nproc)" -LE orchestration)
 stage_done "the sanitizer build's tests"
 
-# Every libFuzzer target (fuzz/) for 10 s on its seed corpus plus fresh inputs, in a clang build of
+# Every libFuzzer target (fuzz/) for 8 s on its seed corpus plus fresh inputs, in a clang build of
 # the targets and the libraries they read with (no tests, no CLI, no benchmarks).
-"$root/scripts/fuzz.sh" all 10
-stage_done "the fuzz stage (build and 10 s per target)"
+"$root/scripts/fuzz.sh" all 8
+stage_done "the fuzz stage (build and 8 s per target)"

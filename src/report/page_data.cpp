@@ -222,11 +222,26 @@ void add_finals(const Report& report, json& data) {
 void add_tables(const Report& report, json& data) {
   json groups = json::array(), runs = json::array(), events = json::array(), searches = json::array();
   for (const GroupSummary& g : report.groups) {
+    const MeanEstimate& e = g.val_loss;
+    const auto paired = [&](const std::optional<std::string>& baseline, const PairedGap& gap) {
+      return baseline && *baseline != g.name ? json(describe(gap)) : json();
+    };
     groups.push_back({{"name", g.name}, {"preset", g.preset}, {"runs", g.runs.size()}, {"diverged", g.diverged},
-                      {"val_loss", optional(g.val_loss_mean())}, {"val_min", optional(g.val_loss_min)},
-                      {"val_max", optional(g.val_loss_max)}, {"gap_bf16", optional(g.gap_bf16_pct)},
-                      {"gap_fp32", optional(g.gap_fp32_pct)}});
+                      {"seeds", e.n}, {"val_loss", optional(g.val_loss_mean())},
+                      {"val_sd", e.n > 1 ? json(e.sd) : json()},
+                      {"val_ci", e.ci_low ? json::array({*e.ci_low, *e.ci_high}) : json()},
+                      {"val_min", optional(g.val_loss_min)}, {"val_max", optional(g.val_loss_max)},
+                      {"gap_bf16", optional(g.gap_bf16_pct)}, {"paired_bf16", paired(g.bf16_baseline, g.paired_bf16)},
+                      {"gap_fp32", optional(g.gap_fp32_pct)}, {"paired_fp32", paired(g.fp32_baseline, g.paired_fp32)}});
   }
+  json verdicts = json::array();
+  for (const VerdictRow& v : report.verdicts) {
+    const Criterion& c = report.index.criteria[v.criterion];
+    verdicts.push_back({{"criterion", "within " + format_number(c.max_gap_pct) + "% of " + c.baseline + " (" +
+                                          std::to_string(c.min_seeds) + " seeds, " + std::to_string(c.min_steps) + " steps)"},
+                        {"group", v.group}, {"verdict", verdict_name(v.judgement.verdict)}, {"why", v.judgement.why}});
+  }
+  data["verdicts"] = verdicts;
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
     const RunData& run = report.runs[i];
     const std::string& group = report.index.runs[i].group;

@@ -63,7 +63,11 @@ std::string page_html(const Report& report, const std::string& echarts, const st
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>AltGrad report: " +
           html_escape(report.dir.string()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1 id=\"title\">AltGrad report</h1>\n<pre id=\"errors\" hidden></pre>\n";
-  html += "<h2>Groups: final validation loss</h2>\n<div id=\"groups\"></div>\n";
+  html += "<h2>Groups: final validation loss</h2>\n<p class=\"note\">Mean over each group's seeds with its 95% "
+          "Student t interval; gaps in % of the baseline's mean, and paired seed by seed (docs/experiments.md, "
+          "\"Statistics and verdicts\").</p>\n<div id=\"groups\"></div>\n";
+  html += "<h2>Verdicts</h2>\n<p class=\"note\">Pass: the paired gap's 95% interval lies within the threshold; "
+          "fail: above it, or a run diverged; inconclusive: otherwise.</p>\n<div id=\"verdicts\"></div>\n";
   html += "<h2>Runs</h2>\n<p class=\"note\">Early warning: the first warning a run's diagnostics raised "
           "(events.jsonl), and its step.</p>\n<div id=\"runs\"></div>\n";
   html += "<h2>Training curves</h2>\n<div id=\"curves\"></div>\n";

@@ -206,9 +206,16 @@
 
   function drawTables() {
     table(document.getElementById('groups'),
-          ['group', 'preset', 'runs', 'diverged', 'final val loss', 'min', 'max', 'gap to bf16 %', 'gap to fp32 %'],
-          data.groups.map((g) => [g.name, g.preset, g.runs, g.diverged, fmt(g.val_loss), fmt(g.val_min), fmt(g.val_max),
-                                  fmt(g.gap_bf16, 3), fmt(g.gap_fp32, 3)]), 'group-table');
+          ['group', 'preset', 'runs', 'diverged', 'seeds', 'final val loss', 'sd', '95% CI', 'min', 'max',
+           'gap to bf16 %', 'paired vs bf16', 'gap to fp32 %', 'paired vs fp32'],
+          data.groups.map((g) => [g.name, g.preset, g.runs, g.diverged, g.seeds, fmt(g.val_loss), fmt(g.val_sd),
+                                  g.val_ci ? '[' + fmt(g.val_ci[0]) + ', ' + fmt(g.val_ci[1]) + ']' : '—',
+                                  fmt(g.val_min), fmt(g.val_max), fmt(g.gap_bf16, 3), g.paired_bf16 || '—',
+                                  fmt(g.gap_fp32, 3), g.paired_fp32 || '—']), 'group-table');
+    const verdicts = document.getElementById('verdicts');
+    if (data.verdicts.length === 0) verdicts.appendChild(el('p', {}, 'No [criteria] in this sweep.'));
+    else table(verdicts, ['criterion', 'group', 'verdict', 'why'],
+               data.verdicts.map((v) => [v.criterion, v.group, v.verdict, v.why]), 'verdict-table');
     table(document.getElementById('runs'),
           ['run', 'group', 'seed', 'status', 'last step', 'final val loss', 'early warning', 'warnings'],
           data.runs.map((r) => [r.name, r.group, r.seed, r.status, r.last_step, fmt(r.val_loss),

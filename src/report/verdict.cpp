@@ -21,8 +21,8 @@ Judgement judge(const Criterion& c, const VerdictInputs& in) {
     return {Verdict::fail, text};
   }
   if (static_cast<std::int64_t>(e.n) < c.min_seeds || !e.ci_low) {
-    std::snprintf(text, sizeof text, "%zu paired seeds, %lld needed%s", e.n, static_cast<long long>(c.min_seeds),
-                  e.n < 2 ? " (an interval needs 2)" : "");
+    std::snprintf(text, sizeof text, "%zu paired seed%s, %lld needed%s", e.n, e.n == 1 ? "" : "s",
+                  static_cast<long long>(c.min_seeds), e.n < 2 ? " (an interval needs 2)" : "");
     return {Verdict::inconclusive, text};
   }
   if (in.fewest_steps < c.min_steps) {

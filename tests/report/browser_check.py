@@ -2,11 +2,19 @@
 """Opens the report of tests/report/fixture in headless Chromium with no network and checks it.
 
 Renders the report with `altgrad report`, loads it with --dump-dom (after its scripts ran), and
-asserts: no console error and no error shown by the page; the page finished drawing; one chart per
+asserts: no console error and no error shown by the page; no request to the network by the page;
+the page finished drawing; one chart per
 top-level metric with one line per group that logged it; the diagnostics of the default group with
 one line per quantization point or tensor of that group's metrics; one parallel-coordinates line
-set per group; one table row per warning and stop in events.jsonl. The expected counts are
-recomputed here from the runs' files. With --screenshot PATH it also saves a screenshot.
+set per group; one table row per group, per verdict, and per warning and stop in events.jsonl.
+The expected counts are recomputed here from the runs' files.
+
+Chromium logs a page's console.error at level INFO, like any console message, and logs nothing
+when a request fails offline; so console errors are recorded by a hook the checked copy of the
+page gets first in its <head> (console.error, uncaught errors and rejections, into an attribute
+of <html>), and requests are read from Chromium's net log (every URL request the page started,
+as opposed to Chromium's own). Both checks are proven on every run: a planted copy of the page
+that calls console.error and loads an image from an unroutable address must fail them. With --screenshot PATH it also saves a screenshot.
 Exit 77 (skipped) when chromium is not installed (scripts/setup_browser.sh installs it).
 usage: browser_check.py ALTGRAD [--screenshot PATH] [--dir DIR]
 """
@@ -26,18 +34,35 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--hide-scrollbars"]
 
 
+# First in <head>: every console.error, uncaught error and unhandled rejection, as JSON on <html>.
+CONSOLE_HOOK = """<script>(() => {
+  const errors = [];
+  const record = (text) => { errors.push(text); document.documentElement.dataset.consoleErrors = JSON.stringify(errors); };
+  const original = console.error;
+  console.error = (...args) => { record(args.map(String).join(' ')); original.apply(console, args); };
+  window.addEventListener('error', (e) => record('uncaught: ' + e.message));
+  window.addEventListener('unhandledrejection', (e) => record('unhandled rejection: ' + e.reason));
+})();</script>"""
+# The faults the checks must catch: 198.51.100.0/24 is TEST-NET-2, never routed.
+PLANTED = """<script>console.error('planted console error');
+new Image().src = 'http://198.51.100.7/planted.png';</script>"""
+
+
 class Dom(html.parser.HTMLParser):
     """Collects the chart elements, the body's attributes, table rows and the error box."""
 
     def __init__(self):
         super().__init__()
         self.charts, self.body, self.rows, self.errors = {}, {}, {}, None
+        self.console_errors = []
         self.diagnostics_group = None
         self.table = None
         self.in_errors = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if tag == "html":
+            self.console_errors = json.loads(a.get("data-console-errors") or "[]")
         if "data-chart" in a:
             self.charts[a["data-chart"]] = int(a.get("data-lines", "-1"))
         if a.get("id") == "diagnostics":
@@ -119,6 +144,37 @@ def click_last_event(chromium, page, work):
     return group, int(charts or 0), hidden == "true"
 
 
+def page_requests(net_log):
+    """URLs the page itself requested: URL_REQUEST_START_JOB events with the page's origin as
+    initiator ("null" for a file: page), other than file: and data: URLs. Chromium's own requests
+    (update checks and the like) have no origin and are not the page's."""
+    log = json.loads(pathlib.Path(net_log).read_text())
+    start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = []
+    for event in log["events"]:
+        params = event.get("params", {})
+        url = params.get("url", "")
+        if event["type"] == start_job and params.get("initiator") != "not an origin" and url \
+                and not url.startswith(("file:", "data:")):
+            urls.append(url)
+    return urls
+
+
+def load(chromium, page, work, name, head=""):
+    """Loads a copy of the page with the console hook (and `head`) first in <head>; returns its
+    DOM after the scripts ran and the URLs it requested."""
+    text = page.read_text()
+    at = text.index("<head>") + len("<head>")
+    copy = page.with_name(f"{name}.html")
+    copy.write_text(text[:at] + CONSOLE_HOOK + head + text[at:])
+    net_log = pathlib.Path(work) / f"{name}.netlog.json"
+    run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile-{name}", f"--log-net-log={net_log}",
+                          "--dump-dom", copy.as_uri()], capture_output=True, text=True, timeout=60)
+    dom = Dom()
+    dom.feed(run.stdout)
+    return dom, page_requests(net_log)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("altgrad")
@@ -134,14 +190,14 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         page = pathlib.Path(work) / "report.html"
         subprocess.run([args.altgrad, "report", os.path.relpath(sweep), "-o", str(page)], check=True, stdout=subprocess.DEVNULL)
-        run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile", "--enable-logging=stderr", "--v=0",
-                              "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=60)
-        console_errors = [l for l in run.stderr.splitlines() if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
-        network = [l for l in run.stderr.splitlines() if "net::" in l or "http://" in l or "https://" in l]
-        if console_errors or network:
-            failures.append("console errors or network access:\n  " + "\n  ".join(console_errors + network))
-        dom = Dom()
-        dom.feed(run.stdout)
+        dom, requests = load(chromium, page, work, "checked")
+        if dom.console_errors or requests:
+            failures.append("console errors or network requests:\n  " + "\n  ".join(dom.console_errors + requests))
+        planted, planted_requests = load(chromium, page, work, "planted", PLANTED)
+        if "planted console error" not in planted.console_errors:
+            failures.append(f"the console check is blind: the planted console.error gave {planted.console_errors}")
+        if "http://198.51.100.7/planted.png" not in planted_requests:
+            failures.append(f"the network check is blind: the planted request gave {planted_requests}")
         clicked = click_last_event(chromium, page, work)
         if args.screenshot:
             subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,4600",
@@ -176,6 +232,11 @@ def main():
     expect("diag/grad_snr_db/*", len({k for k in keys if k.startswith("diag/grad_snr_db/")}))
     expect("finals", len(groups))
     expect("weight_log2", 1)
+    if dom.rows.get("group-table") != len(groups) + 1:
+        failures.append(f"group table: {dom.rows.get('group-table')} rows for {len(groups)} groups")
+    verdicts = len(index.get("criteria", [])) * (len(groups) - 1)
+    if dom.rows.get("verdict-table") != (verdicts + 1 if verdicts else None):
+        failures.append(f"verdict table: {dom.rows.get('verdict-table')} rows for {verdicts} verdicts")
     if dom.rows.get("run-table") != len(index["runs"]) + 1:
         failures.append(f"run table: {dom.rows.get('run-table')} rows for {len(index['runs'])} runs")
     if dom.rows.get("event-table") != (events + 1 if events else None):

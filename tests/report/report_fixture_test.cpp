@@ -152,8 +152,19 @@ TEST(Report, GroupsAverageTheirSeedsAndGapToTheBaselines) {
 TEST(TextSummary, OneLinePerRecipeWithItsGapToBf16) {
   const std::string text = text_summary(build_report(kFixture));
   std::map<std::string, std::string> lines;
+  std::vector<std::string> verdicts;
   std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines[line.substr(0, line.find(' '))] = line;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("verdict ", 0) == 0) {
+      verdicts.push_back(line);
+    } else {
+      lines[line.substr(0, line.find(' '))] = line;
+    }
+  }
+  // The fixture's one criterion (within 2% of bf16, 1 seed, 30 steps), for each group but bf16.
+  ASSERT_EQ(verdicts.size(), 4u) << text;
+  EXPECT_EQ(verdicts[2], "verdict fp8-e4m3: within 2% of bf16: fail (1 of 2 runs diverged)");
+  EXPECT_EQ(verdicts[3], "verdict fp8-e5m2: within 2% of bf16: inconclusive (0 paired seeds, 1 needed (an interval needs 2))");
   EXPECT_EQ(lines.size(), 4u) << text;
   EXPECT_EQ(lines.count("bf16"), 0u) << text;
   const double hybrid = (*last_logged(kFixture / "runs" / "fp8-hybrid.seed1", "val_loss") +
