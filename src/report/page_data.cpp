@@ -41,16 +41,19 @@ std::vector<const Series*> group_series(const Report& report, const GroupSummary
   return found;
 }
 
-// {x, mean, lo, hi} of the group's seeds, downsampled on the mean.
+// {x, mean, lo, hi, ci_lo, ci_hi} of the group's seeds, downsampled on the mean.
 json band_json(const Band& band, std::size_t max_points) {
   json x = json::array(), mean = json::array(), lo = json::array(), hi = json::array();
+  json ci_lo = json::array(), ci_hi = json::array();
   for (std::size_t i : downsample_indices(band.mean, max_points)) {
     x.push_back(band.steps[i]);
     mean.push_back(rounded(band.mean[i]));
     lo.push_back(rounded(band.lo[i]));
     hi.push_back(rounded(band.hi[i]));
+    ci_lo.push_back(rounded(band.ci_lo[i]));
+    ci_hi.push_back(rounded(band.ci_hi[i]));
   }
-  return {{"x", x}, {"mean", mean}, {"lo", lo}, {"hi", hi}};
+  return {{"x", x}, {"mean", mean}, {"lo", lo}, {"hi", hi}, {"ci_lo", ci_lo}, {"ci_hi", ci_hi}};
 }
 
 // The lines of one chart for one group on a shared step grid (the union of their steps; NaN where

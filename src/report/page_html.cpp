@@ -70,7 +70,9 @@ std::string page_html(const Report& report, const std::string& echarts, const st
           "fail: above it, or a run diverged; inconclusive: otherwise.</p>\n<div id=\"verdicts\"></div>\n";
   html += "<h2>Runs</h2>\n<p class=\"note\">Early warning: the first warning a run's diagnostics raised "
           "(events.jsonl), and its step.</p>\n<div id=\"runs\"></div>\n";
-  html += "<h2>Training curves</h2>\n<div id=\"curves\"></div>\n";
+  html += "<h2>Training curves</h2>\n<p>Band around each group's mean: <select id=\"band\"><option value=\"minmax\">"
+          "min–max over seeds</option><option value=\"ci\">95% CI of the mean</option></select></p>\n"
+          "<div id=\"curves\"></div>\n";
   html += "<h2>Final metrics across runs</h2>\n<div id=\"finals\"></div>\n";
   html += "<h2>Stability thresholds</h2>\n<div id=\"searches\"></div>\n";
   html += "<h2>Warnings and stop reasons</h2>\n<p class=\"note\">Click a run to show its group's diagnostics "

@@ -70,19 +70,26 @@
   }
 
   // Training curves: mean over seeds and the min-max band, one color per group.
+  // The band around each group's mean curve: the seeds' min–max, or the mean's 95% interval
+  // (none where fewer than two seeds logged the step).
+  const bands = {minmax: {lo: 'lo', hi: 'hi', title: 'min–max'}, ci: {lo: 'ci_lo', hi: 'ci_hi', title: '95% CI of the mean'}};
   function drawCurves(root) {
+    disposeCharts(root);
+    const band = bands[document.getElementById('band').value] || bands.minmax;
+    root.dataset.band = band.title;
     Object.keys(data.curves).sort().forEach((key) => {
       const target = chart(root, key);
-      const option = axes(key + (data.single_run ? '' : ' (mean and min–max over seeds)'), []);
+      const option = axes(key + (data.single_run ? '' : ' (mean and ' + band.title + ' over seeds)'), []);
       let values = [];
       Object.entries(data.curves[key]).forEach(([group, b]) => {
-        values = values.concat(b.lo, b.hi);
+        const lo = b[band.lo], hi = b[band.hi];
+        values = values.concat(b.mean, lo, hi);
         const color = colorOf[group];
-        option.series.push({name: group, type: 'line', data: zip(b.x, b.lo), stack: 'band-' + group, symbol: 'none',
+        option.series.push({name: group, type: 'line', data: zip(b.x, lo), stack: 'band-' + group, symbol: 'none',
                             color: color, lineStyle: {opacity: 0}, tooltip: {show: false}, legendHoverLink: false});
         option.series.push({name: group, type: 'line', stack: 'band-' + group, symbol: 'none', color: color, lineStyle: {opacity: 0},
                             areaStyle: {color: color, opacity: 0.2}, tooltip: {show: false},
-                            data: zip(b.x, b.hi.map((h, i) => (h === null || b.lo[i] === null ? null : h - b.lo[i])))});
+                            data: zip(b.x, hi.map((h, i) => (h === null || lo[i] === null ? null : h - lo[i])))});
         option.series.push({name: group, type: 'line', data: zip(b.x, b.mean), symbol: 'none', color: color});
       });
       option.yAxis.type = logScale(values) ? 'log' : 'value';
@@ -244,6 +251,7 @@
     document.getElementById('title').textContent = 'AltGrad report: ' + data.title;
     drawTables();
     drawCurves(document.getElementById('curves'));
+    document.getElementById('band').addEventListener('change', () => drawCurves(document.getElementById('curves')));
     drawParallel(document.getElementById('finals'));
     const withCharts = data.groups.map((g) => g.name).filter((g) => Object.values(data.charts).some((c) => c[g]));
     const select = document.getElementById('group');

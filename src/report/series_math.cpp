@@ -20,27 +20,21 @@ ChartSlot chart_slot(const std::string& key) {
 }
 
 Band mean_band(const std::vector<const Series*>& runs) {
-  struct Sum {
-    double total = 0.0, lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
-    int count = 0;
-  };
-  std::map<double, Sum> by_step;
+  std::map<double, std::vector<double>> by_step;  // each step's values, in run order
   for (const Series* s : runs) {
-    for (std::size_t i = 0; i < s->steps.size(); ++i) {
-      Sum& sum = by_step[s->steps[i]];
-      sum.total += s->values[i];
-      sum.lo = std::min(sum.lo, s->values[i]);
-      sum.hi = std::max(sum.hi, s->values[i]);
-      ++sum.count;
-    }
+    for (std::size_t i = 0; i < s->steps.size(); ++i) by_step[s->steps[i]].push_back(s->values[i]);
   }
   Band band;
-  for (const auto& [step, sum] : by_step) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& [step, values] : by_step) {
+    const MeanEstimate e = estimate_mean(values);
     band.steps.push_back(step);
-    band.mean.push_back(sum.total / sum.count);
-    band.lo.push_back(sum.lo);
-    band.hi.push_back(sum.hi);
-    band.count.push_back(sum.count);
+    band.mean.push_back(e.mean);
+    band.lo.push_back(*std::min_element(values.begin(), values.end()));
+    band.hi.push_back(*std::max_element(values.begin(), values.end()));
+    band.ci_lo.push_back(e.ci_low.value_or(kNone));
+    band.ci_hi.push_back(e.ci_high.value_or(kNone));
+    band.count.push_back(static_cast<int>(values.size()));
   }
   return band;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "report/run_data.hpp"
+#include "report/statistics.hpp"
 
 namespace altgrad::report {
 
@@ -21,9 +22,10 @@ struct ChartSlot {
 ChartSlot chart_slot(const std::string& key);
 
 // Mean, min and max over runs at each step any of them logged (a run that stopped early leaves the
-// later steps to the others); `count` is how many runs logged that step.
+// later steps to the others), and the mean's 95% interval (statistics.hpp; NaN where fewer than two
+// runs logged the step); `count` is how many runs logged that step.
 struct Band {
-  std::vector<double> steps, mean, lo, hi;
+  std::vector<double> steps, mean, lo, hi, ci_lo, ci_hi;
   std::vector<int> count;
 };
 Band mean_band(const std::vector<const Series*>& runs);

@@ -55,6 +55,7 @@ class Dom(html.parser.HTMLParser):
         super().__init__()
         self.charts, self.body, self.rows, self.errors = {}, {}, {}, None
         self.console_errors = []
+        self.curves_band = None
         self.diagnostics_group = None
         self.table = None
         self.in_errors = False
@@ -65,6 +66,8 @@ class Dom(html.parser.HTMLParser):
             self.console_errors = json.loads(a.get("data-console-errors") or "[]")
         if "data-chart" in a:
             self.charts[a["data-chart"]] = int(a.get("data-lines", "-1"))
+        if a.get("id") == "curves":
+            self.curves_band = a.get("data-band")
         if a.get("id") == "diagnostics":
             self.diagnostics_group = a.get("data-group")
         if tag == "body":
@@ -126,12 +129,18 @@ const links = document.querySelectorAll('#event-table a');
 if (links.length) links[links.length - 1].click();
 document.body.dataset.clicked = document.getElementById('diagnostics').dataset.group + '|' +
     document.querySelectorAll('#diagnostics .chart').length + '|' + document.getElementById('errors').hidden;
+const band = document.getElementById('band');
+band.value = 'ci';
+band.dispatchEvent(new Event('change'));
+document.body.dataset.band = document.getElementById('curves').dataset.band + '|' +
+    document.querySelectorAll('#curves .chart').length + '|' + document.getElementById('errors').hidden;
 </script>"""
 
 
 def click_last_event(chromium, page, work):
-    """Clicks the last row of the warnings table (a stop, in the fixture) in a copy of the page;
-    returns (group shown, charts drawn, error box still hidden)."""
+    """Clicks the last row of the warnings table (a stop, in the fixture), then switches the curves'
+    band to the 95% interval, in a copy of the page; returns (group shown, charts drawn, error box
+    still hidden) and (band the curves say they draw, curve charts, error box still hidden)."""
     text = page.read_text()
     cut = text.rfind("</body>")
     copy = page.with_name("clicked.html")
@@ -141,7 +150,8 @@ def click_last_event(chromium, page, work):
     dom = Dom()
     dom.feed(run.stdout)
     group, charts, hidden = (dom.body.get("data-clicked") or "||").split("|")
-    return group, int(charts or 0), hidden == "true"
+    band, curves, still_hidden = (dom.body.get("data-band") or "||").split("|")
+    return (group, int(charts or 0), hidden == "true"), (band, int(curves or 0), still_hidden == "true")
 
 
 def page_requests(net_log):
@@ -198,7 +208,7 @@ def main():
             failures.append(f"the console check is blind: the planted console.error gave {planted.console_errors}")
         if "http://198.51.100.7/planted.png" not in planted_requests:
             failures.append(f"the network check is blind: the planted request gave {planted_requests}")
-        clicked = click_last_event(chromium, page, work)
+        clicked, ci_band = click_last_event(chromium, page, work)
         if args.screenshot:
             subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,4600",
                             f"--screenshot={pathlib.Path(args.screenshot).resolve()}", page.as_uri()],
@@ -216,8 +226,13 @@ def main():
             failures.append(f"chart {chart}: expected {lines} lines, found {got}")
 
     top_level = set().union(*keys_by_group.values())
-    for key in sorted(k for k in top_level if "/" not in k):
+    curves = sorted(k for k in top_level if "/" not in k)
+    for key in curves:
         expect(key, sum(key in keys for keys in keys_by_group.values()))
+    if dom.curves_band != "min–max":
+        failures.append(f"the curves say they draw the band {dom.curves_band!r}, expected min–max by default")
+    if ci_band != ("95% CI of the mean", len(curves), True):
+        failures.append(f"switching the band to the 95% CI gave {ci_band}, expected the CI band on {len(curves)} charts")
     # The diagnostics of the group the page shows first (a quantized one): quant charts have one
     # line per quantization point, kurtosis one per block and matmul input.
     if dom.diagnostics_group not in keys_by_group or not any(k.startswith("quant/") for k in keys_by_group[dom.diagnostics_group]):

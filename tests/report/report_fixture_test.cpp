@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace altgrad::report {
@@ -30,6 +31,10 @@ TEST(MeanBand, MeanMinAndMaxOverTheRunsThatLoggedEachStep) {
   EXPECT_EQ(band.lo, (std::vector<double>{1.0, 2.0, 9.0}));
   EXPECT_EQ(band.hi, (std::vector<double>{3.0, 4.0, 9.0}));
   EXPECT_EQ(band.count, (std::vector<int>{2, 2, 1}));
+  // Two runs: mean ± t(0.975, 1 dof) · sd / √2 = mean ± 12.706 · |a − b| / 2; one run: no interval.
+  EXPECT_NEAR(band.ci_lo[0], 2.0 - 12.7062047, 1e-6);
+  EXPECT_NEAR(band.ci_hi[1], 3.0 + 12.7062047, 1e-6);
+  EXPECT_TRUE(std::isnan(band.ci_lo[2]) && std::isnan(band.ci_hi[2]));
 }
 
 TEST(Downsample, ShortSeriesAreKeptWhole) {
