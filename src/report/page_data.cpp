@@ -240,8 +240,7 @@ void add_tables(const Report& report, json& data) {
   json verdicts = json::array();
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
-    verdicts.push_back({{"criterion", "within " + format_number(c.max_gap_pct) + "% of " + c.baseline + " (" +
-                                          std::to_string(c.min_seeds) + " seeds, " + std::to_string(c.min_steps) + " steps)"},
+    verdicts.push_back({{"criterion", criterion_name(c)},
                         {"group", v.group}, {"verdict", verdict_name(v.judgement.verdict)}, {"why", v.judgement.why}});
   }
   data["verdicts"] = verdicts;

@@ -104,11 +104,11 @@ std::string describe(const PairedGap& gap) {
   } else if (!e.ci_low) {
     std::snprintf(text, sizeof text, "1 paired seed: no interval");
   } else {
+    const std::string resolution = e.resolved() ? "resolved" : "not resolved with " + std::to_string(e.n) + " seeds";
     std::snprintf(text, sizeof text, "paired %+.2f%% [%+.2f, %+.2f], %zu of %zu seeds agree: %s", e.mean, *e.ci_low,
-                  *e.ci_high, gap.same_sign, e.n, e.resolved() ? "resolved" : "not resolved with");
+                  *e.ci_high, gap.same_sign, e.n, resolution.c_str());
   }
   std::string out = text;
-  if (e.ci_low && !e.resolved()) out += " " + std::to_string(e.n) + " seeds";
   if (!gap.unpaired.empty()) {
     out += " (unpaired:";
     for (const std::string& run : gap.unpaired) out += " " + run;

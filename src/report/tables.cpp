@@ -56,8 +56,7 @@ void verdict_table(const Report& report, std::ostringstream& md) {
         "inconclusive otherwise.\n\n| criterion | group | verdict | why |\n|---|---|---|---|\n";
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
-    md << "| within " << format_number(c.max_gap_pct) << "% of " << md_cell(c.baseline) << " (" << c.min_seeds
-       << " seeds, " << c.min_steps << " steps) | " << md_cell(v.group) << " | " << verdict_name(v.judgement.verdict)
+    md << "| " << md_cell(criterion_name(c)) << " | " << md_cell(v.group) << " | " << verdict_name(v.judgement.verdict)
        << " | " << md_cell(v.judgement.why) << " |\n";
   }
 }

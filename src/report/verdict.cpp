@@ -13,6 +13,12 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+std::string criterion_name(const Criterion& c) {
+  char text[64];
+  std::snprintf(text, sizeof text, "within %g%% of ", c.max_gap_pct);
+  return text + c.baseline + " (" + std::to_string(c.min_seeds) + " seeds, " + std::to_string(c.min_steps) + " steps)";
+}
+
 Judgement judge(const Criterion& c, const VerdictInputs& in) {
   const MeanEstimate& e = in.gap.gap_pct;
   char text[200];

@@ -16,6 +16,9 @@ namespace altgrad::report {
 enum class Verdict { pass, fail, inconclusive };
 const char* verdict_name(Verdict v);
 
+// "within 2% of bf16 (3 seeds, 1000 steps)", as the report's tables name a criterion.
+std::string criterion_name(const Criterion& c);
+
 // What the judgement reads besides the gap: the group's diverged runs and the fewest steps any run
 // of the group or its baseline reached.
 struct VerdictInputs {
