@@ -244,9 +244,10 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
       }
     }
     std::uint32_t clipped = 0;
-    if (vector_tiles && quantize_column_blocks_vector(element, options.rounding, first, out + band.first_row * cols + c0, cols, len,
-                                      width, amax, all_finite, exponents, stochastic ? row_major_words : nullptr,
-                                      clipped, stats.elements)) {
+    float* first_out = out + band.first_row * cols + c0;
+    if (vector_tiles && quantize_column_blocks_vector(element, options.rounding, first, first_out, cols, len, width, amax,
+                                                      all_finite, exponents, stochastic ? row_major_words : nullptr,
+                                                      clipped, stats.elements)) {
       stats.clipped_blocks += static_cast<std::uint64_t>(std::popcount(clipped));
     } else {
       quantize_gathered_columns(element, in, out, cols, band, c0, width, exponents, stochastic ? words : nullptr,

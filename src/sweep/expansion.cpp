@@ -102,11 +102,11 @@ namespace {
 
 // Each criterion's baseline must be one of the groups the runs make.
 void check_criteria(const SweepSpec& spec, const std::vector<PlannedRun>& runs) {
+  std::vector<std::string> groups;
+  for (const PlannedRun& run : runs) {
+    if (std::find(groups.begin(), groups.end(), run.group) == groups.end()) groups.push_back(run.group);
+  }
   for (const Criterion& c : spec.criteria) {
-    std::vector<std::string> groups;
-    for (const PlannedRun& run : runs) {
-      if (std::find(groups.begin(), groups.end(), run.group) == groups.end()) groups.push_back(run.group);
-    }
     if (std::find(groups.begin(), groups.end(), c.baseline) != groups.end()) continue;
     std::string names;
     for (const std::string& g : groups) names += (names.empty() ? "" : ", ") + g;

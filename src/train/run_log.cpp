@@ -21,18 +21,21 @@ void keep_steps_up_to(const std::filesystem::path& path, std::int64_t last_step)
   io::write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
 }
 
-// The line with every non-finite number replaced as run_log.hpp says.
-nlohmann::json with_json_numbers(const nlohmann::json& value) {
-  if (value.is_number_float()) {
+// Replaces every non-finite number in `value`, at any depth, as run_log.hpp says.
+void replace_non_finite(nlohmann::json& value) {
+  if (value.is_structured()) {
+    for (auto& element : value) replace_non_finite(element);
+  } else if (value.is_number_float()) {
     const double x = value.get<double>();
-    if (std::isnan(x)) return nullptr;
-    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-    return value;
+    if (std::isnan(x)) value = nullptr;
+    if (std::isinf(x)) value = x > 0 ? "inf" : "-inf";
   }
-  if (!value.is_structured()) return value;
-  nlohmann::json out = value;
-  for (auto& element : out) element = with_json_numbers(element);
-  return out;
+}
+
+// The line as written: one copy, non-finite numbers replaced.
+std::string json_line(nlohmann::json line) {
+  replace_non_finite(line);
+  return line.dump();
 }
 
 std::ofstream open_append(const std::filesystem::path& path) {
@@ -50,7 +53,7 @@ RunLog::RunLog(const std::filesystem::path& run_dir, std::int64_t resume_step) {
   events_ = open_append(run_dir / "events.jsonl");
 }
 
-void RunLog::metrics(const nlohmann::json& line) { metrics_ << with_json_numbers(line).dump() << std::endl; }
-void RunLog::event(const nlohmann::json& line) { events_ << with_json_numbers(line).dump() << std::endl; }
+void RunLog::metrics(const nlohmann::json& line) { metrics_ << json_line(line) << std::endl; }
+void RunLog::event(const nlohmann::json& line) { events_ << json_line(line) << std::endl; }
 
 }  // namespace altgrad::train
