@@ -82,7 +82,7 @@ train::TrainConfig run_config(const Settings& base, const Settings& settings, co
   for (const Setting& s : lines) text += dotted_key(s.key) + " = " + s.literal + "\n";
   try {
     train::TrainConfig config = train::parse_config(text, kGenerated);
-    train::resolve_recipe(config);  // the [quant] table's errors, as the trainer would raise them
+    train::resolve_schedule(config);  // the [quant] table's errors, as the trainer would raise them
     return config;
   } catch (const std::exception& e) {
     throw SweepError(located(e.what(), lines) + " (in run '" + run + "')");

@@ -1,5 +1,7 @@
 #include "train/code_only_weights.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "optim/gridwalk.hpp"
@@ -34,6 +36,36 @@ optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimi
               config.code_headroom);
   }
   return codes;
+}
+
+std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const TrainConfig& config,
+                                                              const optim::Optimizer& optimizer,
+                                                              const model::ParameterLayout& layout,
+                                                              const WeightGrids& grids, std::span<const float> params) {
+  optim::CodeWeights codes;
+  nlohmann::json report = nlohmann::json::array();
+  for (const auto& [r, format_name] : code_ranges(config, optimizer, layout, grids, params)) {
+    const optim::CodeTensor* before = old.find(r);
+    if (before && before->format_name == format_name) {
+      codes.add_stored(*before);
+      continue;
+    }
+    const optim::ParameterRange& range = optimizer.ranges()[r];
+    const std::span<const float> values = params.subspan(range.offset, range.size);
+    codes.add(r, range.offset, grids.grid_at(r, nullptr, params).format, format_name, values, config.code_headroom);
+    const optim::CodeTensor& after = *codes.find(r);
+    std::size_t changed = 0;
+    double largest = 0.0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double change = std::abs(static_cast<double>(after.value(i)) - values[i]);
+      changed += change != 0.0;
+      largest = std::max(largest, change);
+    }
+    report.push_back({{"tensor", layout.tensors()[r].name}, {"from", before ? before->format_name : "fp32"},
+                      {"to", format_name}, {"rounding", "nearest_even"}, {"values_changed", changed},
+                      {"values", values.size()}, {"max_abs_change", largest}});
+  }
+  return {std::move(codes), std::move(report)};
 }
 
 void bind_code_weights(optim::CodeWeights& codes, std::span<float> params, WeightGrids& grids, QuantHooks* hooks,

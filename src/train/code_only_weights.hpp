@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/parameter_layout.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
@@ -29,6 +31,16 @@ std::vector<std::pair<std::size_t, std::string>> code_ranges(const TrainConfig& 
 optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimizer& optimizer,
                                   const model::ParameterLayout& layout, const WeightGrids& grids,
                                   std::span<const float> params);
+
+// The code weights after the grids changed (a phase switch): a range whose grid format is unchanged
+// keeps its codes and scale; any other is encoded again from its current values, `params` (the old
+// codes' values), by round to nearest even under a new code_scale, as at initialization. Returns
+// the new codes and a report: per re-encoded tensor its old and new format and how many values
+// the rounding changed, and the largest change.
+std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const TrainConfig& config,
+                                                              const optim::Optimizer& optimizer,
+                                                              const model::ParameterLayout& layout,
+                                                              const WeightGrids& grids, std::span<const float> params);
 
 // From here on `params` holds the codes' values, each code range's grid and :weight point use its
 // codes' scale (so quantizing it is exact), and the optimizer — gridwalk — moves the codes. Does

@@ -95,6 +95,14 @@ struct TrainConfig {
   bool master_weights = true;        // false: gridwalk keeps its weights as codes only
   int code_headroom = 2;             // code-only weights: binades of headroom above the initial amax
 
+  // warm start (docs/quantization.md, "Schedules and warm starts"): step 0 of this run starts from
+  // the weights of another run's checkpoint instead of a fresh initialization
+  std::string init_from;                // a run directory (its latest checkpoint) or a checkpoint; "" = none
+  std::int64_t init_from_step = 0;      // that run's checkpoint of this step; 0 = its latest
+  std::string init_from_checksum;       // the source model file's CRC-32C; "" = not checked (filled in config.toml)
+  bool init_optimizer = true;           // carry the source's optimizer state
+  bool init_quant_state = true;         // carry its delayed-scaling histories where the points keep them
+
   // run
   std::int64_t eval_interval = 500;
   int eval_iters = 20;  // batches per split per evaluation

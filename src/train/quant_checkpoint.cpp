@@ -27,6 +27,10 @@ void write_recipe(const fs::path& file, const Recipe& recipe) {
   io::write_file_atomically(file, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
 }
 
+void write_schedule(const fs::path& file, const Schedule& schedule) {
+  io::write_file_atomically(file, [&](std::ostream& out) { out << schedule_to_json(schedule).dump(2) << '\n'; });
+}
+
 void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHooks* hooks) {
   write_recipe(dir / kRecipeFile, recipe);
   if (!hooks || !has_delayed_points(*hooks)) return;

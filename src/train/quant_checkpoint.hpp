@@ -14,8 +14,10 @@
 
 namespace altgrad::train {
 
-// recipe.json, written atomically (also the run directory's copy).
+// recipe.json, written atomically: a checkpoint's holds the recipe of the phase that ran its last
+// step; the run directory's the whole schedule (schedule_to_json).
 void write_recipe(const std::filesystem::path& file, const Recipe& recipe);
+void write_schedule(const std::filesystem::path& file, const Schedule& schedule);
 
 void save_quant_state(const std::filesystem::path& checkpoint_dir, const Recipe& recipe, const QuantHooks* hooks);
 

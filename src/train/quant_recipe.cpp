@@ -11,6 +11,7 @@
 #include "io/json_integer.hpp"
 #include "io/safetensors.hpp"
 #include "quant/mx.hpp"
+#include "quant/point_quantizer.hpp"
 #include "train/nearest_name.hpp"
 
 namespace altgrad::train {
@@ -20,7 +21,8 @@ using quant::Role;
 using quant::SettingsPatch;
 
 constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
-constexpr std::array<std::string_view, 6> kQuantKeys = {"preset", "seed", "act", "weight", "grad", "override"};
+constexpr std::array<std::string_view, 7> kQuantKeys = {"preset", "seed", "act", "weight", "grad", "override", "phase"};
+constexpr std::array<std::string_view, 6> kPhaseKeys = {"start", "preset", "act", "weight", "grad", "override"};
 constexpr std::array<std::string_view, 9> kSettingKeys = {"enabled", "format", "rounding", "scaling", "history",
                                                           "amax", "margin", "block", "scale_rule"};
 
@@ -154,8 +156,11 @@ void apply_patch(quant::PointSettings& settings, const SettingsPatch& patch, con
   }
 }
 
-quant::RecipeSpec read_spec(const toml::table& quant) {
-  quant::RecipeSpec spec;
+// A recipe table: [quant] itself, or one [[quant.phase]] entry on top of `base` (the previous
+// phase's recipe) when it names no preset. `keys` are the table's valid keys.
+template <std::size_t N>
+quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, const std::array<std::string_view, N>& keys) {
+  quant::RecipeSpec spec = std::move(base);
   if (const toml::node* preset = quant.get("preset")) {
     const std::string name = text_of(*preset, "preset", "one of " + joined(quant::preset_names()));
     try {
@@ -171,8 +176,8 @@ quant::RecipeSpec read_spec(const toml::table& quant) {
       apply_patch(spec.roles[index], read_patch(table_of(node, key.str()), false), where(node));
     } else if (key.str() == "override") {
       read_overrides(spec, node);
-    } else if (key.str() != "preset" && key.str() != "seed") {
-      unknown_key(node, key.str(), kQuantKeys);
+    } else if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) {
+      unknown_key(node, key.str(), keys);
     }
   }
   return spec;
@@ -218,13 +223,53 @@ std::vector<quant::PointName> recipe_points(const model::MatmulPoints& points) {
   return names;
 }
 
-Recipe resolve_recipe(const TrainConfig& config) {
+std::size_t Schedule::phase_at(std::int64_t step) const {
+  std::size_t index = 0;
+  while (index + 1 < phases.size() && phases[index + 1].start <= step) ++index;
+  return index;
+}
+
+bool Schedule::any_enabled() const {
+  return std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.recipe.any_enabled(); });
+}
+
+Schedule resolve_schedule(const TrainConfig& config) {
   const toml::table& quant = config.quant.table();
   std::uint64_t seed = config.seed;
   if (const toml::node* node = quant.get("seed")) {
     seed = static_cast<std::uint64_t>(integer_of(*node, "seed", 0, std::numeric_limits<std::int64_t>::max()));
   }
-  return resolved(read_spec(quant), model::MatmulPoints(gpt_config(config)), seed);
+  const model::MatmulPoints points(gpt_config(config));
+  quant::RecipeSpec spec = read_spec(quant, quant::RecipeSpec{}, kQuantKeys);
+  Schedule schedule{{Phase{0, resolved(spec, points, seed)}}};
+  const toml::node* phases = quant.get("phase");
+  if (!phases) return schedule;
+  const toml::array* entries = phases->as_array();
+  if (!entries || !entries->is_array_of_tables()) {
+    throw ConfigError(where(*phases) + ": quant: phase must be an array of tables ([[quant.phase]])");
+  }
+  for (const toml::node& entry : *entries) {
+    const toml::table& table = *entry.as_table();
+    const toml::node* start = table.get("start");
+    if (!start) throw ConfigError(where(entry) + ": quant: [[quant.phase]] needs start = <the step it begins at>");
+    const std::int64_t previous = schedule.phases.back().start;
+    const std::optional<std::int64_t> step = start->value_exact<std::int64_t>();
+    if (!step || *step <= previous || *step >= quant::PointQuantizer::kMaxSteps) {
+      bad_value(*start, "start", "an integer step after the previous phase's start (" + std::to_string(previous) + ")");
+    }
+    spec = read_spec(table, spec, kPhaseKeys);
+    schedule.phases.push_back(Phase{*step, resolved(spec, points, seed)});
+  }
+  return schedule;
+}
+
+Recipe resolve_recipe(const TrainConfig& config) { return resolve_schedule(config).phases.front().recipe; }
+
+nlohmann::json schedule_to_json(const Schedule& schedule) {
+  if (schedule.phases.size() == 1) return recipe_to_json(schedule.phases.front().recipe);
+  nlohmann::json phases = nlohmann::json::array();
+  for (const Phase& p : schedule.phases) phases.push_back({{"start", p.start}, {"recipe", recipe_to_json(p.recipe)}});
+  return {{"phases", phases}};
 }
 
 Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset, std::uint64_t seed) {

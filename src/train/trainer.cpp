@@ -23,6 +23,7 @@
 #include "train/code_only_weights.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
+#include "train/phase_switch.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/quant_metrics.hpp"
@@ -32,6 +33,7 @@
 #include "train/step_geometry.hpp"
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
+#include "train/warm_start.hpp"
 #include "train/warnings.hpp"
 #include "train/weight_grids.hpp"
 
@@ -49,7 +51,9 @@ optim::CosineSchedule schedule_of(const TrainConfig& c) {
 struct Session {
   const TrainConfig& config;
   model::Gpt<float> model;
-  Recipe recipe;
+  Schedule schedule;
+  std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
+  Recipe recipe;          // that phase's
   std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
@@ -64,7 +68,8 @@ struct Session {
   Session(const TrainConfig& c, const fs::path& repo_root)
       : config(c),
         model(gpt_config(c)),
-        recipe(resolve_recipe(c)),
+        schedule(resolve_schedule(c)),
+        recipe(schedule.phases.front().recipe),
         hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
              hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
@@ -77,9 +82,46 @@ struct Session {
         before_step(model.layout().size()),
         intended_step(model.layout().size()) {
     if (c.hessian_interval > 0) hessian.emplace(model.layout().size());
+    check_code_ranges();
   }
 
   QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
+
+  // Code-only weights need a per-tensor or unscaled grid in every phase: found before step 0.
+  void check_code_ranges() const {
+    for (const Phase& p : schedule.phases) {
+      const WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
+      (void)code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
+    }
+  }
+
+  // Sets up phase `index` afresh: its recipe, hooks with empty scaling state, operand copies where
+  // it quantizes, and its weight grids. Code weights are left as they are.
+  void use_phase(std::size_t index) {
+    phase = index;
+    recipe = schedule.phases[index].recipe;
+    hooks.reset();
+    if (recipe.any_enabled()) hooks.emplace(model.matmuls(), recipe);
+    const auto copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
+    if (acts.copies != copies) acts = model::Activations<float>(model.config(), acts.B, acts.T, copies);
+    grids = WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
+  }
+
+  // The switch to phase `index` mid-run (docs/quantization.md, "Schedules and warm starts"):
+  // scaling state carried where a point keeps it, optimizer state untouched, code weights
+  // re-encoded where their grid's format changed. Returns what it did, for the phase event.
+  nlohmann::json switch_phase(std::size_t index) {
+    std::optional<QuantHooks> before = std::move(hooks);
+    use_phase(index);
+    nlohmann::json report = {{"scaling_state", carry_scaling_state(before ? &*before : nullptr, quant())}};
+    if (!codes.tensors().empty()) {
+      auto [reencoded, changes] = reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
+      codes = std::move(reencoded);
+      bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
+      report["reencoded"] = std::move(changes);
+    }
+    return report;
+  }
 
   float forward(const BatchKey& key, model::MatmulHooks<float>* with) {
     data.get_batch(key, config.batch_size, config.block_size, x, y);
@@ -192,14 +234,16 @@ class Run {
     fs::create_directories(options.run_dir);
     if (options.resume) {
       restore();
+    } else if (!config.init_from.empty()) {
+      warm_start();
     } else {
       s_.model.initialize(config.seed);
       s_.codes = encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
     }
     bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
-    write_config(options.run_dir / "config.toml", config);
-    write_recipe(options.run_dir / "recipe.json", s_.recipe);
+    write_config(options.run_dir / "config.toml", config_with_provenance());
+    write_schedule(options.run_dir / "recipe.json", s_.schedule);
     write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
 
@@ -207,16 +251,20 @@ class Run {
     RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
     Progress progress(options_, config_.max_iters);
     Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
-    std::optional<QuantMetrics> quant_metrics;
-    if (s_.hooks) quant_metrics.emplace(*s_.hooks);
+    if (s_.hooks) quant_metrics_.emplace(*s_.hooks);
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
     const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
-    log.event({{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
-               {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset}, {"optimizer", s_.optimizer->name()},
-               {"blas_kernel", blas.kernel}, {"blas_kernel_source", ops::cpu::to_string(blas.source)},
-               {"blas_kernel_openblas_pick", blas.openblas_pick}, {"blas_library", blas.library}, {"cpu", blas.cpu}});
-    Loop loop{log, progress, warnings, quant_metrics ? &*quant_metrics : nullptr, tensorboard};
+    nlohmann::json start = {{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
+                            {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
+                            {"optimizer", s_.optimizer->name()}, {"blas_kernel", blas.kernel},
+                            {"blas_kernel_source", ops::cpu::to_string(blas.source)},
+                            {"blas_kernel_openblas_pick", blas.openblas_pick}, {"blas_library", blas.library},
+                            {"cpu", blas.cpu}};
+    if (scheduled()) start.update({{"phases", s_.schedule.phases.size()}, {"phase", s_.phase}});
+    if (!warm_start_.is_null()) start["init_from"] = warm_start_;
+    log.event(start);
+    Loop loop{log, progress, warnings, tensorboard};
     TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0, false, 0, {}};
     const auto started = Clock::now();
     const std::int64_t first_step = state_.step;
@@ -250,27 +298,91 @@ class Run {
     RunLog& log;
     Progress& progress;
     Warnings& warnings;
-    QuantMetrics* quant_metrics;
     TensorBoardLog& tensorboard;
   };
+
+  bool scheduled() const { return s_.schedule.phases.size() > 1; }
+
+  // Before step `step`: when a new phase of the schedule begins, switches to it and says so in
+  // events.jsonl and on the terminal.
+  void enter_phase(std::int64_t step, Loop& loop) {
+    const std::size_t index = s_.schedule.phase_at(step);
+    if (index == s_.phase) return;
+    nlohmann::json event = {{"event", "phase"}, {"step", step}, {"phase", index}, {"from_phase", s_.phase},
+                            {"recipe", s_.schedule.phases[index].recipe.preset}};
+    event.update(s_.switch_phase(index));
+    quant_metrics_.reset();
+    if (s_.hooks) quant_metrics_.emplace(*s_.hooks);
+    loop.log.event(event);
+    loop.progress.note("phase " + std::to_string(index) + " from step " + std::to_string(step) + ": recipe " +
+                       s_.recipe.preset);
+  }
 
   void restore() {
     const fs::path from = resolve_checkpoint(options_.run_dir);
     if (load_checkpoint_config(from) != s_.model.config()) {
       throw io::CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
+    state_ = load_state(from);
+    // The phase that ran the checkpoint's last step: its state is what the checkpoint holds. A
+    // switch due at the next step happens in the loop, as in an uninterrupted run.
+    s_.use_phase(s_.schedule.phase_at(std::max<std::int64_t>(state_.step - 1, 0)));
     s_.codes = load_model(from, s_.model);
     check_code_weights(from, s_.codes, s_.model.layout(),
                        code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     load_optimizer(from, *s_.optimizer);
-    state_ = load_state(from);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
         saved && recipe_to_json(*saved) != recipe_to_json(s_.recipe)) {
-      throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml");
+      throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml" +
+                                (scheduled() ? " (phase " + std::to_string(s_.phase) + " of its schedule)" : ""));
     }
     if (s_.hooks) load_quant_state(from, *s_.hooks);
     norm_spikes_.restore(state_.grad_norm_history);
     if (std::isfinite(state_.last_loss)) loss_spikes_.restore(state_.last_loss);
+  }
+
+  // Step 0 from another run's checkpoint (warm_start.hpp): its weights, decoded and re-encoded
+  // where this run keeps codes of another format; its optimizer state and scaling histories as
+  // init_optimizer and init_quant_state say. The step counter and everything else start afresh.
+  void warm_start() {
+    const WarmStartSource source = find_warm_start(config_);
+    const fs::path& from = source.checkpoint;
+    warm_start_ = source.provenance();
+    auto [codes, reencoded] = reencode_weights(load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
+                                               s_.grids, s_.model.parameters());
+    s_.codes = std::move(codes);
+    if (!reencoded.empty()) warm_start_["reencoded"] = std::move(reencoded);
+    warm_start_["optimizer"] = config_.init_optimizer;
+    if (config_.init_optimizer) {
+      try {
+        load_optimizer(from, *s_.optimizer);
+      } catch (const io::CheckpointError& e) {
+        throw ConfigError(std::string("init_optimizer = true: ") + e.what() +
+                          " (set init_optimizer = false to start with fresh optimizer state)");
+      }
+    }
+    if (config_.init_quant_state) warm_start_["scaling_state"] = source_scaling_state(from);
+  }
+
+  // The source checkpoint's delayed-scaling histories, carried where a point keeps them.
+  nlohmann::json source_scaling_state(const fs::path& from) {
+    std::optional<QuantHooks> source;
+    if (const auto recipe = load_checkpoint_recipe(from, s_.model.matmuls()); recipe && recipe->any_enabled()) {
+      source.emplace(s_.model.matmuls(), *recipe);
+      load_quant_state(from, *source);
+    }
+    return carry_scaling_state(source ? &*source : nullptr, s_.quant());
+  }
+
+  // The config as run: a warm start's source pinned by its step and checksum, so that rerunning
+  // config.toml checks it starts from the same weights.
+  TrainConfig config_with_provenance() const {
+    TrainConfig written = config_;
+    if (!warm_start_.is_null()) {
+      written.init_from_step = fs::exists(fs::path(config_.init_from) / "model.safetensors") ? 0 : warm_start_.at("step").get<std::int64_t>();
+      written.init_from_checksum = warm_start_.at("model_crc32c").get<std::string>();
+    }
+    return written;
   }
 
   void inject(const std::pair<std::string, std::int64_t>& where) {
@@ -314,6 +426,7 @@ class Run {
   // One optimizer step; false when the run must stop.
   bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
     const std::int64_t done = step + 1;
+    enter_phase(step, loop);
     // Before the step's clock starts: tokens_per_s stays the training step's throughput.
     std::optional<diag::HessianEstimate> hessian;
     if (config_.hessian_interval > 0 && done % config_.hessian_interval == 0) hessian = s_.hessian_estimate(step);
@@ -344,7 +457,7 @@ class Run {
     if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian, scalars);
     const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
     if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
-    if (loop.quant_metrics) loop.quant_metrics->add_step(done, config_, loop.warnings);
+    if (quant_metrics_) quant_metrics_->add_step(done, config_, loop.warnings);
     check_spikes(done, loss, grad_norm, loop.warnings);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
@@ -361,11 +474,14 @@ class Run {
                          config_.gradient_accumulation_steps / seconds;
     nlohmann::json metrics = {{"step", done}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
                               {"tokens_per_s", last_tokens_per_s_}};
+    if (scheduled()) metrics["phase"] = s_.phase;
     const bool last = done == config_.max_iters;
+    // A phase's last step is always logged: no metrics line mixes two phases' statistics.
+    const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
     state_.val_loss = std::nan("");  // until this step is evaluated
     if (done % config_.eval_interval == 0 || last) evaluate(done, metrics, loop, outcome);
     if (!diagnostics.is_null()) metrics["diag"] = std::move(diagnostics);
-    if (done % config_.log_interval == 0 || last || metrics.contains("val_loss") || metrics.contains("diag")) {
+    if (done % config_.log_interval == 0 || last || phase_ends || metrics.contains("val_loss") || metrics.contains("diag")) {
       log_metrics(done, metrics, scalars, loop);
     }
     state_.step = done;
@@ -434,10 +550,10 @@ class Run {
   }
 
   void log_metrics(std::int64_t done, nlohmann::json& metrics, ScalarLog& scalars, Loop& loop) {
-    for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "val_loss", "val_perplexity"}) {
+    for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "val_loss", "val_perplexity", "phase"}) {
       if (metrics.contains(key)) scalars.add(key, metrics[key].get<double>());
     }
-    if (loop.quant_metrics) metrics["quant"] = loop.quant_metrics->take(scalars);
+    if (quant_metrics_) metrics["quant"] = quant_metrics_->take(scalars);
     loop.log.metrics(metrics);
     loop.tensorboard.write(done, scalars);
   }
@@ -473,6 +589,8 @@ class Run {
   CheckpointState state_;
   diag::LossSpikeDetector loss_spikes_;
   diag::GradNormSpikeDetector norm_spikes_;
+  std::optional<QuantMetrics> quant_metrics_;  // the current phase's, when it quantizes
+  nlohmann::json warm_start_;                  // the source of a warm start (provenance), else null
   double last_loss_ = 0, last_lr_ = 0, last_tokens_per_s_ = 0;
   std::int64_t checkpointed_step_ = -1;  // the step of this process's latest checkpoint
 };

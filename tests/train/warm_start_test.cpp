@@ -1,0 +1,173 @@
+// Warm starts (init_from): with both carry options and the source's recipe, a warm start is the
+// source's checkpoint resumed with a fresh step counter; provenance pins the source; every bad
+// source is a clear error.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "train/error_message.hpp"
+#include "train/scratch_dir.hpp"
+#include "train/training_run.hpp"
+#include "train/warm_start.hpp"
+
+namespace altgrad::train {
+namespace {
+
+using testing::mentions;
+using testing::message_of;
+
+const std::string kFp8 = "[quant]\npreset = \"fp8-hybrid\"\n";
+
+TrainConfig fp8_config(const fs::path& corpus) {
+  TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8
+  c.quant = parse_config(kFp8, "test.toml").quant;
+  return c;
+}
+
+TrainConfig warm_from(TrainConfig c, const fs::path& source) {
+  c.init_from = source.string();
+  return c;
+}
+
+// Rewrites a checkpoint's state.json as a run that has not taken a step yet.
+void reset_step_counter(const fs::path& checkpoint) {
+  nlohmann::json state = nlohmann::json::parse(bytes_of(checkpoint / "state.json"));
+  state["step"] = 0;
+  state["val_loss"] = nullptr;
+  state["best_val_loss"] = nullptr;
+  state["best_step"] = -1;
+  state["grad_norm_history"] = nlohmann::json::array();
+  state["last_loss"] = nullptr;
+  state["initial_loss"] = nullptr;
+  std::ofstream(checkpoint / "state.json") << state.dump();
+}
+
+TEST(WarmStart, WithEverythingCarriedItIsTheCheckpointResumedFromStepZero) {
+  testing::ScratchDir dir;
+  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  (void)run(c, dir.path() / "source");
+  const TrainOutcome warm = run(warm_from(c, dir.path() / "source"), dir.path() / "warm");
+
+  const fs::path copy = dir.path() / "assembled" / "checkpoints" / "step_0";
+  fs::create_directories(copy.parent_path());
+  fs::copy(dir.path() / "source" / "checkpoints" / "step_8", copy, fs::copy_options::recursive);
+  reset_step_counter(copy);
+  const TrainOutcome assembled = run(c, dir.path() / "assembled", /*resume=*/true);
+
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "quant.safetensors", "state.json"}) {
+    EXPECT_EQ(bytes_of(warm.last_checkpoint / file), bytes_of(assembled.last_checkpoint / file)) << file;
+  }
+  EXPECT_EQ(metrics_without_timing(dir.path() / "warm"), metrics_without_timing(dir.path() / "assembled"));
+}
+
+TEST(WarmStart, WithoutCarryingTheOptimizerOrScalingStateTheRunDiffers) {
+  testing::ScratchDir dir;
+  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  (void)run(c, dir.path() / "source");
+  const TrainOutcome both = run(warm_from(c, dir.path() / "source"), dir.path() / "both");
+  TrainConfig no_optimizer = warm_from(c, dir.path() / "source");
+  no_optimizer.init_optimizer = false;
+  TrainConfig no_scaling = warm_from(c, dir.path() / "source");
+  no_scaling.init_quant_state = false;
+  const TrainOutcome a = run(no_optimizer, dir.path() / "no_optimizer");
+  const TrainOutcome b = run(no_scaling, dir.path() / "no_scaling");
+  EXPECT_NE(bytes_of(a.last_checkpoint / "optimizer.safetensors"), bytes_of(both.last_checkpoint / "optimizer.safetensors"));
+  EXPECT_NE(logged_losses(dir.path() / "no_scaling").front(), logged_losses(dir.path() / "both").front());
+  EXPECT_EQ(logged_losses(dir.path() / "no_optimizer").front(), logged_losses(dir.path() / "both").front());
+  (void)b;
+}
+
+TEST(WarmStart, ProvenanceIsWrittenAndPinsTheSource) {
+  testing::ScratchDir dir;
+  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  (void)run(c, dir.path() / "source");
+  (void)run(warm_from(c, dir.path() / "source"), dir.path() / "warm");
+  const std::string checksum = file_checksum(dir.path() / "source" / "checkpoints" / "step_8" / "model.safetensors");
+  const nlohmann::json start = json_lines(dir.path() / "warm" / "events.jsonl").front();
+  EXPECT_EQ(start.at("init_from").at("step"), 8);
+  EXPECT_EQ(start.at("init_from").at("model_crc32c"), checksum);
+  const TrainConfig written = load_config(dir.path() / "warm" / "config.toml");
+  EXPECT_EQ(written.init_from_step, 8);
+  EXPECT_EQ(written.init_from_checksum, checksum);
+
+  // The source changes under the pinned config: refused, naming both checksums.
+  TrainConfig pinned = written;
+  pinned.init_from_step = 4;
+  EXPECT_TRUE(mentions(message_of<ConfigError>([&] { run(pinned, dir.path() / "again"); }),
+                       {"init_from", "CRC-32C", checksum, "init_from_checksum"}));
+}
+
+// An interrupted source has not finished: its last checkpoint is not its last.
+TrainOutcome interrupted_after(const TrainConfig& config, const fs::path& run_dir, int steps) {
+  TrainOptions options;
+  options.run_dir = run_dir;
+  int boundaries = 0;
+  options.interruption = [&]() -> std::optional<std::string> {
+    return ++boundaries >= steps ? std::optional<std::string>("a test") : std::nullopt;
+  };
+  return train(config, options);
+}
+
+TEST(WarmStart, BadSourcesAreClearErrors) {
+  testing::ScratchDir dir;
+  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  const auto error = [&](const TrainConfig& config) {
+    return message_of<std::runtime_error>([&] { run(config, dir.path() / "warm"); });
+  };
+  EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "missing")), {"init_from", "missing", "no such directory"}));
+
+  (void)run(c, dir.path() / "source");
+  TrainConfig wider = warm_from(c, dir.path() / "source");
+  wider.n_embd = 64;
+  EXPECT_TRUE(mentions(error(wider), {"transformer.wte.weight", "[256,32]", "[256,64]"}));
+  TrainConfig step = warm_from(c, dir.path() / "source");
+  step.init_from_step = 6;
+  EXPECT_TRUE(mentions(error(step), {"init_from_step = 6", "no checkpoint"}));
+
+  (void)interrupted_after(c, dir.path() / "running", 3);
+  EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "running")), {"init_from", "has not finished", "step_N"}));
+  TrainConfig from_checkpoint = warm_from(c, dir.path() / "running" / "checkpoints" / "step_3");
+  EXPECT_EQ(run(from_checkpoint, dir.path() / "from_checkpoint").steps, 8);  // a checkpoint is complete
+
+  // Code-only weights whose format this build cannot read.
+  TrainConfig codes = c;
+  codes.optimizer = OptimizerKind::gridwalk;
+  codes.master_weights = false;
+  (void)run(codes, dir.path() / "codes");
+  const fs::path model = dir.path() / "codes" / "checkpoints" / "step_8" / "model.safetensors";
+  std::string bytes = bytes_of(model);
+  for (std::size_t at = bytes.find("\"e4m3\""); at != std::string::npos; at = bytes.find("\"e4m3\"", at)) bytes[at + 1] = 'x';
+  std::ofstream(model, std::ios::binary) << bytes;
+  EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "codes")), {"x4m3", "is not a format"}));
+}
+
+TEST(WarmStart, CodeWeightsLoadAcrossFormatsThroughTheirValues) {
+  testing::ScratchDir dir;
+  TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  c.optimizer = OptimizerKind::gridwalk;
+  c.master_weights = false;
+  (void)run(c, dir.path() / "e4m3");
+  TrainConfig e3m4 = warm_from(c, dir.path() / "e4m3");
+  e3m4.quant = parse_config(kFp8 + "[quant.weight]\nformat = \"e3m4\"\n", "test.toml").quant;
+  e3m4.init_optimizer = false;
+  e3m4.max_iters = 1;
+  (void)run(e3m4, dir.path() / "e3m4");
+  const nlohmann::json start = json_lines(dir.path() / "e3m4" / "events.jsonl").front();
+  const nlohmann::json& reencoded = start.at("init_from").at("reencoded");
+  ASSERT_FALSE(reencoded.empty());
+  for (const auto& t : reencoded) {
+    EXPECT_EQ(t.at("from"), "e4m3");
+    EXPECT_EQ(t.at("to"), "e3m4");
+    EXPECT_EQ(t.at("rounding"), "nearest_even");
+    // E3M4 has a mantissa bit more and a binade of normals less: the E4M3 values that change are
+    // the small ones below E3M4's normal range, a minority, by less than E4M3's spacing there.
+    const auto changed = t.at("values_changed").get<std::size_t>();
+    EXPECT_GT(changed, 0u) << t.at("tensor");
+    EXPECT_LT(changed, t.at("values").get<std::size_t>() / 5) << t.at("tensor");
+    EXPECT_GT(t.at("max_abs_change").get<double>(), 0.0) << t.at("tensor");
+  }
+}
+
+}  // namespace
+}  // namespace altgrad::train
