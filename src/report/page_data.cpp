@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,6 +139,14 @@ void add_series(const Report& report, json& data) {
   }
   data["curves"] = curves;
   data["charts"] = chart_data;
+  // phases: {group: [steps]}, the precision schedule's switches, marked on the curves.
+  json phases = json::object();
+  for (const GroupSummary& group : report.groups) {
+    std::set<std::int64_t> steps;
+    for (const std::size_t r : group.runs) steps.insert(report.runs[r].phase_switches.begin(), report.runs[r].phase_switches.end());
+    if (!steps.empty()) phases[group.name] = steps;
+  }
+  data["phases"] = phases;
 }
 
 // The log2 weight histograms of each group's first run that has them.

@@ -69,6 +69,12 @@
                                         data: [{xAxis: step}], label: {formatter: 'step ' + step}};
   }
 
+  // A precision schedule's switches: a dashed line after each phase's last step.
+  function phaseMarks(steps, color) {
+    return {symbol: 'none', silent: true, lineStyle: {color: color, type: 'dashed'},
+            data: steps.map((s) => ({xAxis: s})), label: {formatter: (p) => 'phase switch ' + p.value}};
+  }
+
   // Training curves: mean over seeds and the min-max band, one color per group.
   // The band around each group's mean curve: the seeds' min–max, or the mean's 95% interval
   // (none where fewer than two seeds logged the step).
@@ -90,7 +96,9 @@
         option.series.push({name: group, type: 'line', stack: 'band-' + group, symbol: 'none', color: color, lineStyle: {opacity: 0},
                             areaStyle: {color: color, opacity: 0.2}, tooltip: {show: false},
                             data: zip(b.x, hi.map((h, i) => (h === null || lo[i] === null ? null : h - lo[i])))});
-        option.series.push({name: group, type: 'line', data: zip(b.x, b.mean), symbol: 'none', color: color});
+        const switches = (data.phases || {})[group] || [];
+        option.series.push({name: group, type: 'line', data: zip(b.x, b.mean), symbol: 'none', color: color,
+                            markLine: switches.length ? phaseMarks(switches, color) : undefined});
       });
       option.yAxis.type = logScale(values) ? 'log' : 'value';
       draw(target, option, Object.keys(data.curves[key]).length);

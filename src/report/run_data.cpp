@@ -98,6 +98,10 @@ void read_events(RunData& run) {
                                 get_or<double>(object, "value", std::numeric_limits<double>::quiet_NaN()),
                                 get_or<double>(object, "threshold", std::numeric_limits<double>::quiet_NaN()),
                                 get_or<std::string>(object, "message", "")});
+      } else if (event == "phase") {
+        const auto step = get_or<std::int64_t>(object, "step", 0);
+        // A run resumed at a switch logs it again.
+        if (run.phase_switches.empty() || run.phase_switches.back() < step) run.phase_switches.push_back(step);
       } else if (event == "stop") {
         run.stop_step = get_or<std::int64_t>(object, "step", 0);
         run.status = get_or<std::string>(object, "reason", "stopped");

@@ -52,6 +52,7 @@ struct RunData {
   // "completed", the stop reason, "running" (metrics but no end event) or "pending" (no metrics).
   std::string status = "pending";
   std::optional<std::int64_t> stop_step;  // the step of a stop event (a diverged run)
+  std::vector<std::int64_t> phase_switches;  // the steps after which a precision schedule switched phase
   std::int64_t last_step = 0;
 
   bool diverged() const { return stop_step.has_value(); }

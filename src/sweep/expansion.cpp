@@ -115,10 +115,49 @@ void check_criteria(const SweepSpec& spec, const std::vector<PlannedRun>& runs) 
   }
 }
 
+// The seed parts of a run's name: runs of two groups pair by them.
+std::string seed_of(const std::vector<NamePart>& parts) {
+  std::string seed;
+  for (const NamePart& part : parts) {
+    if (part.is_seed) seed += "." + part.text;
+  }
+  return seed;
+}
+
+// `init_from = "@GROUP"`: the run of GROUP with the same seed becomes the run's source. A source
+// must start fresh or from outside the sweep, so that no run waits on a run that waits on it.
+void resolve_sources(std::vector<PlannedRun>& runs, const std::vector<std::string>& seeds) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string& init_from = runs[i].config.init_from;
+    if (!init_from.starts_with("@")) continue;
+    const std::string group = init_from.substr(1);
+    std::size_t found = runs.size();
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      if (runs[j].group == group && seeds[j] == seeds[i]) found = j;
+    }
+    const std::string origin = "init_from = \"" + init_from + "\" (in run '" + runs[i].name + "')";
+    if (found == runs.size()) {
+      throw SweepError(origin + ": no run of group '" + group + "' with the seed of this run" +
+                       (seeds[i].empty() ? "" : " (" + seeds[i].substr(1) + ")"));
+    }
+    if (found == i) throw SweepError(origin + ": a run cannot start from itself");
+    if (runs[found].config.init_from.starts_with("@")) {
+      throw SweepError(origin + ": run '" + runs[found].name + "' itself starts from another run of this sweep; "
+                       "chains of warm starts are not ordered, start from its source or split the sweep");
+    }
+    runs[i].source = runs[found].name;
+  }
+}
+
 }  // namespace
+
+std::filesystem::path source_dir(const std::filesystem::path& sweep_dir, const PlannedRun& run) {
+  return std::filesystem::absolute(sweep_dir / "runs" / run.source);
+}
 
 std::vector<PlannedRun> expand(const SweepSpec& spec) {
   std::vector<PlannedRun> runs;
+  std::vector<std::string> seeds;
   std::vector<std::size_t> index(spec.dimensions.size(), 0);
   while (true) {
     std::vector<NamePart> parts;
@@ -128,7 +167,8 @@ std::vector<PlannedRun> expand(const SweepSpec& spec) {
       parts.insert(parts.end(), choice.parts.begin(), choice.parts.end());
       settings.insert(settings.end(), choice.settings.begin(), choice.settings.end());
     }
-    PlannedRun run{join_name(parts), join_group(parts), settings, {}};
+    PlannedRun run{join_name(parts), join_group(parts), settings, {}, {}};
+    seeds.push_back(seed_of(parts));
     run.config = run_config(spec.base, settings, run.name);
     if (spec.search) {  // every probe lies between the ends: both must make valid configs
       for (const double end : {spec.search->low, spec.search->high}) run_config(spec.base, probe_settings(spec, settings, end), run.name);
@@ -140,6 +180,7 @@ std::vector<PlannedRun> expand(const SweepSpec& spec) {
     if (d == 0) break;
   }
   check_names(runs);
+  resolve_sources(runs, seeds);
   check_criteria(spec, runs);
   return runs;
 }

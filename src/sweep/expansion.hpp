@@ -3,6 +3,7 @@
 // as base + the run's settings and checked by the trainer's own parser and recipe resolver before
 // anything starts. Errors point at the sweep file (or base config) line that set the bad key.
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,14 @@ struct PlannedRun {
   std::string group;  // the name without its seed part
   Settings settings;  // what the run sets on top of the base, in the order written
   train::TrainConfig config;
+  // The run of this sweep it warm-starts from: `init_from = "@GROUP"` names the run of group GROUP
+  // with this run's seed (docs/experiments.md, "Runs that start from other runs"). It starts
+  // only once that run has ended. Empty when it starts fresh or from outside the sweep.
+  std::string source;
 };
+
+// The run directory a run's init_from points at when its source is a run of the sweep.
+std::filesystem::path source_dir(const std::filesystem::path& sweep_dir, const PlannedRun& run);
 
 // Every run of the sweep's product, in order (the last dimension varies fastest). Throws
 // SweepError on an invalid run config (naming the run, the line and the key) or a name collision.

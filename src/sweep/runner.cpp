@@ -54,7 +54,10 @@ class Runner {
         }
         launch(next, state);
       }
-      if (running_.empty()) break;
+      if (running_.empty()) {
+        fail_orphans();
+        break;
+      }
       const ChildExit exit = wait_for_child();
       const auto found = running_.find(exit.pid);
       if (found == running_.end()) continue;
@@ -81,10 +84,12 @@ class Runner {
     Clock::time_point started;
   };
 
+  // The first queued run whose source, if any, has ended.
   Next take_next() {
-    if (!queue_.empty()) {
-      const PlannedRun* run = queue_.front();
-      queue_.pop_front();
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (!source_ended(**it)) continue;
+      const PlannedRun* run = *it;
+      queue_.erase(it);
       return {run, nullptr};
     }
     for (const auto& search : searches_) {
@@ -97,6 +102,26 @@ class Runner {
   }
 
   fs::path run_dir(const PlannedRun& run) const { return options_.sweep_dir / "runs" / run.name; }
+
+  // The source's process has exited (its files say the run ended before it does).
+  bool source_ended(const PlannedRun& run) const {
+    if (run.source.empty()) return true;
+    for (const auto& [pid, running] : running_) {
+      if (running.next.run->name == run.source) return false;
+    }
+    return read_run_state(options_.sweep_dir / "runs" / run.source).finished();
+  }
+
+  // Runs left waiting when nothing runs any more: their source failed without ending its run.
+  void fail_orphans() {
+    for (const PlannedRun* run : queue_) {
+      say("failed " + run->name + ": its source run " + run->source + " did not end (see " +
+          (options_.sweep_dir / "runs" / run->source / "train.log").string() + ")");
+      ++finished_;
+      ++outcome_.failed;
+    }
+    queue_.clear();
+  }
 
   void launch(const Next& next, const RunState& state) {
     const PlannedRun& run = *next.run;
@@ -189,6 +214,7 @@ void write_fresh_run_dir(const fs::path& sweep_dir, const PlannedRun& run) {
   fs::create_directories(dir);
   train::TrainConfig config = run.config;
   config.out_dir = "runs/" + run.name;
+  if (!run.source.empty()) config.init_from = source_dir(sweep_dir, run).string();
   train::write_config(dir / "config.toml", config);
 }
 

@@ -119,6 +119,20 @@ void write_task_list(const fs::path& sweep_dir, const std::string& tasks) {
   io::write_file_atomically(path, [&](std::ostream& o) { o << tasks; });
 }
 
+// The tasks to submit, split into those that can start now and those whose source run is
+// submitted with them.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_by_source(const std::vector<PlannedRun>& runs,
+                                                                                 const std::vector<std::int64_t>& submit) {
+  std::set<std::string> submitted;
+  for (const std::int64_t i : submit) submitted.insert(runs[static_cast<std::size_t>(i)].name);
+  std::vector<std::int64_t> now, after;
+  for (const std::int64_t i : submit) {
+    const PlannedRun& run = runs[static_cast<std::size_t>(i)];
+    (submitted.count(run.source) ? after : now).push_back(i);
+  }
+  return {now, after};
+}
+
 }  // namespace
 
 void check_launcher_flags(const std::string& launcher, const std::vector<std::string>& given) {
@@ -181,16 +195,27 @@ void launch_on_slurm(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
   fs::create_directories(slurm_dir(sweep_dir));
   write_task_list(sweep_dir, tasks);
   io::write_file_atomically(slurm_script_path(sweep_dir), [&](std::ostream& o) { o << script; });
-  std::string array = "--array=" + array_expression(submit);
-  if (options.array_limit > 0) array += "%" + std::to_string(options.array_limit);
-  const std::string submitted = utc_now_iso8601();
-  const std::string job = submit_array(slurm_script_path(sweep_dir), {array});
-  record_slurm_job(sweep_dir, {job, submitted, submit});
-
-  out << "submitted array job " << job << ": " << submit.size() << " of " << runs.size() << " runs (tasks "
-      << array_expression(submit) << " of " << slurm_tasks_path(sweep_dir).string() << ")";
-  if (options.array_limit > 0) out << ", at most " << options.array_limit << " at once";
-  out << "\nfollow it:  altgrad sweep --status " << sweep_dir.string() << "   (or squeue -j " << job << ")\n"
+  // Runs that warm-start from a run submitted here wait for it: a second array job, started by
+  // Slurm once every task of the first has ended (afterany: a source that failed leaves its
+  // dependants to fail with the trainer's "has not finished").
+  const auto [first, second] = split_by_source(runs, submit);
+  std::string job;
+  for (const std::vector<std::int64_t>* wave : {&first, &second}) {
+    if (wave->empty()) continue;
+    std::vector<std::string> sbatch = {"--array=" + array_expression(*wave)};
+    if (options.array_limit > 0) sbatch[0] += "%" + std::to_string(options.array_limit);
+    if (!job.empty()) sbatch.push_back("--dependency=afterany:" + job);
+    const std::string submitted = utc_now_iso8601();
+    const std::string after = job;
+    job = submit_array(slurm_script_path(sweep_dir), sbatch);
+    record_slurm_job(sweep_dir, {job, submitted, *wave});
+    out << "submitted array job " << job << ": " << wave->size() << " of " << runs.size() << " runs (tasks "
+        << array_expression(*wave) << " of " << slurm_tasks_path(sweep_dir).string() << ")";
+    if (options.array_limit > 0) out << ", at most " << options.array_limit << " at once";
+    if (!after.empty()) out << ", after array job " << after << " has ended";
+    out << "\n";
+  }
+  out << "follow it:  altgrad sweep --status " << sweep_dir.string() << "   (or squeue -j " << job << ")\n"
       << "task output: " << (slurm_dir(sweep_dir) / (job + "_<task>.out")).string() << "\n"
       << "cancel it:  altgrad sweep --cancel " << sweep_dir.string() << "\n";
 }

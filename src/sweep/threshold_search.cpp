@@ -33,7 +33,7 @@ void ThresholdSearch::finished(const RunState& state) {
 PlannedRun ThresholdSearch::probe(double value, std::size_t number) const {
   const std::string name = group_.group + "." + key_label(spec_.search->key) + "-probe" + std::to_string(number);
   Settings settings = probe_settings(spec_, group_.settings, value);
-  return {name, name, settings, run_config(spec_.base, settings, name)};
+  return {name, name, settings, run_config(spec_.base, settings, name), {}};
 }
 
 }  // namespace altgrad::sweep

@@ -205,5 +205,39 @@ check "optimizers --list exit status" 0 $?
 check "optimizers runs" 28 "$(grep -c '\.seed13' <<<"$out")"
 contains "optimizers madam settings" 'e7m0.madam.seed1338  {"adamw_learning_rate":0.003,"learning_rate":0.03,' "$out"
 
+# 7. The precision-schedule study (configs/precision_schedule.toml), shrunk 50-fold to the tiny
+#    model: every run completes, each schedule switches at its scaled steps, the report marks them.
+ROOT=$root CORPUS=$work/corpus.txt perl -pe 's/^base = .*/base = "$ENV{ROOT}\/configs\/tiny.toml"/;
+  s/^\[set\]$/[set]\ndata = "$ENV{CORPUS}"/; s/(max_iters|lr_decay_iters|min_steps) = 800/$1 = 16/;
+  s/(eval_interval|checkpoint_interval) = 200/$1 = 8/; s/start = (\d+)/"start = " . int($1 \/ 50)/ge;
+  s/^seed = .*/seed = [1]/' "$root/configs/precision_schedule.toml" >"$work/schedule.toml"
+out=$("$altgrad" sweep "$work/schedule.toml" --jobs 2 --out "$work/schedule" 2>&1)
+check "schedule sweep exit status" 0 $?
+contains "schedule sweep completed" "sweep done: 6 completed, 0 stopped, 0 failed" "$out"
+switches() { grep -o '"event":"phase".*' "$work/schedule/runs/$1/events.jsonl" | grep -o '"step":[0-9]*' | cut -d: -f2 | paste -sd' '; }
+check "bf16-e4m3-e1m6 switches" "6 12" "$(switches bf16-e4m3-e1m6.seed1)"
+check "fp8-bf16-breaks switches" "4 6 10 12" "$(switches fp8-bf16-breaks.seed1)"
+check "fp8-hybrid has no switches" "" "$(switches fp8-hybrid.seed1)"
+contains "report marks the switches" '"phases":{"bf16-e4m3-e1m6":[6,12],"e1m6-e4m3-bf16":[6,12],"fp8-bf16-breaks":[4,6,10,12],"late-fp8":[12]}' \
+  "$(cat "$work/schedule/report.html")"
+
+# 8. A warm start from a run of the same sweep (init_from = "@pre"): listed first, it still starts
+#    only after its source has ended, and from the source's final checkpoint.
+printf 'base = "%s"\n[set]\ndata = "%s"\nmax_iters = 12\nlr_decay_iters = 12\n[recipes.ft]\ninit_from = "@pre"\n[recipes.pre]\nquant.preset = "bf16"\n[axes]\nrecipe = ["ft", "pre"]\nseed = [1, 2]\n' \
+  "$root/configs/tiny.toml" "$work/corpus.txt" >"$work/warm.toml"
+out=$("$altgrad" sweep "$work/warm.toml" --jobs 2 --out "$work/warm" 2>&1)
+check "warm sweep exit status" 0 $?
+order=$(grep -oE '(start|completed) (ft|pre)\.seed[12]' <<<"$out" | paste -sd,)
+for seed in 1 2; do
+  source_done=$(grep -n "completed pre.seed$seed" <<<"${order//,/$'\n'}" | cut -d: -f1)
+  ft_start=$(grep -n "start ft.seed$seed" <<<"${order//,/$'\n'}" | cut -d: -f1)
+  check "ft.seed$seed starts after pre.seed$seed completed ($order)" yes "$([[ -n "$source_done" && -n "$ft_start" && $ft_start -gt $source_done ]] && echo yes || echo no)"
+  contains "ft.seed$seed starts from pre.seed$seed's last checkpoint" "init_from_step = 12 " "$(cat "$work/warm/runs/ft.seed$seed/config.toml")"
+done
+printf 'base = "%s"\n[recipes.ft]\ninit_from = "@nothing"\n[axes]\nrecipe = ["ft"]\n' "$root/configs/tiny.toml" >"$work/orphan.toml"
+out=$("$altgrad" sweep "$work/orphan.toml" --list 2>&1)
+check "init_from naming no group: exit status" 2 $?
+contains "init_from naming no group: message" "init_from = \"@nothing\" (in run 'ft'): no run of group 'nothing'" "$out"
+
 echo "sweep_tests: $passed passed, $failed failed"
 ((failed == 0))

@@ -216,4 +216,36 @@ err=$("$altgrad" sweep "$work/search.toml" --launcher slurm --out "$work/search"
 set -e
 [[ $rc == 2 && "$err" == *"the Slurm launcher does not run searches"* && ! -e "$work/search" ]] || fail "a search under Slurm: exit $rc: $err"
 echo "ok 4: --status without Slurm, flag and search refusals"
+
+# 5. A finetune that warm-starts from a BF16 run of the same sweep (init_from = "@pre"): a second
+#    array job that Slurm starts only after the first has ended; the same bits as --jobs 2 here.
+cat >"$work/warm.toml" <<TOML
+base = "$root/configs/tiny.toml"
+[set]
+data = "$work/corpus.txt"
+max_iters = 40
+lr_decay_iters = 40
+[recipes.ft]
+init_from = "@pre"
+quant.preset = "fp8-hybrid"
+[recipes.pre]
+quant.preset = "bf16"
+[axes]
+recipe = ["ft", "pre"]
+TOML
+"$altgrad" sweep "$work/warm.toml" --jobs 2 --out "$work/warm_local" >"$work/warm_local.log" 2>&1 ||
+  fail "the local warm-start sweep failed: $(cat "$work/warm_local.log")"
+out=$("$altgrad" sweep "$work/warm.toml" --launcher slurm --out "$work/warm" --time 10:00 --mem 500M) ||
+  fail "the warm-start sweep under Slurm failed: $out"
+[[ "$(grep -c '^submitted array job' <<<"$out")" == 2 && "$out" == *"after array job"* ]] ||
+  fail "expected two array jobs, the second after the first: $out"
+finetune_job=$(grep '^submitted array job' <<<"$out" | tail -n 1 | sed 's/^submitted array job \([0-9]*\):.*/\1/')
+wait_until 120 "array job $finetune_job to finish" array_done "$finetune_job"
+for run in ft pre; do
+  [[ "$(last_end "$work/warm/runs/$run")" == *'"reason":"completed"'* ]] || fail "$run under Slurm did not complete"
+  [[ "$(tree_sum "$work/warm/runs/$run/checkpoints/step_40")" == "$(tree_sum "$work/warm_local/runs/$run/checkpoints/step_40")" ]] ||
+    fail "$run: its final checkpoint under Slurm differs from the local sweep's"
+done
+grep -q '^init_from_step = 40 ' "$work/warm/runs/ft/config.toml" || fail "ft did not start from pre's final checkpoint"
+echo "ok 5: a warm start from a run of the same sweep waits for it under Slurm, same bits as locally"
 echo "ok: altgrad sweep --launcher slurm, --status and --cancel on a real cluster"

@@ -196,3 +196,55 @@ steps = 5
 
 }  // namespace
 }  // namespace altgrad::sweep
+
+namespace altgrad::sweep {
+namespace {
+
+using testing::expand_text;
+using testing::expansion_error;
+using testing::ScratchDir;
+
+const char* const kWarmStart = R"(
+[recipes.pre]
+quant.preset = "bf16"
+
+[recipes.ft]
+init_from = "@pre"
+quant.preset = "fp8-hybrid"
+)";
+
+TEST(SweepExpansion, InitFromAGroupNamesTheRunOfTheSameSeed) {
+  ScratchDir dir;
+  const auto runs = expand_text(dir, std::string("base = \"base.toml\"\n") + kWarmStart + R"(
+[axes]
+recipe = ["ft", "pre"]
+seed = [1, 2]
+)");
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].name, "ft.seed1");
+  EXPECT_EQ(runs[0].source, "pre.seed1");
+  EXPECT_EQ(runs[1].source, "pre.seed2");
+  EXPECT_EQ(runs[2].source, "");
+  EXPECT_EQ(source_dir("/sweeps/x", runs[1]), std::filesystem::path("/sweeps/x/runs/pre.seed2"));
+}
+
+TEST(SweepExpansion, InitFromAGroupThatCannotBeTheSourceIsAnError) {
+  ScratchDir dir;
+  const std::string base = std::string("base = \"base.toml\"\n") + kWarmStart;
+  EXPECT_NE(expansion_error(dir, base + "[recipes.x]\ninit_from = \"@nope\"\n[axes]\nrecipe = [\"x\", \"pre\"]\n")
+                .find("init_from = \"@nope\" (in run 'x'): no run of group 'nope'"),
+            std::string::npos);
+  EXPECT_NE(expansion_error(dir, base + "[recipes.x]\ninit_from = \"@x\"\n[axes]\nrecipe = [\"x\"]\n")
+                .find("a run cannot start from itself"),
+            std::string::npos);
+  EXPECT_NE(expansion_error(dir, base + "[recipes.x]\ninit_from = \"@ft\"\n[axes]\nrecipe = [\"x\", \"ft\", \"pre\"]\n")
+                .find("run 'ft' itself starts from another run of this sweep"),
+            std::string::npos);
+  // Seeds pair the runs: a finetune on seed 3 has no BF16 run of seed 3 to start from.
+  EXPECT_NE(expansion_error(dir, base + "[[runs]]\nrecipe = \"pre\"\nseed = 1\n[[runs]]\nrecipe = \"ft\"\nseed = 3\n")
+                .find("no run of group 'pre' with the seed of this run (seed3)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace altgrad::sweep
