@@ -60,8 +60,10 @@ void print_table(bool json) {
   }
 }
 
-// One line per code: hex code, value, spacing to the next code toward +Inf (nan where either is
-// not finite or there is no next code).
+// One line per code: hex code, value, the step to the next code toward +Inf (nan where either is
+// not finite or there is no next code), and the grid spacing S(value) the bit-space optimizers use
+// (format::spacing: the step away from zero, the top binade's step at max finite; nan for NaN and
+// Inf). The two differ at negative powers of two and at max finite (docs/formats.md).
 void print_codes(const std::string& name) {
   const Format f = make_format(parse_format(name));
   const int digits = (f.width + 3) / 4;
@@ -72,7 +74,8 @@ void print_codes(const std::string& name) {
       const double next_value = decode(f, *next);
       if (std::isfinite(next_value)) step = next_value - value;
     }
-    std::printf("0x%0*x %s %s\n", digits, c, g17(value).c_str(), g17(step).c_str());
+    const double stiffness = spacing(f, static_cast<float>(value));
+    std::printf("0x%0*x %s %s %s\n", digits, c, g17(value).c_str(), g17(step).c_str(), g17(stiffness).c_str());
   }
 }
 
@@ -83,7 +86,7 @@ void add_formats_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto codes = std::make_shared<std::string>();
   cmd->add_flag("--json", *json, "Print the table as JSON");
-  cmd->add_option("--codes", *codes, "Print every code of FORMAT: code, value, spacing to the next code");
+  cmd->add_option("--codes", *codes, "Print every code of FORMAT: code, value, step to the next code up, grid spacing S(value)");
   cmd->callback([json, codes] {
     if (!codes->empty()) {
       print_codes(*codes);

@@ -1,5 +1,6 @@
 #include "diag/gradient_stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -32,6 +33,15 @@ double squared_l2_norm(std::span<const float> x) {
     }
     return sum;
   });
+}
+
+double max_abs(std::span<const float> x) {
+  double largest = 0.0;
+  for (const float v : x) {
+    if (std::isnan(v)) return std::nan("");
+    largest = std::max(largest, static_cast<double>(std::fabs(v)));
+  }
+  return largest;
 }
 
 double snr_db(std::span<const float> g_quantized, std::span<const float> g_reference) {

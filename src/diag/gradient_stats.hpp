@@ -12,6 +12,10 @@ namespace altgrad::diag {
 // 0 for an empty span.
 double squared_l2_norm(std::span<const float> x);
 
+// max |x_i|: +Inf when some element is ±Inf (and none is NaN); NaN when one is NaN; 0 for an empty
+// span.
+double max_abs(std::span<const float> x);
+
 // Signal-to-noise ratio of a quantized gradient against its reference, in decibels:
 //   snr_db(g_q, g32) = 10 · log10( ‖g32‖² / ‖g_q − g32‖² )
 // with the differences taken in double. Cases:

@@ -41,6 +41,8 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, float lr
   }
 }
 
+bool clips(double norm, double max_norm) { return max_norm > 0.0 && max_norm / (norm + 1e-6) < 1.0; }
+
 double clip_grad_norm(std::span<float> grads, double max_norm) {
   const std::size_t n = grads.size();
   const std::size_t chunk = std::max(kNormChunk, (n + kMaxNormChunks - 1) / kMaxNormChunks);
@@ -56,13 +58,10 @@ double clip_grad_norm(std::span<float> grads, double max_norm) {
   double total = 0.0;
   for (std::size_t c = 0; c < chunks; ++c) total += partial[c];
   const double norm = std::sqrt(total);
-  if (max_norm > 0.0) {
-    const double coefficient = max_norm / (norm + 1e-6);
-    if (coefficient < 1.0) {
-      const auto scale = static_cast<float>(coefficient);
+  if (clips(norm, max_norm)) {
+    const auto scale = static_cast<float>(max_norm / (norm + 1e-6));
 #pragma omp parallel for simd schedule(static)
-      for (std::size_t i = 0; i < n; ++i) grads[i] *= scale;
-    }
+    for (std::size_t i = 0; i < n; ++i) grads[i] *= scale;
   }
   return norm;
 }

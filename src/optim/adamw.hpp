@@ -39,5 +39,8 @@ class AdamW final : public Optimizer {
 // 1e-6 guard) and returns the norm before clipping. The norm is summed in double over fixed chunks
 // merged in order, so it is the same for any thread count. max_norm <= 0 only measures.
 double clip_grad_norm(std::span<float> grads, double max_norm);
+// Whether clip_grad_norm scales a gradient of global norm `norm`: max_norm > 0 and
+// max_norm / (norm + 1e-6) < 1, PyTorch's test.
+bool clips(double norm, double max_norm);
 
 }  // namespace altgrad::optim

@@ -94,6 +94,7 @@ void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements
   const bool blocked = settings_.scaling == Scaling::block;
   const CausalMaskCount masked = causal_mask_count(elements, layout.cols, blocked ? settings_.block : 0, layout.along_rows);
   call.values.count -= masked.values;
+  call.values.zero_inputs -= masked.values;
   call.blocks -= masked.blocks;
   if (histogram) histogram_[format::code_of_grid_value(settings_.format, 0u)] -= masked.values;
 }

@@ -84,8 +84,8 @@ void round_any_step(const Format& f, const float* in, float* out, std::size_t n,
 // enough to vectorize. The simd reduction fixes the summation order for a given build, whatever the
 // thread count.
 void count_step(const float* in, const float* out, const std::uint8_t* events, std::size_t n, QuantStats& s) {
-  std::uint32_t overflow = 0, underflow = 0, nans = 0, infs = 0, amax_bits = 0;
-#pragma omp simd reduction(+ : overflow, underflow, nans, infs) reduction(max : amax_bits)
+  std::uint32_t overflow = 0, underflow = 0, nans = 0, infs = 0, zeros = 0, amax_bits = 0;
+#pragma omp simd reduction(+ : overflow, underflow, nans, infs, zeros) reduction(max : amax_bits)
   for (std::size_t i = 0; i < n; ++i) {
     // Magnitude bits order like the floats they encode, for non-NaN values.
     const std::uint32_t a = format::float_bits(in[i]) & ~format::kSignBit;
@@ -94,6 +94,7 @@ void count_step(const float* in, const float* out, const std::uint8_t* events, s
     underflow += event >> 1;
     nans += static_cast<std::uint32_t>(a > format::kFloatInfBits);
     infs += static_cast<std::uint32_t>(a == format::kFloatInfBits);
+    zeros += static_cast<std::uint32_t>(a == 0);
     amax_bits = std::max(amax_bits, a > format::kFloatInfBits ? 0u : a);
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -113,6 +114,7 @@ void count_step(const float* in, const float* out, const std::uint8_t* events, s
   s.underflow += underflow;
   s.nan_inputs += nans;
   s.inf_inputs += infs;
+  s.zero_inputs += zeros;
   s.amax = std::max(s.amax, format::bits_float(amax_bits));
   s.sum_sq_error += sse;
   s.sum_sq_input += ssi;

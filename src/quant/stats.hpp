@@ -11,6 +11,7 @@ struct QuantStats {
   std::uint64_t underflow = 0;   // nonzero finite x that rounded below the smallest positive value
   std::uint64_t nan_inputs = 0;
   std::uint64_t inf_inputs = 0;
+  std::uint64_t zero_inputs = 0;  // x = ±0; the outputs that are zero are zero_inputs + underflow
   float amax = 0.0f;             // max |x| over non-NaN inputs, before scaling (Inf included)
   double sum_sq_error = 0.0;     // Σ (x − dequantized)² over finite inputs
   double sum_sq_input = 0.0;     // Σ x² over finite inputs
@@ -27,6 +28,7 @@ struct QuantStats {
     underflow += o.underflow;
     nan_inputs += o.nan_inputs;
     inf_inputs += o.inf_inputs;
+    zero_inputs += o.zero_inputs;
     amax = o.amax > amax ? o.amax : amax;
     sum_sq_error += o.sum_sq_error;
     sum_sq_input += o.sum_sq_input;

@@ -142,6 +142,7 @@ struct Accumulators {
   std::uint64_t count = 0;
   std::uint64_t overflow = 0;
   std::uint64_t underflow = 0;
+  std::uint64_t zeros = 0;
   __mmask16 overflow_lanes = 0;  // the lanes that overflowed at least once
 
   // x (loaded again from `in`, so that the conversions to double read memory) and the dequantized
@@ -155,6 +156,7 @@ struct Accumulators {
     const __mmask16 nonzero = _mm512_test_epi32_mask(_mm512_castps_si512(x), splat(~format::kSignBit));
     underflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(
         _mm512_mask_testn_epi32_mask(nonzero, on_grid, on_grid))));
+    zeros += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid & ~nonzero)));
     const auto low = static_cast<__mmask8>(valid), high = static_cast<__mmask8>(valid >> 8);
     add_squares(_mm256_maskz_loadu_ps(low, in), _mm512_castps512_ps256(y), 0);
     add_squares(_mm256_maskz_loadu_ps(high, in + 8), _mm512_extractf32x8_ps(y, 1), 1);
@@ -194,6 +196,7 @@ struct Accumulators {
     s.count = count;
     s.overflow = overflow;
     s.underflow = underflow;
+    s.zero_inputs = zeros;
     s.amax = _mm512_reduce_max_ps(amax);
     s.sum_sq_error = sum_lanes(sum_sq_error);
     s.sum_sq_input = sum_lanes(sum_sq_input);

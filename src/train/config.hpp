@@ -120,6 +120,12 @@ struct TrainConfig {
   double warn_attention_entropy = 1.0;  // a head's mean attention entropy below this, in nats
   double warn_loss_spike = 2.0;         // loss above this multiple of the previous step's
   double warn_grad_norm_spike = 100.0;  // gradient norm above this multiple of its running median
+  // Gradient clipping in more than this fraction of the last 100 steps; 1 = never (the default:
+  // the default config clips nearly every step once past its first few hundred, and learns well).
+  double warn_clip_rate = 1.0;
+  double warn_layer_grad_ratio = 100.0; // top block's gradient norm above this multiple of the bottom block's
+  double warn_grad_snr_db = 10.0;       // a quantized gradient's SNR against FP32 below this, in dB
+  double warn_dead_units_pct = 20.0;    // an MLP with more than this % of its hidden units dead
   std::int64_t warn_every = 100;        // steps before the same warning at the same point repeats
   // Stop the run as diverged when a step's loss exceeds this multiple of the run's first-step loss;
   // 0 = off. Threshold searches (docs/experiments.md) set it to define divergence.

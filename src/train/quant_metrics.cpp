@@ -12,6 +12,8 @@ double percent(std::uint64_t part, std::uint64_t whole) {
 nlohmann::json stats_json(const quant::PointStats& s) {
   nlohmann::json stats = {{"overflow_pct", percent(s.values.overflow, s.values.count)},
                           {"underflow_pct", percent(s.values.underflow, s.values.count)},
+                          {"zero_in_pct", percent(s.values.zero_inputs, s.values.count)},
+                          {"zero_out_pct", percent(s.values.zero_inputs + s.values.underflow, s.values.count)},
                           {"non_finite", s.values.nan_inputs + s.values.inf_inputs},
                           {"amax", s.values.amax},
                           {"scale", std::isfinite(s.scale) ? nlohmann::json(s.scale) : nlohmann::json()},

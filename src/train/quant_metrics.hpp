@@ -3,7 +3,8 @@
 // memory): every step they are checked against the overflow and underflow thresholds; at each
 // logged step their sums over the steps since the last log go to metrics.jsonl and TensorBoard.
 //
-// Per point: overflow_pct and underflow_pct (of the values quantized), non_finite (NaN and Inf
+// Per point: overflow_pct and underflow_pct (of the values quantized), zero_in_pct and
+// zero_out_pct (exact zeros before and after quantization), non_finite (NaN and Inf
 // inputs), amax (largest |x| seen), scale (the last per-tensor scale; null under block scaling),
 // rel_error = ‖x − x̂‖ / ‖x‖ over finite inputs, and clipped_blocks_pct under block scaling.
 // Under block scaling a point's column-wise copies (the ones its backward GEMMs block along tokens,

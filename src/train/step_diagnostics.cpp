@@ -113,7 +113,8 @@ json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const Trai
   return out;
 }
 
-json dead_units(const DiagnosticInputs& in, ScalarLog& scalars) {
+json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                ScalarLog& scalars) {
   json out = json::object();
   const model::GptConfig& c = in.model.config();
   const std::size_t N = in.acts.B * in.acts.T, H = model::hidden_size(c);
@@ -124,6 +125,11 @@ json dead_units(const DiagnosticInputs& in, ScalarLog& scalars) {
     const std::string name = "h." + std::to_string(l) + ".mlp";
     out[name] = fraction;
     scalars.add("diag/dead_units/" + name, fraction);
+    if (100 * fraction > config.warn_dead_units_pct) {
+      warnings.warn(step, "dead_units", name, 100 * fraction, config.warn_dead_units_pct,
+                    name + " has " + short_number(100 * fraction) + "% of its hidden units dead (threshold " +
+                        short_number(config.warn_dead_units_pct) + "%)");
+    }
   }
   return out;
 }
@@ -149,36 +155,40 @@ io::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
   return r;
 }
 
-json gradients_and_weights(const DiagnosticInputs& in, ScalarLog& scalars) {
-  json norms = json::object(), snr = json::object(), weights = json::object();
+// Per tensor: the gradient's SNR against the shadow FP32 backward, and the weights' log2 histogram.
+json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config,
+                           Warnings& warnings, ScalarLog& scalars) {
+  json snr = json::object(), weights = json::object();
   for (const auto& spec : in.model.layout().tensors()) {
     if (!spec.alias_of.empty()) continue;
     const std::span<const float> g = spec.slot.in(in.model.gradients());
-    const double squared = diag::squared_l2_norm(g);
-    norms[spec.name] = std::sqrt(squared);
-    scalars.add("diag/grad_norm/" + spec.name, std::sqrt(squared));
     if (!in.fp32_gradients.empty()) {
       const double db = diag::snr_db(g, spec.slot.in(in.fp32_gradients));
       snr[spec.name] = db;
       scalars.add("diag/grad_snr_db/" + spec.name, db);
+      if (db < config.warn_grad_snr_db) {
+        warnings.warn(step, "grad_snr", spec.name, db, config.warn_grad_snr_db,
+                      spec.name + "'s gradient keeps an SNR of " + short_number(db) + " dB against FP32 (threshold " +
+                          short_number(config.warn_grad_snr_db) + " dB): quantization noise drowns the signal");
+      }
     }
     const diag::Log2Histogram h = diag::log2_histogram(spec.slot.in(in.model.parameters()));
     weights[spec.name] = {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.buckets}, {"zero_or_below", h.zero_or_below},
                           {"above", h.above}, {"non_finite", h.non_finite}};
     scalars.histograms.emplace_back("weights_log2/" + spec.name, log2_for_tensorboard(h));
   }
-  return {{"grad_norm", norms}, {"grad_snr_db", snr}, {"weight_log2", weights}};
+  return {{"grad_snr_db", snr}, {"weight_log2", weights}};
 }
 
 }  // namespace
 
 json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
                       ScalarLog& scalars) {
-  json out = gradients_and_weights(in, scalars);
+  json out = gradients_and_weights(in, step, config, warnings, scalars);
   out["code_usage"] = code_usage(in.hooks, scalars);
   out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
   out.update(attention_entropy(in, step, config, warnings, scalars));
-  out["dead_units"] = dead_units(in, scalars);
+  out["dead_units"] = dead_units(in, step, config, warnings, scalars);
   return out;
 }
 

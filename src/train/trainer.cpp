@@ -20,6 +20,7 @@
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
+#include "train/gradient_flow.hpp"
 #include "train/code_only_weights.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
@@ -408,6 +409,14 @@ class Run {
     return false;
   }
 
+  // Whether step `done` writes a metrics line: every log_interval, the last step, each phase's last
+  // step (so that no line mixes two phases' statistics), evaluations, and diagnostic steps.
+  bool logged_step(std::int64_t done, bool diagnostic) const {
+    const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
+    return done % config_.log_interval == 0 || done == config_.max_iters || phase_ends ||
+           done % config_.eval_interval == 0 || diagnostic;
+  }
+
   bool loss_diverged(double loss) const {
     return config_.stop_loss_multiple > 0 && loss > config_.stop_loss_multiple * state_.initial_loss;
   }
@@ -455,10 +464,13 @@ class Run {
                                      scalars);
     }
     if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian, scalars);
+    const bool logged = logged_step(done, diag_step || hessian.has_value());
+    nlohmann::json gradient = logged ? gradient_norms(s_.model, done, config_, loop.warnings, scalars) : nullptr;
     const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
     if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
     if (quant_metrics_) quant_metrics_->add_step(done, config_, loop.warnings);
     check_spikes(done, loss, grad_norm, loop.warnings);
+    if (logged) add_clipping(norm_spikes_.history(), done, config_, loop.warnings, scalars, gradient);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
@@ -476,12 +488,11 @@ class Run {
                               {"tokens_per_s", last_tokens_per_s_}};
     if (scheduled()) metrics["phase"] = s_.phase;
     const bool last = done == config_.max_iters;
-    // A phase's last step is always logged: no metrics line mixes two phases' statistics.
-    const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
     state_.val_loss = std::nan("");  // until this step is evaluated
     if (done % config_.eval_interval == 0 || last) evaluate(done, metrics, loop, outcome);
-    if (!diagnostics.is_null()) metrics["diag"] = std::move(diagnostics);
-    if (done % config_.log_interval == 0 || last || phase_ends || metrics.contains("val_loss") || metrics.contains("diag")) {
+    if (logged) {
+      metrics["grad"] = std::move(gradient);
+      if (!diagnostics.is_null()) metrics["diag"] = std::move(diagnostics);
       log_metrics(done, metrics, scalars, loop);
     }
     state_.step = done;

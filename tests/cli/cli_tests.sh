@@ -18,18 +18,42 @@ json=$("$altgrad" formats --json); succeeded "formats --json" $?
 check "formats --json e4m3fnuz max" 240 "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(int(d["e4m3fnuz"]["max_finite"]))' <<<"$json")"
 check "formats --json e8m0fnu has no subnormals" None "$(python3 -c 'import json,sys; d={r["name"]:r for r in json.load(sys.stdin)}; print(d["e8m0fnu"]["min_subnormal"])' <<<"$json")"
 
-# formats --codes: every code, value, spacing to the next code toward +Inf.
+# formats --codes: every code, value, step to the next code toward +Inf, grid spacing S(value).
 codes=$("$altgrad" formats --codes e4m3); succeeded "formats --codes e4m3" $?
 check "e4m3 code count" 256 "$(wc -l <<<"$codes")"
-check "e4m3 smallest subnormal" "0x01 0.001953125 0.001953125" "$(sed -n 2p <<<"$codes")"
-check "e4m3 max finite has no finite successor" "0x7e 448 nan" "$(sed -n 127p <<<"$codes")"
-check "e4m3 NaN code" "0x7f nan nan" "$(sed -n 128p <<<"$codes")"
-check "e4m3 -min subnormal steps to zero" "0x81 -0.001953125 0.001953125" "$(sed -n 130p <<<"$codes")"
+check "e4m3 smallest subnormal" "0x01 0.001953125 0.001953125 0.001953125" "$(sed -n 2p <<<"$codes")"
+check "e4m3 max finite: no finite successor, the top binade's spacing" "0x7e 448 nan 32" "$(sed -n 127p <<<"$codes")"
+check "e4m3 NaN code" "0x7f nan nan nan" "$(sed -n 128p <<<"$codes")"
+check "e4m3 -min subnormal steps to zero" "0x81 -0.001953125 0.001953125 0.001953125" "$(sed -n 130p <<<"$codes")"
+check "e4m3 -128: a step of 8 up, spacing 16 away from zero" "0xf8 -128 8 16" "$(grep '^0xf8 ' <<<"$codes")"
 out=$("$altgrad" formats --codes e5m2); succeeded "formats --codes e5m2" $?
-check "e5m2 max finite steps to Inf" "0x7b 57344 nan" "$(sed -n 124p <<<"$out")"
+check "e5m2 max finite steps to Inf" "0x7b 57344 nan 8192" "$(sed -n 124p <<<"$out")"
 out=$("$altgrad" formats --codes e2m1); succeeded "formats --codes e2m1" $?
-check "e2m1 codes" "0x0 0 0.5|0x1 0.5 0.5|0x2 1 0.5|0x3 1.5 0.5|0x4 2 1|0x5 3 1|0x6 4 2|0x7 6 nan" \
+check "e2m1 codes" "0x0 0 0.5 0.5|0x1 0.5 0.5 0.5|0x2 1 0.5 0.5|0x3 1.5 0.5 0.5|0x4 2 1 1|0x5 3 1 1|0x6 4 2 2|0x7 6 nan 2" \
   "$(head -8 <<<"$out" | paste -sd'|')"
+# Both columns against brute force over the sorted finite values, for formats of every shape.
+for f in e4m3 e5m2 e3m4 e2m5 e1m6 e7m0 e8m0 "e5m2,subnormals=off" bf16; do
+  mismatches=$("$altgrad" formats --codes "$f" | /usr/bin/python3 -c '
+import bisect, math, sys
+rows = [line.split() for line in sys.stdin]
+values = sorted({float(r[1]) for r in rows if math.isfinite(float(r[1]))})
+magnitudes = sorted({abs(v) for v in values})
+bad = 0
+for code, value, up, spacing in rows:
+    v = float(value)
+    if not math.isfinite(v):
+        want_up = want_s = math.nan
+    else:
+        i = bisect.bisect_right(values, v)
+        want_up = values[i] - v if i < len(values) else math.nan
+        j = bisect.bisect_right(magnitudes, abs(v))
+        want_s = magnitudes[j] - abs(v) if j < len(magnitudes) else abs(v) - magnitudes[j - 2]
+    for got, want in ((float(up), want_up), (float(spacing), want_s)):
+        if not (got == want or (math.isnan(got) and math.isnan(want))):
+            bad += 1
+print(bad)')
+  check "formats --codes $f: both columns equal brute force" 0 "$mismatches"
+done
 
 # quantize: one line per input, specials by name.
 out=$(echo "1 0.1 464 465 -0 nan inf -inf 0.0009765625 1e-3" | "$altgrad" quantize --format e4m3 | paste -sd'|'); succeeded "quantize --format e4m3" $?

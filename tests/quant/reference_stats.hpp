@@ -18,6 +18,7 @@ struct ReferenceStats {
   std::uint64_t underflow = 0;
   std::uint64_t nan_inputs = 0;
   std::uint64_t inf_inputs = 0;
+  std::uint64_t zero_inputs = 0;
   float amax = 0.0f;
   long double sum_sq_error = 0.0L;
   long double sum_sq_input = 0.0L;
@@ -35,6 +36,7 @@ struct ReferenceStats {
       ++inf_inputs;
       return;
     }
+    if (x == 0.0f) ++zero_inputs;
     // x is finite: "x·s rounded beyond max finite" / "nonzero x whose x·s rounded below the
     // smallest positive value". A product that already left float32's range counts the same way.
     const long double a = std::fabs(static_cast<long double>(scaled));
@@ -72,6 +74,7 @@ inline void expect_stats_match(const quant::QuantStats& got, const ReferenceStat
   EXPECT_EQ(got.underflow, want.underflow);
   EXPECT_EQ(got.nan_inputs, want.nan_inputs);
   EXPECT_EQ(got.inf_inputs, want.inf_inputs);
+  EXPECT_EQ(got.zero_inputs, want.zero_inputs);
   EXPECT_EQ(got.amax, want.amax);
   EXPECT_TRUE(close_relative(got.sum_sq_error, want.sum_sq_error, 1e-12)) << "sum_sq_error";
   EXPECT_TRUE(close_relative(got.sum_sq_input, want.sum_sq_input, 1e-12)) << "sum_sq_input";

@@ -112,6 +112,7 @@ TEST(QuantStats, CountsAndAmaxEqualTheScalarReferenceExactly) {
         EXPECT_EQ(got.underflow, want.underflow);
         EXPECT_EQ(got.nan_inputs, want.nan_inputs);
         EXPECT_EQ(got.inf_inputs, want.inf_inputs);
+        EXPECT_EQ(got.zero_inputs, want.zero_inputs);
         EXPECT_EQ(got.amax, want.amax);
       }
     }
@@ -126,6 +127,7 @@ TEST(QuantStats, PlantedTensorsHitEveryCounter) {
     EXPECT_GT(want.underflow, 100u);
     EXPECT_GT(want.nan_inputs, 100u);
     EXPECT_GT(want.inf_inputs, 100u);
+    EXPECT_GT(want.zero_inputs, 100u);
   }
 }
 

@@ -82,7 +82,7 @@ std::vector<std::uint32_t> words_for(std::size_t n, std::uint32_t seed) {
                                          const quant::QuantStats& v, const quant::QuantStats& p) {
   if (auto same = bit_identical(vector_out, portable_out); !same) return same;
   if (v.count != p.count || v.overflow != p.overflow || v.underflow != p.underflow ||
-      v.nan_inputs != p.nan_inputs || v.inf_inputs != p.inf_inputs ||
+      v.nan_inputs != p.nan_inputs || v.inf_inputs != p.inf_inputs || v.zero_inputs != p.zero_inputs ||
       std::bit_cast<std::uint32_t>(v.amax) != std::bit_cast<std::uint32_t>(p.amax)) {
     return ::testing::AssertionFailure() << "counts differ: vector count " << v.count << " overflow " << v.overflow
                                          << " underflow " << v.underflow << " nan " << v.nan_inputs << " inf "

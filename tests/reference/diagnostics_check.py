@@ -59,6 +59,8 @@ TOLERANCES = {
     "attention_entropy": ("absolute", 1e-5),  # nats
     "dead_units": ("absolute", 1e-12),  # a count over H units: must match exactly
     "grad_norm": ("relative", 1e-4),
+    "grad_linf": ("relative", 1e-4),
+    "grad_layer_ratio": ("relative", 1e-4),
     "grad_snr_db": ("absolute", 0.02),  # dB
     "code_usage": ("absolute", 0.5 / 250),  # the same codes: E5M2 has 250 non-NaN ones
     "weight_log2": ("absolute", 0),  # counts of float32 weights: exact

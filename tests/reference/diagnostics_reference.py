@@ -237,6 +237,11 @@ def recompute(run_dir, step):
         signal = (exact[name] ** 2).sum().item()
         out["grad_snr_db"][name] = math.inf if noise == 0 else 10 * math.log10(signal / noise)
     out["grad_norm"]["global"] = math.sqrt(total)
+    out["grad_linf"] = {name: g.abs().max().item() for name, g in quantized.items()}
+    last = cfg["n_layer"] - 1
+    block = lambda i: math.sqrt(sum((g * g).sum().item() for n, g in quantized.items()  # noqa: E731
+                                    if n.startswith(f"transformer.h.{i}.")))
+    out["grad_layer_ratio"] = {"top_over_bottom": block(last) / block(0)}
     out["weight_log2"] = {name: log2_histogram(p.detach()) for name, p in model.named_parameters()}
     for point, (_, fmt) in grad_points(run_dir).items():
         out["code_usage"][f"{point}:grad"] = len(codes[point]) / non_nan_codes(fmt)
@@ -244,13 +249,16 @@ def recompute(run_dir, step):
 
 
 def logged(run_dir, step):
-    """The diagnostics of metrics.jsonl's line for `step`, with the step's loss as {"loss": {"step": ...}}
-    and its global gradient norm (before clipping) as grad_norm's "global"."""
+    """The diagnostics of metrics.jsonl's line for `step`, with the step's loss as {"loss": {"step": ...}},
+    the per-tensor gradient norms of its "grad" record with the global one (before clipping) as
+    grad_norm's "global", and the L-infinity norms and layer ratio of that record."""
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
         m = json.loads(line)
         if m["step"] == step:
             diag = dict(m["diag"], loss={"step": m["loss"]})
-            diag["grad_norm"] = dict(diag["grad_norm"], **{"global": m["grad_norm"]})
+            diag["grad_norm"] = dict(m["grad"]["l2"], **{"global": m["grad_norm"]})
+            diag["grad_linf"] = m["grad"]["linf"]
+            diag["grad_layer_ratio"] = {"top_over_bottom": m["grad"]["layer_ratio"]}
             return diag
     raise SystemExit(f"diagnostics_reference: no metrics line for step {step} in {run_dir}")
 

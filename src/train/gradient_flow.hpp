@@ -1,0 +1,36 @@
+#pragma once
+// How the gradient flows through the model, at every logged step (docs/quantization.md, "Gradient
+// flow"): per parameter tensor its L2 and L∞ norms before clipping, the ratio of the top block's
+// gradient norm to the bottom block's, whether this step's clipping fired, and the clipping rate
+// over the recent steps. Warnings when more than half of the recent steps clip, and when the
+// layer ratio exceeds its threshold.
+#include <cstdint>
+#include <span>
+
+#include <nlohmann/json.hpp>
+
+#include "model/gpt.hpp"
+#include "train/config.hpp"
+#include "train/scalar_log.hpp"
+#include "train/warnings.hpp"
+
+namespace altgrad::train {
+
+// The clipping rate is taken over the gradient-norm spike detector's history (its last 100 steps),
+// which checkpoints save, so that the rate resumes bit for bit. Its warning waits for a window of at
+// least kClipWarnAfter steps, all after warmup: early training clips by design (large first
+// gradients while the rate warms up), and the research notes' "> 50% clipped" is a steady-state
+// rule.
+inline constexpr std::size_t kClipWarnAfter = 50;
+
+// {"l2": {tensor: ‖g‖₂}, "linf": {tensor: max |g|}, "layer_ratio": r} of the model's gradients,
+// averaged over micro-batches and not yet clipped. layer_ratio is absent for a one-block model.
+nlohmann::json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const TrainConfig& config,
+                              Warnings& warnings, ScalarLog& scalars);
+
+// Adds "clipped" (this step) and "clip_rate" (the fraction of `recent_norms`, the global norms of
+// the last steps with this one last, that clipping scaled) to `out`.
+void add_clipping(std::span<const double> recent_norms, std::int64_t step, const TrainConfig& config,
+                  Warnings& warnings, ScalarLog& scalars, nlohmann::json& out);
+
+}  // namespace altgrad::train
