@@ -61,6 +61,7 @@ TEST(GradientFlow, ClippingRateCountsTheStepsTorchWouldClip) {
   testing::ScratchDir dir;
   TrainConfig config;
   config.grad_clip = 1.0;
+  config.warn_clip_rate = 0.5;  // the research notes' rule (off by default)
   RunLog log(dir.path());
   Warnings warnings(log, nullptr, 1);
   ScalarLog scalars;

@@ -44,7 +44,9 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   double error = 552.0 * 552.0 + 152.0 * 152.0 + 1e-8 + 9e-8, norm = 0;
   for (const float v : x) norm += static_cast<double>(v) * v;
   EXPECT_NEAR(stats.at("rel_error").get<double>(), std::sqrt(error / norm), 1e-9);
-  EXPECT_EQ(scalars.scalars.size(), 6u);  // quant/h.0.attn.c_attn:act/<each of the six>
+  EXPECT_EQ(stats.at("zero_in_pct").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(stats.at("zero_out_pct").get<double>(), 25.0);  // the two underflows
+  EXPECT_EQ(scalars.scalars.size(), 8u);  // quant/h.0.attn.c_attn:act/<each of the eight>
   // One overflow and one underflow warning: the second step's repeat is within warn_every.
   EXPECT_EQ(warnings.emitted(), 2u);
   EXPECT_EQ(warnings.suppressed(), 2u);
