@@ -166,6 +166,45 @@ double sgemm_gflops(int threads) {
   return 2.0 * n * n * n / best / 1e9;
 }
 
+// A real run of `c` for `steps` steps in a temporary directory: its tokens per second, wall clock.
+double real_run_tokens_per_s(const train::TrainConfig& c, int steps) {
+  train::TrainConfig run = c;
+  run.max_iters = steps;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("altgrad-bench-run-" + std::to_string(::getpid()));
+  train::TrainOptions options;
+  options.run_dir = dir;
+  options.repo_root = ALTGRAD_SOURCE_DIR;
+  const auto t0 = Clock::now();
+  train::train(run, options);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::filesystem::remove_all(dir);
+  return static_cast<double>(steps) * run.batch_size * run.block_size * run.gradient_accumulation_steps / seconds;
+}
+
+// The cost of the diagnostics (docs/quantization.md): real runs of `steps` steps with the config's
+// diagnostics at its intervals, against the same runs with them off (no diagnostic steps, no value
+// profiles, one metrics line); evaluations and checkpoints alike. Alternated, best of two each, so
+// that a slow spell of the machine hits both.
+void compare_diagnostics(const train::TrainConfig& c, int steps, std::ostream& out) {
+  train::TrainConfig off = c;
+  off.diag_interval = steps + 1;
+  off.profile_points = false;
+  off.hessian_interval = 0;
+  off.log_interval = steps;
+  double on_tps = 0, off_tps = 0;
+  for (int round = 0; round < 2; ++round) {
+    on_tps = std::max(on_tps, real_run_tokens_per_s(c, steps));
+    off_tps = std::max(off_tps, real_run_tokens_per_s(off, steps));
+  }
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "diagnostics over %d steps (diag_interval %lld, log_interval %lld, value profiles %s), %d threads: "
+                "on %.0f tokens/s, off %.0f tokens/s; they cost %.1f%% (target <= 10%%)\n",
+                steps, static_cast<long long>(c.diag_interval), static_cast<long long>(c.log_interval),
+                c.profile_points ? "on" : "off", omp_get_max_threads(), on_tps, off_tps, 100.0 * (1.0 - on_tps / off_tps));
+  out << line;
+}
+
 // The run as fast as its step: a real run of the config (its diagnostics, evaluations and
 // checkpoints, in a temporary directory) for `steps` steps against the step alone, median against
 // median, at this process's thread count.
@@ -177,17 +216,7 @@ void compare_run_with_step(const train::TrainConfig& c, int steps, std::ostream&
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   const double step_tps = static_cast<double>(engine.tokens()) / times[times.size() / 2];
 
-  train::TrainConfig run = c;
-  run.max_iters = steps;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("altgrad-bench-run-" + std::to_string(::getpid()));
-  train::TrainOptions options;
-  options.run_dir = dir;
-  options.repo_root = ALTGRAD_SOURCE_DIR;
-  const auto t0 = Clock::now();
-  train::train(run, options);
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::filesystem::remove_all(dir);
-  const double run_tps = static_cast<double>(steps) * static_cast<double>(engine.tokens()) / seconds;
+  const double run_tps = real_run_tokens_per_s(c, steps);
   char line[256];
   std::snprintf(line, sizeof line,
                 "run of %d steps (diagnostics, evaluation, checkpoints), %d threads: %.0f tokens/s; the step alone "
@@ -207,6 +236,10 @@ double peak_rss_mib() {
 int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
   const train::TrainConfig& c = options.config;
   const int max_threads = omp_get_max_threads();
+  if (options.diagnostics_steps > 0) {
+    compare_diagnostics(c, options.diagnostics_steps, out);
+    return 0;
+  }
   if (!options.recipe.empty()) {
     char head[256];
     std::snprintf(head, sizeof head, "train-step benchmark: %d layers, %d heads, %d channels, batch %d x %d tokens, %d threads, best of %d steps\n",

@@ -15,6 +15,7 @@ struct TrainBenchOptions {
   int steps = 10;             // timed steps per thread count (the fastest is kept)
   std::string recipe;         // a preset: compare its step time with FP32's instead of with PyTorch
   int run_steps = 0;          // > 0: also train a real run this long and compare its rate with the step's
+  int diagnostics_steps = 0;  // > 0: instead, real runs this long with every diagnostic on and off
 };
 
 int run_train_bench(const TrainBenchOptions& options, std::ostream& out);

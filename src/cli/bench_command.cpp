@@ -40,6 +40,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> overrides;
     int steps = 10;
     int run_steps = 0;
+    int diagnostics_steps = 0;
     std::string recipe;
     std::vector<std::string> optimizers;
   };
@@ -50,6 +51,9 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--run", train_args->run_steps,
                     "Also train a real run of the config this many steps (diagnostics, evaluation, checkpoints) and "
                     "compare its tokens/s with the step's");
+  train->add_option("--diagnostics", train_args->diagnostics_steps,
+                    "Instead, train real runs of this many steps with every diagnostic on and off and compare their "
+                    "tokens/s");
   train->add_option("--recipe", train_args->recipe,
                     "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
   train->add_option("--optimizer", train_args->optimizers,
@@ -60,6 +64,7 @@ void add_bench_command(CLI::App& app) {
                                                 : train::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
     bench_options.run_steps = train_args->run_steps;
+    bench_options.diagnostics_steps = train_args->diagnostics_steps;
     bench_options.recipe = train_args->recipe;
     print_machine();
     if (!train_args->optimizers.empty()) {

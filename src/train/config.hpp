@@ -126,6 +126,10 @@ struct TrainConfig {
   double warn_layer_grad_ratio = 100.0; // top block's gradient norm above this multiple of the bottom block's
   double warn_grad_snr_db = 10.0;       // a quantized gradient's SNR against FP32 below this, in dB
   double warn_dead_units_pct = 20.0;    // an MLP with more than this % of its hidden units dead
+  // Value profiles of every quantization point on diagnostic steps, with the range fit of
+  // range_fit_format at the scale each point's scaling would choose (docs/quantization.md).
+  bool profile_points = true;
+  std::string range_fit_format = "e1m6";
   std::int64_t warn_every = 100;        // steps before the same warning at the same point repeats
   // Stop the run as diverged when a step's loss exceeds this multiple of the run's first-step loss;
   // 0 = off. Threshold searches (docs/experiments.md) set it to define divergence.

@@ -187,21 +187,22 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
   }
 }
 
-// grid_format is any format name the format grammar accepts (docs/formats.md).
-void check_grid_format(const TrainConfig& config, const Origins& origins) {
+// grid_format and range_fit_format take any format name the format grammar accepts (docs/formats.md).
+void check_format_key(const Origins& origins, std::string_view key, const std::string& value) {
   try {
-    (void)format::parse_format(config.grid_format);
+    (void)format::parse_format(value);
   } catch (const std::exception& e) {
-    const auto found = origins.find("grid_format");
-    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": grid_format = " +
-                      io::toml_string(config.grid_format) + " is not a format: " + e.what());
+    const auto found = origins.find(key);
+    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": " + std::string(key) +
+                      " = " + io::toml_string(value) + " is not a format: " + e.what());
   }
 }
 
 void validate(const TrainConfig& config, const Origins& origins) {
   check_fields(config, origins);
   check_relations(config, origins);
-  check_grid_format(config, origins);
+  check_format_key(origins, "grid_format", config.grid_format);
+  check_format_key(origins, "range_fit_format", config.range_fit_format);
 }
 
 std::string read_text(const std::filesystem::path& file) {

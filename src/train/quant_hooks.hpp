@@ -9,10 +9,19 @@
 
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
+#include "diag/value_profile.hpp"
 #include "quant/point_quantizer.hpp"
+#include "quant/range_fit.hpp"
 #include "train/quant_recipe.hpp"
 
 namespace altgrad::train {
+
+// What passed a point in a profiled step (docs/quantization.md, "Value profiles").
+struct PointProfile {
+  diag::ValueProfile values;  // before quantization
+  quant::RangeFit fit;        // of the candidate format, at the scale the point's scaling would choose
+  std::string fit_scale;      // that scaling: "none", "tensor", "delayed", "block", or "tensor (profile)" where the point is off
+};
 
 // Where a non-finite value first entered a quantization point this step.
 struct NonFinitePoint {
@@ -31,8 +40,9 @@ class QuantHooks final : public model::MatmulHooks<float> {
   const std::string& name(std::size_t index) const { return names_[index]; }
   std::size_t size() const { return points_.size(); }
 
-  // collect_codes: gather per-code histograms this step (diagnostic steps).
-  void begin_step(std::int64_t step, bool collect_codes);
+  // collect_codes: gather per-code histograms this step (diagnostic steps). profile: profile every
+  // point this step (needs enable_profiles()).
+  void begin_step(std::int64_t step, bool collect_codes, bool profile = false);
   void end_step();
   // Frozen: evaluation passes, which use the scales and change nothing.
   void set_frozen(bool frozen) { frozen_ = frozen; }
@@ -43,6 +53,13 @@ class QuantHooks final : public model::MatmulHooks<float> {
 
   const std::optional<NonFinitePoint>& first_non_finite() const { return first_non_finite_; }
 
+  // Value profiles with range fit for `candidate`: in a step begun with profile = true, every point,
+  // quantized or not, is routed through apply() and profiled there before quantization. A point
+  // that is off is copied unchanged, so the step computes the same bits.
+  void enable_profiles(const format::Format& candidate);
+  // The point's profile of the last profiled step; null where the point was not seen.
+  const PointProfile* profile(std::size_t index) const { return profiles_[index] ? &*profiles_[index] : nullptr; }
+
   bool active(const model::MatmulOperand& operand) override;
   // Quantizes along the operand's reduction axis (block scaling blocks along it).
   void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
@@ -51,6 +68,9 @@ class QuantHooks final : public model::MatmulHooks<float> {
 
  private:
   bool injecting(std::size_t index) const;
+  bool profiling() const { return profiling_ && !frozen_; }
+  void profile_call(const model::MatmulOperand& operand, std::span<const float> in);
+  void range_fit(PointProfile& profile, std::span<const float> in, const quant::PointQuantizer* point);
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
   std::vector<std::string> names_;
@@ -58,6 +78,9 @@ class QuantHooks final : public model::MatmulHooks<float> {
   bool frozen_ = false;
   std::optional<std::pair<std::size_t, std::int64_t>> injection_;
   std::optional<NonFinitePoint> first_non_finite_;
+  std::optional<std::pair<format::Format, quant::RangeThresholds>> candidate_;
+  bool profiling_ = false;
+  std::vector<std::optional<PointProfile>> profiles_;
 };
 
 }  // namespace altgrad::train

@@ -10,6 +10,7 @@
 #include "diag/log2_histogram.hpp"
 #include "diag/moments.hpp"
 #include "model/matmul_points.hpp"
+#include "train/value_profiles.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -189,6 +190,7 @@ json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const Train
   out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
   out.update(attention_entropy(in, step, config, warnings, scalars));
   out["dead_units"] = dead_units(in, step, config, warnings, scalars);
+  if (in.hooks && config.profile_points) out["profile"] = value_profiles(*in.hooks, config.range_fit_format, scalars);
   return out;
 }
 

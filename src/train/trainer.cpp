@@ -12,6 +12,7 @@
 
 #include "diag/hessian_power_iteration.hpp"
 #include "diag/spike_detectors.hpp"
+#include "format/parse.hpp"
 #include "format/philox_key.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
@@ -71,7 +72,7 @@ struct Session {
         model(gpt_config(c)),
         schedule(resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
-        hooks(recipe.any_enabled() ? std::optional<QuantHooks>(std::in_place, model.matmuls(), recipe) : std::nullopt),
+        hooks(make_hooks(c, model, recipe)),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
              hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
         optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), parameter_ranges(model.layout(), c))),
@@ -88,6 +89,16 @@ struct Session {
 
   QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
+  // Hooks where the recipe quantizes something or points are profiled; none for an FP32 run that
+  // profiles nothing, whose path then stays uncopied.
+  static std::optional<QuantHooks> make_hooks(const TrainConfig& c, const model::Gpt<float>& model, const Recipe& recipe) {
+    std::optional<QuantHooks> hooks;
+    if (!recipe.any_enabled() && !c.profile_points) return hooks;
+    hooks.emplace(model.matmuls(), recipe);
+    if (c.profile_points) hooks->enable_profiles(format::make_format(format::parse_format(c.range_fit_format)));
+    return hooks;
+  }
+
   // Code-only weights need a per-tensor or unscaled grid in every phase: found before step 0.
   void check_code_ranges() const {
     for (const Phase& p : schedule.phases) {
@@ -101,8 +112,7 @@ struct Session {
   void use_phase(std::size_t index) {
     phase = index;
     recipe = schedule.phases[index].recipe;
-    hooks.reset();
-    if (recipe.any_enabled()) hooks.emplace(model.matmuls(), recipe);
+    hooks = make_hooks(config, model, recipe);
     const auto copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
     if (acts.copies != copies) acts = model::Activations<float>(model.config(), acts.B, acts.T, copies);
     grids = WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
@@ -252,7 +262,7 @@ class Run {
     RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
     Progress progress(options_, config_.max_iters);
     Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
-    if (s_.hooks) quant_metrics_.emplace(*s_.hooks);
+    if (s_.recipe.any_enabled()) quant_metrics_.emplace(*s_.hooks);
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
     const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
@@ -313,7 +323,7 @@ class Run {
                             {"recipe", s_.schedule.phases[index].recipe.preset}};
     event.update(s_.switch_phase(index));
     quant_metrics_.reset();
-    if (s_.hooks) quant_metrics_.emplace(*s_.hooks);
+    if (s_.recipe.any_enabled()) quant_metrics_.emplace(*s_.hooks);
     loop.log.event(event);
     loop.progress.note("phase " + std::to_string(index) + " from step " + std::to_string(step) + ": recipe " +
                        s_.recipe.preset);
@@ -442,7 +452,7 @@ class Run {
     const auto t0 = Clock::now();
     const bool diag_step = done % config_.diag_interval == 0;
     if (diag_step) s_.shadow_backward(step);
-    if (s_.hooks) s_.hooks->begin_step(step, diag_step);
+    if (s_.hooks) s_.hooks->begin_step(step, diag_step, diag_step);
     s_.model.zero_gradients();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {

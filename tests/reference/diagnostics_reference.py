@@ -30,6 +30,7 @@ FORMATS = {
     "e5m2": (5, 2, 15, "ieee"),
     "e3m4": (3, 4, 3, "ieee"),
     "e2m5": (2, 5, 1, "fn"),
+    "e1m6": (1, 6, 0, "fn"),
 }
 
 
@@ -62,6 +63,37 @@ def quantize_nearest_even(x, fmt):
     q = torch.round(a / step) * step  # exact in float64; torch.round rounds half to even
     q = torch.clamp(q, max=max_finite(fmt))
     return torch.copysign(q, x)
+
+
+def bucket_edge(v):
+    """The lower edge of the 1/8-binade bucket of float32 |v|: its bits with the low 20 cleared."""
+    bits = struct.unpack("<I", struct.pack("<f", abs(v)))[0] & 0xFFF00000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def profile(x, fmt):
+    """docs/quantization.md, "Value profiles", of float64 values x: moments, nearest-rank
+    percentiles of |x| as bucket edges, and the range fit of fmt at the per-tensor scale
+    max_finite / amax (a point that is off), rounded to float32 as the engine rounds it."""
+    x = x.flatten()
+    magnitudes = sorted(x.abs().tolist())
+    n = len(magnitudes)
+    rank = lambda p: magnitudes[max(math.ceil(p / 100 * n), 1) - 1]  # noqa: E731
+    moments = {"mean": x.mean().item(), "std": x.std(unbiased=False).item(), "min": x.min().item(),
+               "max": x.max().item()}
+    percentiles = {"p50": bucket_edge(rank(50)), "p99": bucket_edge(rank(99)), "p99_9": bucket_edge(rank(99.9))}
+    scale = torch.tensor(max_finite(fmt) / magnitudes[-1], dtype=torch.float32).double()
+    a = (x.abs().float() * scale.float()).double()  # fl(|x|·s), as the quantizer forms it
+    E, M, bias, _ = fmt
+    step = torch.pow(2.0, torch.clamp(torch.floor(torch.log2(torch.where(a > 0, a, torch.ones_like(a)))),
+                                      min=1 - bias) - M)
+    rounded = torch.round(a / step) * step
+    nonzero = x != 0
+    flush = nonzero & (rounded == 0)
+    fit = {"overflow_pct": 100 * (rounded > max_finite(fmt)).double().mean().item(),
+           "flush_pct": 100 * flush.double().mean().item(),
+           "subnormal_pct": 100 * (nonzero & ~flush & (a < 2.0 ** (1 - bias))).double().mean().item()}
+    return moments, percentiles, fit
 
 
 def codes_hit(q):
@@ -212,10 +244,15 @@ def recompute(run_dir, step):
         module_of(model, point).forward = forward
 
     out = {"loss": {"step": step_loss}, "kurtosis": {}, "attention_entropy": {}, "dead_units": {}, "grad_norm": {},
-           "grad_snr_db": {}, "code_usage": {}}
+           "grad_snr_db": {}, "code_usage": {}, "profile_moments": {}, "profile_percentiles": {}, "range_fit": {}}
     for name, value in seen.items():
         if name.endswith(":act") or name.count(".") == 1:
             out["kurtosis"][name] = pearson_kurtosis(value)
+        if name.endswith(":act"):
+            moments, percentiles, fit = profile(value, format_of("e1m6"))
+            out["profile_moments"][name] = moments
+            out["profile_percentiles"][name] = percentiles
+            out["range_fit"][name] = fit
     with torch.no_grad():
         for i, block in enumerate(model.transformer.h):
             probs = attention_probs(block, seen[f"h.{i}.input"], n_head)  # (B, NH, T, T)
@@ -259,6 +296,11 @@ def logged(run_dir, step):
             diag["grad_norm"] = dict(m["grad"]["l2"], **{"global": m["grad_norm"]})
             diag["grad_linf"] = m["grad"]["linf"]
             diag["grad_layer_ratio"] = {"top_over_bottom": m["grad"]["layer_ratio"]}
+            acts = {p: v for p, v in m["diag"]["profile"].items() if p.endswith(":act")}
+            diag["profile_moments"] = {p: {k: v[k] for k in ("mean", "std", "min", "max")} for p, v in acts.items()}
+            diag["profile_percentiles"] = {p: {k: v[k] for k in ("p50", "p99", "p99_9")} for p, v in acts.items()}
+            diag["range_fit"] = {p: {k: v["fit"][k] for k in ("overflow_pct", "subnormal_pct", "flush_pct")}
+                                 for p, v in acts.items()}
             return diag
     raise SystemExit(f"diagnostics_reference: no metrics line for step {step} in {run_dir}")
 

@@ -1,0 +1,85 @@
+#include "quant/range_fit.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "quant/quantize.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+QuantStats quantize_one(const format::Format& f, float a) {
+  float out = 0;
+  return quantize(f, std::span<const float>(&a, 1), std::span<float>(&out, 1), QuantizeOptions{});
+}
+
+// The smallest positive finite float (by bits) for which `holds` is true, given that it is monotone
+// (false below, true from there on); +Inf when it holds for none.
+template <typename Predicate>
+float first_where(Predicate holds) {
+  std::uint32_t lo = 1, hi = 0x7F7FFFFFu;  // the smallest subnormal, the largest finite float
+  if (!holds(std::bit_cast<float>(hi))) return std::numeric_limits<float>::infinity();
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (holds(std::bit_cast<float>(mid))) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return std::bit_cast<float>(lo);
+}
+
+void count(RangeFit& fit, const RangeThresholds& t, float magnitude, float scale) {
+  const float a = magnitude * scale;
+  fit.overflow += a >= t.overflow;
+  fit.flush += magnitude != 0 && a <= t.flush;
+  fit.subnormal += a > t.flush && a < t.min_normal;
+}
+
+}  // namespace
+
+RangeThresholds range_thresholds(const format::Format& f) {
+  RangeThresholds t;
+  t.overflow = first_where([&](float a) { return quantize_one(f, a).overflow > 0; });
+  const float kept = first_where([&](float a) { return quantize_one(f, a).underflow == 0; });
+  t.flush = std::nextafter(kept, 0.0f);
+  t.min_normal = f.min_normal();
+  return t;
+}
+
+void RangeFit::merge(const RangeFit& o) {
+  count += o.count;
+  overflow += o.overflow;
+  subnormal += o.subnormal;
+  flush += o.flush;
+}
+
+void add_range_fit(RangeFit& fit, const RangeThresholds& t, std::span<const float> x, float scale) {
+  fit.count += x.size();
+  for (const float v : x) {
+    if (std::isfinite(v)) count(fit, t, std::fabs(v), scale);
+  }
+}
+
+void add_range_fit_blocks(RangeFit& fit, const RangeThresholds& t, const format::Format& f, std::span<const float> x,
+                          std::size_t cols, std::size_t block, MxScaleRule rule) {
+  fit.count += x.size();
+  for (std::size_t row = 0; row + cols <= x.size(); row += cols) {
+    for (std::size_t start = 0; start < cols; start += block) {
+      const std::span<const float> b = x.subspan(row + start, std::min(block, cols - start));
+      float amax = 0;
+      for (const float v : b) {
+        if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
+      }
+      const float scale = std::ldexp(1.0f, -mx_shared_exponent(f, amax, rule));
+      for (const float v : b) {
+        if (std::isfinite(v)) count(fit, t, std::fabs(v), scale);
+      }
+    }
+  }
+}
+
+}  // namespace altgrad::quant
