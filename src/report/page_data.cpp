@@ -244,7 +244,11 @@ void add_tables(const Report& report, json& data) {
                       {"val_ci", e.ci_low ? json::array({*e.ci_low, *e.ci_high}) : json()},
                       {"val_min", optional(g.val_loss_min)}, {"val_max", optional(g.val_loss_max)},
                       {"gap_bf16", optional(g.gap_bf16_pct)}, {"paired_bf16", paired(g.bf16_baseline, g.paired_bf16)},
-                      {"gap_fp32", optional(g.gap_fp32_pct)}, {"paired_fp32", paired(g.fp32_baseline, g.paired_fp32)}});
+                      {"gap_fp32", optional(g.gap_fp32_pct)}, {"paired_fp32", paired(g.fp32_baseline, g.paired_fp32)},
+                      {"reached", g.cost_runs ? json(std::to_string(g.reached) + "/" + std::to_string(g.cost_runs)) : json()},
+                      {"tokens_to_target", optional(g.tokens_to_target)},
+                      {"seconds_to_target", optional(g.seconds_to_target)},
+                      {"peak_rss_mib", optional(g.peak_rss_mib)}, {"checkpoint_mib", optional(g.checkpoint_mib)}});
   }
   json verdicts = json::array();
   for (const VerdictRow& v : report.verdicts) {

@@ -222,11 +222,13 @@
   function drawTables() {
     table(document.getElementById('groups'),
           ['group', 'preset', 'runs', 'diverged', 'seeds', 'final val loss', 'sd', '95% CI', 'min', 'max',
-           'gap to bf16 %', 'paired vs bf16', 'gap to fp32 %', 'paired vs fp32'],
+           'gap to bf16 %', 'paired vs bf16', 'gap to fp32 %', 'paired vs fp32', 'reached target', 'tokens to target',
+           's to target', 'peak RSS MiB', 'checkpoint MiB'],
           data.groups.map((g) => [g.name, g.preset, g.runs, g.diverged, g.seeds, fmt(g.val_loss), fmt(g.val_sd),
                                   g.val_ci ? '[' + fmt(g.val_ci[0]) + ', ' + fmt(g.val_ci[1]) + ']' : '—',
                                   fmt(g.val_min), fmt(g.val_max), fmt(g.gap_bf16, 3), g.paired_bf16 || '—',
-                                  fmt(g.gap_fp32, 3), g.paired_fp32 || '—']), 'group-table');
+                                  fmt(g.gap_fp32, 3), g.paired_fp32 || '—', g.reached || '—', fmt(g.tokens_to_target),
+                                  fmt(g.seconds_to_target), fmt(g.peak_rss_mib), fmt(g.checkpoint_mib)]), 'group-table');
     const verdicts = document.getElementById('verdicts');
     if (data.verdicts.length === 0) verdicts.appendChild(el('p', {}, 'No [criteria] in this sweep.'));
     else table(verdicts, ['criterion', 'group', 'verdict', 'why'],

@@ -9,6 +9,26 @@
 namespace altgrad::report {
 namespace {
 
+void summarize_cost(const Report& report, GroupSummary& group) {
+  double tokens = 0, seconds = 0, checkpoint = 0;
+  for (const std::size_t r : group.runs) {
+    const std::optional<RunCost>& cost = report.runs[r].cost;
+    if (!cost) continue;
+    ++group.cost_runs;
+    checkpoint += cost->checkpoint_mib;
+    group.peak_rss_mib = std::max(group.peak_rss_mib.value_or(0), cost->peak_rss_mib);
+    if (!cost->reached) continue;
+    ++group.reached;
+    tokens += cost->tokens.value_or(0);
+    seconds += cost->seconds.value_or(0);
+  }
+  if (group.cost_runs) group.checkpoint_mib = checkpoint / group.cost_runs;
+  if (group.reached) {
+    group.tokens_to_target = tokens / group.reached;
+    group.seconds_to_target = seconds / group.reached;
+  }
+}
+
 // A run's settings without those the baseline comparison ignores.
 nlohmann::json comparable_settings(const RunEntry& run) {
   nlohmann::json kept = nlohmann::json::object();
@@ -110,7 +130,10 @@ Report build_report(const std::filesystem::path& dir) {
     const std::string& preset = report.runs.back().preset;
     group.preset = group.runs.size() == 1 || group.preset == preset ? preset : "mixed";
   }
-  for (GroupSummary& group : report.groups) summarize_val_loss(report, group);
+  for (GroupSummary& group : report.groups) {
+    summarize_val_loss(report, group);
+    summarize_cost(report, group);
+  }
   add_gaps(report);
   add_verdicts(report);
   return report;

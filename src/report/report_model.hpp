@@ -26,6 +26,12 @@ struct GroupSummary {
   std::optional<double> gap_bf16_pct, gap_fp32_pct;         // between the two groups' mean val losses
   PairedGap paired_bf16, paired_fp32;                       // seed by seed (statistics.hpp)
 
+  // The cost of the result over the runs that reported one: how many reached target_loss, the
+  // mean tokens and seconds to it over those that did, the largest peak memory, the mean
+  // checkpoint size.
+  int cost_runs = 0, reached = 0;
+  std::optional<double> tokens_to_target, seconds_to_target, peak_rss_mib, checkpoint_mib;
+
   std::optional<double> val_loss_mean() const { return val_loss.n ? std::optional(val_loss.mean) : std::nullopt; }
 };
 

@@ -107,6 +107,16 @@ void read_events(RunData& run) {
         run.status = get_or<std::string>(object, "reason", "stopped");
       } else if (event == "end") {
         run.status = get_or<std::string>(object, "reason", "completed");
+        if (const auto cost = object.find("cost"); cost != object.end() && cost->is_object()) {
+          const auto number = [&](const char* key) -> std::optional<double> {
+            const auto v = cost->find(key);
+            return v != cost->end() && v->is_number() ? std::optional(v->get<double>()) : std::nullopt;
+          };
+          constexpr double kMiB = 1024.0 * 1024.0;
+          run.cost = RunCost{get_or<bool>(*cost, "reached", false), number("tokens"), number("seconds"),
+                             number("train_seconds").value_or(0), number("peak_rss_bytes").value_or(0) / kMiB,
+                             number("checkpoint_bytes").value_or(0) / kMiB};
+        }
       } else if (event == "start" || event == "resume") {
         // A resumed run is running again until its next end event.
         if (run.status != "pending") run.status = "running";

@@ -42,6 +42,15 @@ struct Warning {
   std::string message;
 };
 
+// The end event's cost of the result (docs/quantization.md, "Cost of a result").
+struct RunCost {
+  bool reached = false;                 // target_loss reached (false also without a target)
+  std::optional<double> tokens, seconds;  // to the target, when reached
+  double train_seconds = 0;
+  double peak_rss_mib = 0;
+  double checkpoint_mib = 0;
+};
+
 struct RunData {
   std::string name;
   std::filesystem::path dir;
@@ -52,7 +61,8 @@ struct RunData {
   // "completed", the stop reason, "running" (metrics but no end event) or "pending" (no metrics).
   std::string status = "pending";
   std::optional<std::int64_t> stop_step;  // the step of a stop event (a diverged run)
-  std::vector<std::int64_t> phase_switches;  // the steps after which a precision schedule switched phase
+  std::vector<std::int64_t> phase_switches;
+  std::optional<RunCost> cost;  // from the end event  // the steps after which a precision schedule switched phase
   std::int64_t last_step = 0;
 
   bool diverged() const { return stop_step.has_value(); }

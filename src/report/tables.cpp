@@ -30,10 +30,13 @@ std::string first_warning(const RunData& run) {
 
 void group_table(const Report& report, std::ostringstream& md) {
   md << "## Groups\n\nFinal validation loss over each group's seeds: mean, standard deviation and 95% Student t "
-        "interval; gaps in % of the baseline's mean, and paired seed by seed.\n\n"
+        "interval; gaps in % of the baseline's mean, and paired seed by seed. Cost of the result: the runs that "
+        "reached target_loss, the mean tokens and seconds they took, the largest peak memory and the mean size "
+        "of the last checkpoint.\n\n"
      << "| group | preset | runs | diverged | seeds | final val loss (mean) | sd | 95% CI | min | max | gap to bf16 % | "
-        "paired vs bf16 | gap to fp32 % | paired vs fp32 |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "paired vs bf16 | gap to fp32 % | paired vs fp32 | reached target | tokens to target | s to target | "
+        "peak RSS MiB | checkpoint MiB |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const GroupSummary& g : report.groups) {
     const MeanEstimate& e = g.val_loss;
     const std::string ci = e.ci_low ? "[" + format_number(*e.ci_low) + ", " + format_number(*e.ci_high) + "]" : "";
@@ -45,7 +48,11 @@ void group_table(const Report& report, std::ostringstream& md) {
        << md_cell(e.n > 1 ? format_number(e.sd) : "") << " | " << md_cell(ci) << " | "
        << md_cell(optional_number(g.val_loss_min)) << " | " << md_cell(optional_number(g.val_loss_max)) << " | "
        << md_cell(optional_number(g.gap_bf16_pct)) << " | " << md_cell(paired(g.bf16_baseline, g.paired_bf16)) << " | "
-       << md_cell(optional_number(g.gap_fp32_pct)) << " | " << md_cell(paired(g.fp32_baseline, g.paired_fp32)) << " |\n";
+       << md_cell(optional_number(g.gap_fp32_pct)) << " | " << md_cell(paired(g.fp32_baseline, g.paired_fp32)) << " | "
+       << md_cell(g.cost_runs ? std::to_string(g.reached) + "/" + std::to_string(g.cost_runs) : "") << " | "
+       << md_cell(optional_number(g.tokens_to_target)) << " | " << md_cell(optional_number(g.seconds_to_target))
+       << " | " << md_cell(optional_number(g.peak_rss_mib)) << " | " << md_cell(optional_number(g.checkpoint_mib))
+       << " |\n";
   }
 }
 
@@ -118,13 +125,20 @@ std::vector<std::string> metric_keys(const Report& report) {
 std::string summary_csv(const Report& report) {
   const auto keys = metric_keys(report);
   std::ostringstream csv;
-  csv << "run,group,seed,status,last_step,final_val_loss";
+  csv << "run,group,seed,status,last_step,final_val_loss,target_reached,tokens_to_target,seconds_to_target,"
+         "train_seconds,peak_rss_mib,checkpoint_mib";
   for (const auto& key : keys) csv << "," << csv_field(key);
   csv << "\n";
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
     const RunData& run = report.runs[i];
     csv << csv_field(run.name) << "," << csv_field(report.index.runs[i].group) << "," << report.index.runs[i].seed << ","
         << csv_field(run.status) << "," << run.last_step << "," << optional_number(run.final_value("val_loss"));
+    const auto cost = [&](auto field) { return run.cost ? optional_number(field(*run.cost)) : std::string(); };
+    csv << "," << (run.cost ? (run.cost->reached ? "true" : "false") : "")
+        << "," << cost([](const RunCost& c) { return c.tokens; }) << "," << cost([](const RunCost& c) { return c.seconds; })
+        << "," << cost([](const RunCost& c) { return std::optional(c.train_seconds); })
+        << "," << cost([](const RunCost& c) { return std::optional(c.peak_rss_mib); })
+        << "," << cost([](const RunCost& c) { return std::optional(c.checkpoint_mib); });
     for (const auto& key : keys) csv << "," << optional_number(run.final_value(key));
     csv << "\n";
   }

@@ -134,6 +134,9 @@ struct TrainConfig {
   // Stop the run as diverged when a step's loss exceeds this multiple of the run's first-step loss;
   // 0 = off. Threshold searches (docs/experiments.md) set it to define divergence.
   double stop_loss_multiple = 0.0;
+  // The validation loss whose first reaching the end event reports in steps, tokens and seconds
+  // (docs/quantization.md, "Cost of a result"); 0 = none.
+  double target_loss = 0.0;
   // The loss Hessian's top eigenvalue by power iteration every hessian_interval steps (0 = never;
   // docs/optimizers.md): hessian_iterations iterations of finite-difference Hessian-vector
   // products with step hessian_epsilon, two forward/backward passes per micro-batch each.

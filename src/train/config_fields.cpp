@@ -127,6 +127,8 @@ const std::array kFields = {
     Field{"warn_every", "diagnostics", "steps before one warning at one point repeats", positive_steps(&C::warn_every)},
     Field{"stop_loss_multiple", "diagnostics", "stop as diverged when the loss exceeds this multiple of the first step's; 0 = off",
           non_negative(&C::stop_loss_multiple)},
+    Field{"target_loss", "diagnostics", "report the steps, tokens and seconds to first reach this validation loss; 0 = none",
+          non_negative(&C::target_loss)},
     Field{"hessian_interval", "diagnostics", "steps between top Hessian eigenvalue estimates; 0 = never",
           count_steps(&C::hessian_interval)},
     Field{"hessian_iterations", "diagnostics", "power iterations per Hessian estimate (2 gradients each)",

@@ -30,6 +30,7 @@
 #include "train/quant_hooks.hpp"
 #include "train/quant_metrics.hpp"
 #include "train/quant_recipe.hpp"
+#include "train/run_cost.hpp"
 #include "train/run_log.hpp"
 #include "train/step_diagnostics.hpp"
 #include "train/step_geometry.hpp"
@@ -259,6 +260,8 @@ class Run {
   }
 
   TrainOutcome run() {
+    clock_.emplace(options_.run_dir, options_.resume ? std::optional<std::int64_t>(state_.step) : std::nullopt);
+    if (options_.resume) target_event_ = earlier_target_event(options_.run_dir, state_.step);
     RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
     Progress progress(options_, config_.max_iters);
     Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
@@ -300,6 +303,7 @@ class Run {
     // An interrupted run is not finished: a sweep resumes it rather than reporting it stopped.
     if (outcome.interrupted) end["interrupted"] = true;
     end["memory"] = memory_json(outcome.memory);
+    end["cost"] = cost_json(outcome);
     log.event(end);
     return outcome;
   }
@@ -514,6 +518,21 @@ class Run {
     return true;
   }
 
+  // The end event's cost of the result (run_cost.hpp): "not reached" is reached = false with null
+  // step, tokens and seconds.
+  nlohmann::json cost_json(const TrainOutcome& outcome) const {
+    const bool reached = !target_event_.is_null();
+    const auto field = [&](const char* key) { return reached ? target_event_.at(key) : nlohmann::json(); };
+    return {{"target_loss", config_.target_loss > 0 ? nlohmann::json(config_.target_loss) : nlohmann::json()},
+            {"reached", reached},
+            {"step", field("step")},
+            {"tokens", field("tokens")},
+            {"seconds", field("seconds")},
+            {"train_seconds", clock_->seconds()},
+            {"peak_rss_bytes", peak_rss_bytes()},
+            {"checkpoint_bytes", outcome.last_checkpoint.empty() ? 0 : directory_bytes(outcome.last_checkpoint)}};
+  }
+
   static nlohmann::json memory_json(const optim::MemoryFootprint& m) {
     nlohmann::json state = nlohmann::json::object();
     for (const optim::StateBytes& s : m.state) state[s.name] = s.bytes;
@@ -564,6 +583,12 @@ class Run {
       state_.best_step = done;
     }
     outcome.final_val_loss = state_.val_loss;
+    if (config_.target_loss > 0 && target_event_.is_null() && state_.val_loss <= config_.target_loss) {
+      const std::int64_t tokens = done * config_.batch_size * config_.block_size * config_.gradient_accumulation_steps;
+      target_event_ = {{"event", "target"}, {"step", done}, {"val_loss", state_.val_loss},
+                       {"target_loss", config_.target_loss}, {"tokens", tokens}, {"seconds", clock_->seconds()}};
+      loop.log.event(target_event_);
+    }
     char line[96];
     std::snprintf(line, sizeof line, "step %lld: val loss %.4f (perplexity %.2f)", static_cast<long long>(done),
                   state_.val_loss, std::exp(state_.val_loss));
@@ -584,7 +609,8 @@ class Run {
                                               [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); },
                                               &s_.codes);
     prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
-    loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()}});
+    loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()},
+                    {"train_seconds", clock_->seconds()}});
     checkpointed_step_ = done;
   }
 
@@ -612,6 +638,8 @@ class Run {
   diag::GradNormSpikeDetector norm_spikes_;
   std::optional<QuantMetrics> quant_metrics_;  // the current phase's, when it quantizes
   nlohmann::json warm_start_;                  // the source of a warm start (provenance), else null
+  std::optional<RunClock> clock_;              // training seconds, across resumes
+  nlohmann::json target_event_;                // when target_loss was first reached, else null
   double last_loss_ = 0, last_lr_ = 0, last_tokens_per_s_ = 0;
   std::int64_t checkpointed_step_ = -1;  // the step of this process's latest checkpoint
 };
