@@ -20,6 +20,24 @@ std::int64_t grid_index(const format::Format& f, float x, float scale) {
   return format::is_negative_code(f, code) ? -magnitude : magnitude;
 }
 
+// Running mean and co-moments (Welford), in double, in element order.
+struct Covariance {
+  double n = 0, mean_x = 0, mean_y = 0, m2_x = 0, m2_y = 0, c_xy = 0;
+  void add(double x, double y) {
+    n += 1;
+    const double dx = x - mean_x;
+    mean_x += dx / n;
+    const double dy = y - mean_y;
+    mean_y += dy / n;
+    m2_x += dx * (x - mean_x);
+    m2_y += dy * (y - mean_y);
+    c_xy += dx * (y - mean_y);
+  }
+  double correlation() const {
+    return n >= 2 && m2_x > 0 && m2_y > 0 ? c_xy / std::sqrt(m2_x * m2_y) : std::nan("");
+  }
+};
+
 std::size_t delta_bin(std::int64_t delta) { return static_cast<std::size_t>(std::clamp<std::int64_t>(delta, -3, 3) + 3); }
 
 }  // namespace
@@ -41,6 +59,7 @@ GridGeometry grid_geometry(const optim::WeightGrid& grid, std::span<const float>
   std::vector<bool> used(static_cast<std::size_t>(2 * mask + 1), false);
   std::uint64_t underflow = 0, changed = 0, used_count = 0;
   double misalignment = 0, dot = 0, applied_sq = 0, grad_sq = 0;
+  Covariance delta, grad_stiffness;
   for (const auto& span : spans) {
     for (std::size_t i = span.begin; i < span.end; ++i) {
       const float s = span.scale;
@@ -49,6 +68,10 @@ GridGeometry grid_geometry(const optim::WeightGrid& grid, std::span<const float>
       const std::int64_t from = grid_index(f, before[i], s), to = grid_index(f, after[i], s);
       changed += from != to;
       ++out.delta_code[delta_bin(to - from)];
+      delta.add(static_cast<double>(to - from), 0.0);
+      if (grad[i] != 0 && std::isfinite(grad[i])) {
+        grad_stiffness.add(std::log2(std::fabs(static_cast<double>(grad[i]))), std::log2(static_cast<double>(stiffness)));
+      }
       const float nearest = format::decode(f, format::encode(f, format::Rounding::nearest_even, after[i] * s)) / s;
       misalignment += std::fabs(static_cast<double>(after[i]) - nearest) / format::scaled_spacing(f, after[i], s);
       const auto slot = static_cast<std::size_t>(to + mask);
@@ -69,6 +92,9 @@ GridGeometry grid_geometry(const optim::WeightGrid& grid, std::span<const float>
   out.update_underflow = fraction(underflow);
   out.update_success = fraction(changed);
   out.misalignment = misalignment / static_cast<double>(n);
+  out.delta_code_mean = delta.mean_x;
+  out.delta_code_variance = delta.m2_x / static_cast<double>(n);
+  out.grad_stiffness_correlation = grad_stiffness.correlation();
   out.capacity = static_cast<double>(used_count) / format::grid_facts(f).finite_values;
   out.alignment = applied_sq > 0 && grad_sq > 0 ? dot / std::sqrt(applied_sq * grad_sq) : 0.0;
   for (const auto& [bucket, count] : out.log2_stiffness) {

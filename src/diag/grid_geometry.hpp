@@ -20,6 +20,11 @@ struct GridGeometry {
   // Δcode = code index after − before, in bins ≤ −3, −2, −1, 0, 1, 2, ≥ 3 (index along the
   // ordered grid: ±0 is one point, so −min and +min positive values are two steps apart).
   std::array<std::uint64_t, 7> delta_code{};
+  double delta_code_mean = 0;      // of Δcode itself, unbinned
+  double delta_code_variance = 0;  // population variance of Δcode: the bit-space update variance
+  // Pearson correlation of log2|g| with log2 S(w_before) over the elements with a finite nonzero
+  // gradient; NaN when fewer than two or either is constant.
+  double grad_stiffness_correlation = 0;
   double misalignment = 0;      // mean |w − q(w)| / S(w) after the step, in [0, 0.5]
   double capacity = 0;          // distinct grid values in use after the step / the format's finite values
   double alignment = 0;         // cos(applied Δw, −g); 0 when either is zero

@@ -30,10 +30,25 @@ void add_scalars(ScalarLog& scalars, const std::string& prefix, const nlohmann::
 
 }  // namespace
 
+QuantMetrics::QuantMetrics(const QuantHooks& hooks)
+    : hooks_(hooks),
+      interval_(hooks.size()),
+      interval_columns_(hooks.size()),
+      last_scale_(hooks.size(), 0.0f),
+      scale_changes_(hooks.size(), 0) {
+  for (std::size_t i = 0; i < hooks.size(); ++i) {
+    if (hooks.point(i) && hooks.point(i)->delayed()) last_scale_[i] = hooks.point(i)->delayed()->scale();
+  }
+}
+
 void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const quant::PointQuantizer* point = hooks_.point(i);
     if (!point) continue;
+    if (const quant::DelayedScaling* delayed = point->delayed()) {
+      scale_changes_[i] += delayed->scale() != last_scale_[i];
+      last_scale_[i] = delayed->scale();
+    }
     const std::string& name = hooks_.name(i);
     interval_[i].merge(point->step_stats());
     check_thresholds(step, config, warnings, point->settings(), {name, false}, point->step_stats());
@@ -70,6 +85,10 @@ nlohmann::json QuantMetrics::take(ScalarLog& scalars) {
     if (rows.calls == 0 && columns.calls == 0) continue;
     const std::string& name = hooks_.name(i);
     nlohmann::json stats = rows.calls ? stats_json(rows) : nlohmann::json::object();
+    if (hooks_.point(i) && hooks_.point(i)->delayed()) {
+      stats["scale_changes"] = scale_changes_[i];
+      scale_changes_[i] = 0;
+    }
     add_scalars(scalars, "quant/" + name + "/", stats);
     if (columns.calls) {
       stats["colwise"] = stats_json(columns);

@@ -10,7 +10,9 @@
 // Under block scaling a point's column-wise copies (the ones its backward GEMMs block along tokens,
 // output features or queries; quant::PointQuantizer::column_stats) have the same statistics of
 // their own, under "colwise" in the point's entry, TensorBoard tags "quant/<point>/colwise/<stat>",
-// and warnings where "<point>/colwise"; the point's own keys count its row-wise copies.
+// and warnings where "<point>/colwise"; the point's own keys count its row-wise copies. Delayed
+// points also give scale_changes: the steps of the interval whose recorded amax changed the scale
+// (the FP8 counterpart of a loss scaler's adjustment count).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,8 +29,9 @@ namespace altgrad::train {
 
 class QuantMetrics {
  public:
-  explicit QuantMetrics(const QuantHooks& hooks)
-      : hooks_(hooks), interval_(hooks.size()), interval_columns_(hooks.size()) {}
+  // Starts counting scale changes from the scales the hooks hold now (a resumed run's, from its
+  // checkpoint).
+  explicit QuantMetrics(const QuantHooks& hooks);
 
   // After a training step: warns where a point crossed a threshold and adds the step to the interval.
   void add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings);
@@ -50,6 +53,10 @@ class QuantMetrics {
   const QuantHooks& hooks_;
   std::vector<quant::PointStats> interval_;          // row-wise copies (the only ones under per-tensor scaling)
   std::vector<quant::PointStats> interval_columns_;  // column-wise copies under block scaling
+  // Delayed scaling: each point's scale after the last step seen, and the steps of the interval
+  // that changed it.
+  std::vector<float> last_scale_;
+  std::vector<std::uint64_t> scale_changes_;
 };
 
 }  // namespace altgrad::train

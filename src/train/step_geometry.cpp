@@ -1,5 +1,6 @@
 #include "train/step_geometry.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "diag/grid_geometry.hpp"
@@ -35,9 +36,13 @@ nlohmann::json step_geometry(const StepGeometryInputs& in, ScalarLog& scalars) {
     out[spec.name] = {{"update_underflow", g.update_underflow}, {"update_success", g.update_success},
                       {"delta_code", g.delta_code},             {"misalignment", g.misalignment},
                       {"capacity", g.capacity},                 {"alignment", g.alignment},
-                      {"stiffness_entropy", g.stiffness_entropy}, {"log2_stiffness", histogram}};
-    for (const char* key : {"update_underflow", "update_success", "misalignment", "capacity", "alignment", "stiffness_entropy"}) {
-      scalars.add(std::string("geometry/") + key + "/" + spec.name, out[spec.name][key].get<double>());
+                      {"stiffness_entropy", g.stiffness_entropy}, {"log2_stiffness", histogram},
+                      {"delta_code_mean", g.delta_code_mean},   {"delta_code_variance", g.delta_code_variance},
+                      {"grad_stiffness_correlation", g.grad_stiffness_correlation}};
+    for (const char* key : {"update_underflow", "update_success", "misalignment", "capacity", "alignment",
+                            "stiffness_entropy", "delta_code_variance", "grad_stiffness_correlation"}) {
+      const double value = out[spec.name][key].is_number() ? out[spec.name][key].get<double>() : std::nan("");
+      if (std::isfinite(value)) scalars.add(std::string("geometry/") + key + "/" + spec.name, value);
     }
   }
   return out;

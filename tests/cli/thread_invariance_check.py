@@ -78,14 +78,20 @@ def checkpoint_files(run_dir):
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+# What the machine decides, not the run: wall-clock seconds and the process's peak memory, at any
+# depth of an event (the checkpoint events' train_seconds, the end event's cost, the target event).
+MACHINE_KEYS = ("seconds", "train_seconds", "peak_rss_bytes")
+
+
+def without(record, keys):
+    if isinstance(record, dict):
+        return {k: without(v, keys) for k, v in record.items() if k not in keys}
+    return record
+
+
 def json_lines(path, run_dir, drop_keys=()):
-    lines = []
-    for line in path.read_text().splitlines():
-        record = json.loads(line.replace(str(run_dir), "RUN"))
-        for key in drop_keys:
-            record.pop(key, None)
-        lines.append(record)
-    return lines
+    return [without(json.loads(line.replace(str(run_dir), "RUN")), drop_keys)
+            for line in path.read_text().splitlines()]
 
 
 def outputs(run_dir):
@@ -93,7 +99,7 @@ def outputs(run_dir):
     return {
         "checkpoints": checkpoint_files(run_dir),
         "metrics": json_lines(run_dir / "metrics.jsonl", run_dir, WALL_CLOCK_KEYS),
-        "events": json_lines(run_dir / "events.jsonl", run_dir),
+        "events": json_lines(run_dir / "events.jsonl", run_dir, MACHINE_KEYS),
     }
 
 

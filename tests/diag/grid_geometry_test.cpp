@@ -47,6 +47,24 @@ TEST(GridGeometry, ACountedCaseOnTheE4M3Grid) {
   const std::map<int, std::uint64_t> histogram = {{-9, 1}, {-4, 1}, {-3, 3}, {-2, 1}};
   EXPECT_EQ(g.log2_stiffness, histogram);
   EXPECT_NEAR(g.stiffness_entropy, 0.5 + 0.5 * std::log2(6.0), 1e-12);
+  // Δcode unbinned: 0, +2, −1, 1.0 (code 56) − (−0.5, code −48) = 104, 0, 0.
+  EXPECT_DOUBLE_EQ(g.delta_code_mean, 105.0 / 6.0);
+  EXPECT_NEAR(g.delta_code_variance, (4.0 + 1.0 + 104.0 * 104.0) / 6.0 - (105.0 / 6.0) * (105.0 / 6.0), 1e-9);
+  // Pearson correlation of log2|g| and log2 S, two passes in long double.
+  const std::vector<double> log_s = {-3, -3, -3, -4, -9, -2};
+  long double mx = 0, my = 0;
+  for (std::size_t i = 0; i < grad.size(); ++i) {
+    mx += std::log2(std::fabs(static_cast<long double>(grad[i]))) / 6;
+    my += log_s[i] / 6;
+  }
+  long double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < grad.size(); ++i) {
+    const long double dx = std::log2(std::fabs(static_cast<long double>(grad[i]))) - mx, dy = log_s[i] - my;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  EXPECT_NEAR(g.grad_stiffness_correlation, static_cast<double>(sxy / std::sqrt(sxx * syy)), 1e-12);
 }
 
 TEST(GridGeometry, UnderAScaleTheSpacingIsInWeightUnits) {

@@ -54,6 +54,16 @@ TEST(QuantTraining, MetricsCarryPerPointStatisticsAndDiagnostics) {
   EXPECT_GT(lines[1].at("quant").at("h.1.mlp.c_fc:grad").at("scale").get<double>(), 1.0);
   EXPECT_FALSE(lines[0].at("quant").contains("lm_head:act"));  // off in fp8-hybrid
   EXPECT_FALSE(lines[0].contains("diag"));
+  // One line per step: a step's scale_changes says whether the next step's scale differs.
+  int changes = 0;
+  for (std::size_t k = 0; k + 1 < lines.size(); ++k) {
+    for (const auto& [name, stats] : lines[k].at("quant").items()) {
+      const bool changed = lines[k + 1].at("quant").at(name).at("scale") != stats.at("scale");
+      EXPECT_EQ(stats.at("scale_changes").get<int>(), changed ? 1 : 0) << name << " step " << k + 1;
+      changes += changed;
+    }
+  }
+  EXPECT_GT(changes, 10);
   // Which diagnostics appear where; their values are recomputed from a checkpoint and batch and held
   // to the logged ones by tests/reference/diagnostics_check.py.
   const nlohmann::json& diag = lines[3].at("diag");  // step 4
