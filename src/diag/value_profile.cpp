@@ -71,22 +71,19 @@ double ValueProfile::abs_percentile(double p) const {
   return bucket_edge(kBuckets - 1);
 }
 
-ValueProfile::Binades ValueProfile::binades() const {
-  Binades out;
-  // Exponent field 0 (zeros and subnormals) is buckets [0, 8).
-  for (std::size_t b = 0; b < kBucketsPerBinade; ++b) out.zero_or_below += buckets_[b];
-  std::size_t first = kBuckets, last = 0;
-  for (std::size_t b = kBucketsPerBinade; b < kBuckets; ++b) {
+ValueProfile::Binades ValueProfile::binades(int lo, int hi) const {
+  Binades out{lo, hi, std::vector<std::uint64_t>(static_cast<std::size_t>(hi - lo), 0), 0, 0};
+  for (std::size_t b = 0; b < kBuckets; ++b) {
     if (buckets_[b] == 0) continue;
-    first = std::min(first, b);
-    last = b;
-  }
-  if (first == kBuckets) return out;
-  const std::size_t first_binade = first / kBucketsPerBinade, last_binade = last / kBucketsPerBinade;
-  out.lo = static_cast<int>(first_binade) - 127;
-  out.counts.assign(last_binade - first_binade + 1, 0);
-  for (std::size_t b = first_binade * kBucketsPerBinade; b <= last; ++b) {
-    out.counts[b / kBucketsPerBinade - first_binade] += buckets_[b];
+    // Exponent field 0 (buckets [0, 8)) holds zeros and subnormals; field e the binade e − 127.
+    const int binade = static_cast<int>(b / kBucketsPerBinade) - 127;
+    if (b < kBucketsPerBinade || binade < lo) {
+      out.zero_or_below += buckets_[b];
+    } else if (binade >= hi) {
+      out.above += buckets_[b];
+    } else {
+      out.counts[static_cast<std::size_t>(binade - lo)] += buckets_[b];
+    }
   }
   return out;
 }

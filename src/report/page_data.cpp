@@ -149,7 +149,7 @@ void add_series(const Report& report, json& data) {
   data["phases"] = phases;
 }
 
-// The log2 weight histograms of each group's first run that has them.
+// The log2 histograms (weights, value profiles) of each group's first run that has them.
 void add_histograms(const Report& report, json& data) {
   json hists = json::object();
   for (const GroupSummary& group : report.groups) {

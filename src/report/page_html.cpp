@@ -80,7 +80,9 @@ std::string page_html(const Report& report, const std::string& echarts, const st
   html += "<h2 id=\"diagnostics-head\">Diagnostics per group</h2>\n<p>Group: <select id=\"group\"></select> "
           "<span class=\"note\">(mean over the group's seeds; one line per point or tensor)</span></p>\n"
           "<div id=\"diagnostics\"></div>\n";
-  html += "<h2>Weight histograms</h2>\n<p>Tensor: <select id=\"tensor\"></select></p>\n<div id=\"heatmap\"></div>\n";
+  html += "<h2>Log2 histograms</h2>\n<p class=\"note\">Weights by tensor; every quantization point's values on "
+          "diagnostic steps (value profiles) by point name.</p>\n<p>Tensor or point: <select id=\"tensor\"></select>"
+          "</p>\n<div id=\"heatmap\"></div>\n";
   html += "<footer class=\"note\"><p>Charts drawn with Apache ECharts (Apache License 2.0), inlined in this page.</p><pre>" +
           html_escape(notice) + "</pre></footer>\n";
   html += std::string("<script>") + kErrorCatcher + "</script>\n";

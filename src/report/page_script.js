@@ -138,7 +138,7 @@
     drawHeatmap();
   }
 
-  // Log2 histograms of one weight over steps, as a heatmap (color: log10(1 + count)).
+  // Log2 histograms of one weight or one point's values over steps, as a heatmap (color: log10(1 + count)).
   function drawHeatmap() {
     const root = document.getElementById('heatmap');
     const select = document.getElementById('tensor');
@@ -149,7 +149,7 @@
     names.forEach((n) => select.appendChild(el('option', {value: n}, n)));
     if (names.includes(previous)) select.value = previous;
     disposeCharts(root);
-    if (names.length === 0) { root.appendChild(el('p', {}, 'No weight histograms logged for this group.')); return; }
+    if (names.length === 0) { root.appendChild(el('p', {}, 'No log2 histograms logged for this group.')); return; }
     const h = hists[select.value];
     const bins = h.counts[0].length;
     const cells = [];
@@ -161,7 +161,7 @@
     }));
     const target = chart(root, 'weight_log2', 360);
     draw(target, {
-      title: {text: 'log2 |w| histogram of ' + select.value + ' (run ' + h.run + ')', textStyle: {fontSize: 13}},
+      title: {text: 'log2 |x| histogram of ' + select.value + ' (run ' + h.run + ')', textStyle: {fontSize: 13}},
       tooltip: {formatter: (p) => 'step ' + h.steps[p.value[0]] + ', 2^' + (h.lo + p.value[1]) + ': ' +
                                   Math.round(Math.pow(10, p.value[2]) - 1)},
       grid: {left: 60, right: 80, top: 40, bottom: 40},

@@ -18,8 +18,8 @@ json dynamic_range(double p50, double p999) {
   return std::log2(p999 / p50);
 }
 
-// A log2 histogram for TensorBoard: bucket k (|x| in [2^k, 2^(k+1))) ends at k + 1; zeros and
-// subnormals share a bucket ending at the lowest binade.
+// A log2 histogram for TensorBoard: bucket k (|x| in [2^k, 2^(k+1))) ends at k + 1; the values
+// below 2^lo share a bucket ending at lo, those from 2^hi up one ending at hi + 1.
 io::TensorBoardHistogram tensorboard_histogram(const diag::ValueProfile::Binades& b) {
   io::TensorBoardHistogram h;
   const auto add = [&](double left, std::uint64_t count) {
@@ -34,6 +34,7 @@ io::TensorBoardHistogram tensorboard_histogram(const diag::ValueProfile::Binades
   };
   add(b.lo - 1, b.zero_or_below);
   for (std::size_t k = 0; k < b.counts.size(); ++k) add(b.lo + static_cast<double>(k), b.counts[k]);
+  add(b.hi, b.above);
   return h;
 }
 
@@ -51,7 +52,7 @@ json profile_json(const PointProfile& p, const std::string& candidate) {
           {"p99", p99},
           {"p99_9", p999},
           {"dynamic_range", dynamic_range(p50, p999)},
-          {"log2", {{"lo", b.lo}, {"counts", b.counts}, {"zero_or_below", b.zero_or_below}}},
+          {"log2", {{"lo", b.lo}, {"hi", b.hi}, {"counts", b.counts}, {"zero_or_below", b.zero_or_below}, {"above", b.above}}},
           {"fit",
            {{"format", candidate},
             {"scale", p.fit_scale},
