@@ -123,6 +123,9 @@ struct TrainConfig {
   // Gradient clipping in more than this fraction of the last 100 steps; 1 = never (the default:
   // the default config clips nearly every step once past its first few hundred, and learns well).
   double warn_clip_rate = 1.0;
+  // A quantized point's amax growing faster than this many binades per 100 steps (a fitted
+  // exponential over the last 100 steps); 0 = never.
+  double warn_amax_growth = 2.0;
   double warn_layer_grad_ratio = 100.0; // top block's gradient norm above this multiple of the bottom block's
   double warn_grad_snr_db = 10.0;       // a quantized gradient's SNR against FP32 below this, in dB
   double warn_dead_units_pct = 20.0;    // an MLP with more than this % of its hidden units dead

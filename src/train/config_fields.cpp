@@ -114,6 +114,8 @@ const std::array kFields = {
           RealField{&C::warn_grad_norm_spike, 0.0, kInf, true, false}},
     Field{"warn_clip_rate", "diagnostics", "warn when gradient clipping fires in more than this fraction of the last 100 steps; 1 = never",
           RealField{&C::warn_clip_rate, 0.0, 1.0, false, false}},
+    Field{"warn_amax_growth", "diagnostics", "warn when a point's amax grows faster than this many binades per 100 steps; 0 = never",
+          non_negative(&C::warn_amax_growth)},
     Field{"warn_layer_grad_ratio", "diagnostics", "warn when the top block's gradient norm exceeds this multiple of the bottom's",
           RealField{&C::warn_layer_grad_ratio, 0.0, kInf, true, false}},
     Field{"warn_grad_snr_db", "diagnostics", "warn when a quantized gradient's SNR against FP32 is lower (dB)",

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "diag/growth_fit.hpp"
+
 namespace altgrad::train {
 namespace {
 
@@ -35,7 +37,8 @@ QuantMetrics::QuantMetrics(const QuantHooks& hooks)
       interval_(hooks.size()),
       interval_columns_(hooks.size()),
       last_scale_(hooks.size(), 0.0f),
-      scale_changes_(hooks.size(), 0) {
+      scale_changes_(hooks.size(), 0),
+      log2_amax_(hooks.size()) {
   for (std::size_t i = 0; i < hooks.size(); ++i) {
     if (hooks.point(i) && hooks.point(i)->delayed()) last_scale_[i] = hooks.point(i)->delayed()->scale();
   }
@@ -54,6 +57,28 @@ void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnin
     check_thresholds(step, config, warnings, point->settings(), {name, false}, point->step_stats());
     interval_columns_[i].merge(point->column_stats());
     check_thresholds(step, config, warnings, point->settings(), {name, true}, point->column_stats());
+    if (point->step_stats().calls) check_amax_growth(step, config, warnings, i, point->step_stats().values.amax);
+  }
+}
+
+// Exponential amax growth: a least-squares line through log2 amax over the last kAmaxWindow steps
+// rising faster than warn_amax_growth binades per 100 steps, with r² ≥ 0.8 so that a trend, not
+// noise, is fitted. The window starts empty in each process (a resumed run refills it).
+void QuantMetrics::check_amax_growth(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+                                     std::size_t point, float amax) {
+  std::vector<double>& window = log2_amax_[point];
+  if (!(amax > 0) || !std::isfinite(amax)) return;
+  if (window.size() == kAmaxWindow) window.erase(window.begin());
+  window.push_back(std::log2(static_cast<double>(amax)));
+  if (window.size() < kAmaxWindow || config.warn_amax_growth <= 0) return;
+  const diag::GrowthFit fit = diag::log2_growth(window);
+  const double per_100 = 100 * fit.slope;
+  if (per_100 > config.warn_amax_growth && fit.r2 >= 0.8) {
+    const std::string& name = hooks_.name(point);
+    warnings.warn(step, "amax_growth", name, per_100, config.warn_amax_growth,
+                  name + "'s amax grows " + short_number(per_100) + " binades per 100 steps over the last " +
+                      std::to_string(kAmaxWindow) + " (fit r^2 " + short_number(fit.r2) + ", threshold " +
+                      short_number(config.warn_amax_growth) + "): it will outrun the format's range");
   }
 }
 

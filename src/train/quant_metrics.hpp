@@ -29,6 +29,9 @@ namespace altgrad::train {
 
 class QuantMetrics {
  public:
+  // The amax-growth warning's window: a fit over this many steps of a point's amax.
+  static constexpr std::size_t kAmaxWindow = 100;
+
   // Starts counting scale changes from the scales the hooks hold now (a resumed run's, from its
   // checkpoint).
   explicit QuantMetrics(const QuantHooks& hooks);
@@ -47,6 +50,8 @@ class QuantMetrics {
     const std::string& point;
     bool columns;
   };
+  void check_amax_growth(std::int64_t step, const TrainConfig& config, Warnings& warnings, std::size_t point,
+                         float amax);
   static void check_thresholds(std::int64_t step, const TrainConfig& config, Warnings& warnings,
                                const quant::PointSettings& settings, const Where& where, const quant::PointStats& s);
 
@@ -57,6 +62,8 @@ class QuantMetrics {
   // that changed it.
   std::vector<float> last_scale_;
   std::vector<std::uint64_t> scale_changes_;
+  // Each point's log2 amax of its last kAmaxWindow steps, oldest first, for the growth warning.
+  std::vector<std::vector<double>> log2_amax_;
 };
 
 }  // namespace altgrad::train

@@ -94,3 +94,41 @@ TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
 
 }  // namespace
 }  // namespace altgrad::train
+
+namespace altgrad::train {
+namespace {
+
+// A point whose amax doubles every 10 steps warns once the 100-step window is full; one whose amax
+// only wanders does not.
+TEST(QuantMetrics, AmaxGrowingExponentiallyWarns) {
+  for (const bool growing : {true, false}) {
+    testing::ScratchDir dir;
+    const TrainConfig config =
+        parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e5m2\"\n", "t.toml");
+    const model::MatmulPoints points(gpt_config(config));
+    QuantHooks hooks(points, resolve_recipe(config));
+    const model::OperandPoint& act = points.operands()[0];
+    const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
+    {
+      RunLog log(dir.path());
+      Warnings warnings(log, nullptr, 1000);
+      QuantMetrics metrics(hooks);
+      for (std::int64_t step = 0; step < 120; ++step) {
+        const float level = growing ? std::ldexp(1e-3f, static_cast<int>(step / 10)) : 1.0f + 0.5f * (step % 3);
+        const std::vector<float> x = {level, -0.5f * level, 0.25f * level, 0.1f * level,
+                                      0.3f * level, -0.2f * level, 0.7f * level, 0.05f * level};
+        std::vector<float> out(x.size());
+        hooks.begin_step(step, false);
+        hooks.apply(operand, x, out);
+        hooks.end_step();
+        metrics.add_step(step + 1, config, warnings);
+      }
+    }
+    int growth = 0;
+    for (const auto& e : json_lines(dir.path() / "events.jsonl")) growth += e.at("kind") == "amax_growth";
+    EXPECT_EQ(growth, growing ? 1 : 0) << (growing ? "growing" : "wandering");
+  }
+}
+
+}  // namespace
+}  // namespace altgrad::train
