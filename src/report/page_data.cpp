@@ -219,12 +219,20 @@ void add_finals(const Report& report, json& data) {
   }
   json dims = json::array(), rows = json::array();
   for (const auto& k : curve_keys) dims.push_back(k);
+  // The cost of the result, where some run reached its target_loss.
+  const bool targets = std::any_of(report.runs.begin(), report.runs.end(),
+                                   [](const RunData& r) { return r.cost && r.cost->reached; });
+  if (targets) dims.insert(dims.end(), {"tokens to target", "seconds to target"});
   // "quant/*/overflow_pct" -> "max overflow_pct": the axis names stay readable.
   for (const auto& [chart, rule] : summarized) dims.push_back(std::string(rule.label) + " " + chart.substr(chart.rfind('/') + 1));
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
     const RunData& run = report.runs[i];
     json values = json::array();
     for (const auto& k : curve_keys) values.push_back(optional(run.final_value(k)));
+    if (targets) {
+      values.push_back(run.cost ? optional(run.cost->tokens) : json());
+      values.push_back(run.cost ? optional(run.cost->seconds) : json());
+    }
     for (const auto& [chart, rule] : summarized) values.push_back(optional(summarize_lines(run, chart, rule.mean)));
     rows.push_back({{"run", run.name}, {"group", report.index.runs[i].group}, {"values", values}});
   }
@@ -286,6 +294,20 @@ void add_tables(const Report& report, json& data) {
                         {"bracket", s.bracket ? json::array({s.bracket->first, s.bracket->second}) : json(nullptr)},
                         {"probes", probes}});
   }
+  // The range fit ranking of each group's first profiled run (tables.cpp's "Range fit").
+  json range_fit = json::array();
+  for (const GroupSummary& g : report.groups) {
+    for (const std::size_t r : g.runs) {
+      const auto fits = report.runs[r].range_fit_ranking();
+      if (fits.empty()) continue;
+      json rows = json::array();
+      for (const RunData::PointFit& f : fits) rows.push_back({f.point, f.overflow_pct, f.flush_pct, f.subnormal_pct});
+      range_fit.push_back({{"group", g.name}, {"run", report.runs[r].name}, {"format", report.runs[r].range_fit_format},
+                           {"rows", rows}});
+      break;
+    }
+  }
+  data["range_fit"] = range_fit;
   data["groups"] = groups;
   data["runs"] = runs;
   data["events"] = events;

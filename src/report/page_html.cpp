@@ -75,6 +75,9 @@ std::string page_html(const Report& report, const std::string& echarts, const st
           "<div id=\"curves\"></div>\n";
   html += "<h2>Final metrics across runs</h2>\n<div id=\"finals\"></div>\n";
   html += "<h2>Stability thresholds</h2>\n<div id=\"searches\"></div>\n";
+  html += "<h2>Range fit</h2>\n<p class=\"note\">Each group's first profiled run, its last profiled step: every "
+          "quantization point ranked by how many of its values the candidate format would lose to overflow or flush "
+          "to zero at the scale its scaling would choose, best fit first.</p>\n<div id=\"range-fit\"></div>\n";
   html += "<h2>Warnings and stop reasons</h2>\n<p class=\"note\">Click a run to show its group's diagnostics "
           "with the step marked.</p>\n<div id=\"events\"></div>\n";
   html += "<h2 id=\"diagnostics-head\">Diagnostics per group</h2>\n<p>Group: <select id=\"group\"></select> "

@@ -229,6 +229,13 @@
                                   fmt(g.val_min), fmt(g.val_max), fmt(g.gap_bf16, 3), g.paired_bf16 || '—',
                                   fmt(g.gap_fp32, 3), g.paired_fp32 || '—', g.reached || '—', fmt(g.tokens_to_target),
                                   fmt(g.seconds_to_target), fmt(g.peak_rss_mib), fmt(g.checkpoint_mib)]), 'group-table');
+    const fits = document.getElementById('range-fit');
+    if (data.range_fit.length === 0) fits.appendChild(el('p', {}, 'No value profiles in these runs.'));
+    data.range_fit.forEach((f) => {
+      fits.appendChild(el('h3', {}, f.group + ': ' + f.format + ' (run ' + f.run + ')'));
+      table(fits, ['point', 'overflow %', 'flush %', 'subnormal %'],
+            f.rows.map((r) => [r[0], fmt(r[1], 3), fmt(r[2], 3), fmt(r[3], 3)]));
+    });
     const verdicts = document.getElementById('verdicts');
     if (data.verdicts.length === 0) verdicts.appendChild(el('p', {}, 'No [criteria] in this sweep.'));
     else table(verdicts, ['criterion', 'group', 'verdict', 'why'],

@@ -1,5 +1,7 @@
 #include "report/run_data.hpp"
 
+#include <algorithm>
+
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -135,6 +137,7 @@ void read_preset(RunData& run) {
   try {
     const toml::table config = toml::parse_file(path.string());
     if (const auto preset = config["quant"]["preset"].value<std::string>()) run.preset = *preset;
+    if (const auto candidate = config["range_fit_format"].value<std::string>()) run.range_fit_format = *candidate;
   } catch (const toml::parse_error& e) {
     throw ReportError(path.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
@@ -146,6 +149,22 @@ std::optional<double> RunData::final_value(const std::string& key) const {
   const auto it = series.find(key);
   if (it == series.end() || it->second.values.empty()) return std::nullopt;
   return it->second.values.back();
+}
+
+std::vector<RunData::PointFit> RunData::range_fit_ranking() const {
+  static const std::string prefix = "diag/profile/", suffix = "/fit/overflow_pct";
+  std::vector<PointFit> fits;
+  for (const auto& [key, s] : series) {
+    if (!key.starts_with(prefix) || !key.ends_with(suffix) || s.values.empty()) continue;
+    const std::string point = key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+    const auto fit = [&](const char* stat) { return final_value(prefix + point + "/fit/" + stat).value_or(0.0); };
+    fits.push_back({point, s.values.back(), fit("subnormal_pct"), fit("flush_pct")});
+  }
+  std::sort(fits.begin(), fits.end(), [](const PointFit& a, const PointFit& b) {
+    const double lost_a = a.overflow_pct + a.flush_pct, lost_b = b.overflow_pct + b.flush_pct;
+    return lost_a != lost_b ? lost_a < lost_b : a.point < b.point;
+  });
+  return fits;
 }
 
 RunData load_run(const std::filesystem::path& dir, const std::string& name) {

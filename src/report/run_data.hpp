@@ -55,6 +55,7 @@ struct RunData {
   std::string name;
   std::filesystem::path dir;
   std::string preset;  // config.toml's quant.preset ("fp32" when it has none, "" without config.toml)
+  std::string range_fit_format = "e1m6";  // config.toml's range_fit_format
   std::map<std::string, Series> series;
   std::map<std::string, Histogram> histograms;
   std::vector<Warning> warnings;
@@ -68,6 +69,13 @@ struct RunData {
   bool diverged() const { return stop_step.has_value(); }
   // The last logged value of `key`, if it was ever logged.
   std::optional<double> final_value(const std::string& key) const;
+  // The range fit of the last profiled step, point by point, best fit first: by overflow_pct +
+  // flush_pct, then by name (docs/quantization.md, "Value profiles").
+  struct PointFit {
+    std::string point;
+    double overflow_pct = 0, subnormal_pct = 0, flush_pct = 0;
+  };
+  std::vector<PointFit> range_fit_ranking() const;
 };
 
 // Reads `dir`; a missing directory or one without metrics is a pending run, not an error.

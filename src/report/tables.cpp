@@ -54,6 +54,32 @@ void group_table(const Report& report, std::ostringstream& md) {
   }
 }
 
+// The range fit ranking of each group's first run that profiled its points: where the candidate
+// format would fit, best first.
+void range_fit_tables(const Report& report, std::ostringstream& md) {
+  bool heading = false;
+  for (const GroupSummary& g : report.groups) {
+    for (const std::size_t r : g.runs) {
+      const RunData& run = report.runs[r];
+      const auto fits = run.range_fit_ranking();
+      if (fits.empty()) continue;
+      if (!heading) {
+        md << "\n## Range fit\n\nEach group's first profiled run, its last profiled step: every quantization point "
+              "ranked by how many of its values the candidate format (range_fit_format) would lose to overflow or "
+              "flush to zero at the scale that point's scaling would choose, best fit first.\n";
+        heading = true;
+      }
+      md << "\n### " << g.name << ": " << run.range_fit_format << " (run " << run.name << ")\n\n"
+         << "| point | overflow % | flush % | subnormal % |\n|---|---|---|---|\n";
+      for (const RunData::PointFit& f : fits) {
+        md << "| " << md_cell(f.point) << " | " << format_number(f.overflow_pct) << " | " << format_number(f.flush_pct)
+           << " | " << format_number(f.subnormal_pct) << " |\n";
+      }
+      break;
+    }
+  }
+}
+
 void verdict_table(const Report& report, std::ostringstream& md) {
   if (report.verdicts.empty()) return;
   md << "\n## Verdicts\n\nEach criterion of the sweep file, for every group but its baseline: pass when the 95% "
@@ -150,6 +176,7 @@ std::string report_markdown(const Report& report) {
   verdict_table(report, md);
   run_table(report, md);
   search_table(report, md);
+  range_fit_tables(report, md);
   event_table(report, md);
   return md.str();
 }
