@@ -205,6 +205,15 @@ check "optimizers --list exit status" 0 $?
 check "optimizers runs" 28 "$(grep -c '\.seed13' <<<"$out")"
 contains "optimizers madam settings" 'e7m0.madam.seed1338  {"adamw_learning_rate":0.003,"learning_rate":0.03,' "$out"
 
+# The research notes' studies (configs/studies/, one sweep per open question): every sweep
+# file expands, every run's config valid; they are never trained here.
+for study in e7m0_gradients:12 e1m6_placement:18 stiffness_e7m0:42 stochastic_power_of_two:12 precision_schedules:21 \
+             e7m0_error_decomposition:6; do
+  out=$("$altgrad" sweep "$root/configs/studies/${study%%:*}.toml" --list 2>&1)
+  check "study ${study%%:*} --list exit status" 0 $?
+  check "study ${study%%:*} runs" "${study##*:}" "$(grep -c '{' <<<"$out")"
+done
+
 # 7. The precision-schedule study (configs/precision_schedule.toml), shrunk 50-fold to the tiny
 #    model: every run completes, each schedule switches at its scaled steps, the report marks them.
 ROOT=$root CORPUS=$work/corpus.txt perl -pe 's/^base = .*/base = "$ENV{ROOT}\/configs\/tiny.toml"/;
