@@ -20,8 +20,7 @@ long block_of(const std::string& name) {
 
 }  // namespace
 
-json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const TrainConfig& config, Warnings& warnings,
-                    ScalarLog& scalars) {
+json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   json l2 = json::object(), linf = json::object();
   const long top = model.config().n_layer - 1;
   double top_squared = 0.0, bottom_squared = 0.0;
@@ -32,8 +31,6 @@ json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const Tra
     const double largest = diag::max_abs(g);
     l2[spec.name] = std::sqrt(squared);
     linf[spec.name] = largest;
-    scalars.add("grad/l2/" + spec.name, std::sqrt(squared));
-    scalars.add("grad/linf/" + spec.name, largest);
     const long block = block_of(spec.name);
     if (block == top) top_squared += squared;
     if (block == 0) bottom_squared += squared;
@@ -42,7 +39,6 @@ json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const Tra
   if (top > 0) {
     const double ratio = std::sqrt(top_squared) / std::sqrt(bottom_squared);
     out["layer_ratio"] = ratio;
-    scalars.add("grad/layer_ratio", ratio);
     if (ratio > config.warn_layer_grad_ratio) {
       warnings.warn(step, "layer_grad_ratio", "", ratio, config.warn_layer_grad_ratio,
                     "the top block's gradient norm is " + short_number(ratio) + " times the bottom block's (threshold " +
@@ -53,15 +49,13 @@ json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const Tra
 }
 
 void add_clipping(std::span<const double> recent_norms, std::int64_t step, const TrainConfig& config,
-                  Warnings& warnings, ScalarLog& scalars, json& out) {
+                  Warnings& warnings, json& out) {
   std::size_t clipped = 0;
   for (const double norm : recent_norms) clipped += optim::clips(norm, config.grad_clip);
   const bool now = !recent_norms.empty() && optim::clips(recent_norms.back(), config.grad_clip);
   const double rate = recent_norms.empty() ? 0.0 : static_cast<double>(clipped) / static_cast<double>(recent_norms.size());
   out["clipped"] = now;
   out["clip_rate"] = rate;
-  scalars.add("grad/clipped", now ? 1.0 : 0.0);
-  scalars.add("grad/clip_rate", rate);
   const std::int64_t oldest = step - static_cast<std::int64_t>(recent_norms.size()) + 1;
   if (recent_norms.size() >= kClipWarnAfter && oldest > config.warmup_iters && rate > config.warn_clip_rate) {
     warnings.warn(step, "clip_rate", "", rate, config.warn_clip_rate,

@@ -24,11 +24,6 @@ nlohmann::json stats_json(const quant::PointStats& s) {
   return stats;
 }
 
-void add_scalars(ScalarLog& scalars, const std::string& prefix, const nlohmann::json& stats) {
-  for (const auto& [key, value] : stats.items()) {
-    if (value.is_number()) scalars.add(prefix + key, value.get<double>());
-  }
-}
 
 }  // namespace
 
@@ -103,7 +98,7 @@ void QuantMetrics::check_thresholds(std::int64_t step, const TrainConfig& config
   }
 }
 
-nlohmann::json QuantMetrics::take(ScalarLog& scalars) {
+nlohmann::json QuantMetrics::take() {
   nlohmann::json points = nlohmann::json::object();
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const quant::PointStats &rows = interval_[i], &columns = interval_columns_[i];
@@ -114,10 +109,8 @@ nlohmann::json QuantMetrics::take(ScalarLog& scalars) {
       stats["scale_changes"] = scale_changes_[i];
       scale_changes_[i] = 0;
     }
-    add_scalars(scalars, "quant/" + name + "/", stats);
     if (columns.calls) {
       stats["colwise"] = stats_json(columns);
-      add_scalars(scalars, "quant/" + name + "/colwise/", stats["colwise"]);
     }
     points[name] = std::move(stats);
     interval_[i] = quant::PointStats{};

@@ -39,9 +39,8 @@ class QuantMetrics {
   // After a training step: warns where a point crossed a threshold and adds the step to the interval.
   void add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings);
 
-  // The interval's statistics keyed by point name (TensorBoard tags "quant/<point>/<stat>" into
-  // `scalars`), then a new interval begins.
-  nlohmann::json take(ScalarLog& scalars);
+  // The interval's statistics keyed by point name, then a new interval begins.
+  nlohmann::json take();
 
  private:
   // Which copy a warning is about: the point's row-wise copies, or its column-wise ones (warning

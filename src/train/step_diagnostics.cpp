@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
+json code_usage(const QuantHooks* hooks) {
   json usage = json::object();
   if (!hooks) return usage;
   for (std::size_t i = 0; i < hooks->size(); ++i) {
@@ -25,7 +25,6 @@ json code_usage(const QuantHooks* hooks, ScalarLog& scalars) {
     if (!point || !point->has_code_histogram() || point->step_stats().calls == 0) continue;
     const double fraction = diag::code_usage(point->code_histogram(), point->settings().format).fraction;
     usage[hooks->name(i)] = fraction;
-    scalars.add("diag/code_usage/" + hooks->name(i), fraction);
   }
   return usage;
 }
@@ -40,13 +39,11 @@ bool act_quantized(const QuantHooks* hooks, const model::MatmulPoint& matmul) {
 // The statistic for every tensor; the warning only where a narrow format reads the tensor. A block's
 // output reaches a quantized operand as the next matmul's input (after its norm): c_attn of the
 // next block, or the LM head after the last block.
-json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
-              ScalarLog& scalars) {
+json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   json out = json::object();
   const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
     const double k = diag::moments_of(values).kurtosis;
     out[name] = k;
-    scalars.add("diag/kurtosis/" + name, k);
     if (quantized && k > config.warn_kurtosis) {
       warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
                     name + " has kurtosis " + short_number(k) + " (threshold " + short_number(config.warn_kurtosis) +
@@ -74,33 +71,30 @@ json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& 
   return out;
 }
 
-// One layer's entropy summary as metrics and TensorBoard scalars ("<key>/<layer>/mean", ...).
-diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInputs& in, const std::string& key,
-                              const std::string& name, json& out, ScalarLog& scalars) {
+// One layer's entropy summary into `out`.
+diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInputs& in, const std::string& name,
+                              json& out) {
   const std::vector<double> heads =
       diag::attention_entropy_per_head(probs, in.acts.B, in.model.config().n_head, in.acts.T);
   const diag::LayerEntropy layer = diag::layer_entropy(heads);
   json per_head = json::array();
   for (const double h : heads) per_head.push_back(h);
   out[name] = {{"mean", layer.mean}, {"min", layer.min}, {"per_head", per_head}};
-  scalars.add("diag/" + key + "/" + name + "/mean", layer.mean);
-  scalars.add("diag/" + key + "/" + name + "/min", layer.min);
   return layer;
 }
 
 // attention_entropy: of the probabilities probs·v multiplied (the quantized ones where the probs
 // point is on), the attention the model actually used. attention_entropy_unquantized: of the
 // softmax output, only for layers whose probs point is quantized, to show what quantizing did.
-json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
-                       ScalarLog& scalars) {
+json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   json used = json::object(), unquantized = json::object();
   for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
     const auto& layer = in.acts.layers[l];
     const std::string name = "h." + std::to_string(l) + ".attn";
     const std::span<const float> probs_used = layer.attention_used.probs;
-    const diag::LayerEntropy entropy = entropy_of(probs_used, in, "attention_entropy", name, used, scalars);
+    const diag::LayerEntropy entropy = entropy_of(probs_used, in, name, used);
     if (probs_used.data() != layer.att_probs.data()) {
-      entropy_of(layer.att_probs, in, "attention_entropy_unquantized", name, unquantized, scalars);
+      entropy_of(layer.att_probs, in, name, unquantized);
     }
     if (entropy.min < config.warn_attention_entropy) {
       warnings.warn(step, "attention_entropy", name, entropy.min, config.warn_attention_entropy,
@@ -114,8 +108,7 @@ json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const Trai
   return out;
 }
 
-json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
-                ScalarLog& scalars) {
+json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
   json out = json::object();
   const model::GptConfig& c = in.model.config();
   const std::size_t N = in.acts.B * in.acts.T, H = model::hidden_size(c);
@@ -125,7 +118,6 @@ json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig
         (c.mlp == model::Mlp::swiglu ? diag::dead_units_swiglu(fc, N, H) : diag::dead_units_gelu(fc, N, H)).fraction;
     const std::string name = "h." + std::to_string(l) + ".mlp";
     out[name] = fraction;
-    scalars.add("diag/dead_units/" + name, fraction);
     if (100 * fraction > config.warn_dead_units_pct) {
       warnings.warn(step, "dead_units", name, 100 * fraction, config.warn_dead_units_pct,
                     name + " has " + short_number(100 * fraction) + "% of its hidden units dead (threshold " +
@@ -166,7 +158,6 @@ json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const 
     if (!in.fp32_gradients.empty()) {
       const double db = diag::snr_db(g, spec.slot.in(in.fp32_gradients));
       snr[spec.name] = db;
-      scalars.add("diag/grad_snr_db/" + spec.name, db);
       if (db < config.warn_grad_snr_db) {
         warnings.warn(step, "grad_snr", spec.name, db, config.warn_grad_snr_db,
                       spec.name + "'s gradient keeps an SNR of " + short_number(db) + " dB against FP32 (threshold " +
@@ -186,10 +177,10 @@ json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const 
 json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
                       ScalarLog& scalars) {
   json out = gradients_and_weights(in, step, config, warnings, scalars);
-  out["code_usage"] = code_usage(in.hooks, scalars);
-  out["kurtosis"] = kurtosis(in, step, config, warnings, scalars);
-  out.update(attention_entropy(in, step, config, warnings, scalars));
-  out["dead_units"] = dead_units(in, step, config, warnings, scalars);
+  out["code_usage"] = code_usage(in.hooks);
+  out["kurtosis"] = kurtosis(in, step, config, warnings);
+  out.update(attention_entropy(in, step, config, warnings));
+  out["dead_units"] = dead_units(in, step, config, warnings);
   if (in.hooks && config.profile_points) out["profile"] = value_profiles(*in.hooks, config.range_fit_format, scalars);
   return out;
 }

@@ -16,7 +16,7 @@ bool on_a_grid(const model::TensorSpec& spec, const optim::ParameterRange& range
 
 }  // namespace
 
-nlohmann::json step_geometry(const StepGeometryInputs& in, ScalarLog& scalars) {
+nlohmann::json step_geometry(const StepGeometryInputs& in) {
   nlohmann::json out = nlohmann::json::object();
   const auto tensors = in.layout.tensors();
   std::vector<float> applied;
@@ -39,11 +39,6 @@ nlohmann::json step_geometry(const StepGeometryInputs& in, ScalarLog& scalars) {
                       {"stiffness_entropy", g.stiffness_entropy}, {"log2_stiffness", histogram},
                       {"delta_code_mean", g.delta_code_mean},   {"delta_code_variance", g.delta_code_variance},
                       {"grad_stiffness_correlation", g.grad_stiffness_correlation}};
-    for (const char* key : {"update_underflow", "update_success", "misalignment", "capacity", "alignment",
-                            "stiffness_entropy", "delta_code_variance", "grad_stiffness_correlation"}) {
-      const double value = out[spec.name][key].is_number() ? out[spec.name][key].get<double>() : std::nan("");
-      if (std::isfinite(value)) scalars.add(std::string("geometry/") + key + "/" + spec.name, value);
-    }
   }
   return out;
 }

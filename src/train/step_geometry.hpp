@@ -2,7 +2,7 @@
 // The geometry diagnostics of a diagnostic step (docs/optimizers.md, "Geometry diagnostics"): for
 // each tensor that lives on a grid — the matmul weights, and the embeddings a bit-space optimizer
 // updates under grid_embeddings — diag::grid_geometry of the optimizer step just taken, written as
-// metrics.jsonl's diag.geometry.<tensor> and TensorBoard scalars geometry/<metric>/<tensor>.
+// metrics.jsonl's diag.geometry.<tensor> (TensorBoard: diag/geometry/<tensor>/<metric>).
 #include <span>
 #include <vector>
 
@@ -24,6 +24,6 @@ struct StepGeometryInputs {
   std::span<const float> grads;              // the gradient it was given (clipped)
 };
 
-nlohmann::json step_geometry(const StepGeometryInputs& in, ScalarLog& scalars);
+nlohmann::json step_geometry(const StepGeometryInputs& in);
 
 }  // namespace altgrad::train

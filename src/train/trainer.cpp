@@ -477,19 +477,19 @@ class Run {
       diagnostics = step_diagnostics({s_.model, s_.acts, s_.quant(), s_.fp32_gradients}, done, config_, loop.warnings,
                                      scalars);
     }
-    if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian, scalars);
+    if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian);
     const bool logged = logged_step(done, diag_step || hessian.has_value());
-    nlohmann::json gradient = logged ? gradient_norms(s_.model, done, config_, loop.warnings, scalars) : nullptr;
+    nlohmann::json gradient = logged ? gradient_norms(s_.model, done, config_, loop.warnings) : nullptr;
     const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
     if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
     if (quant_metrics_) quant_metrics_->add_step(done, config_, loop.warnings);
     check_spikes(done, loss, grad_norm, loop.warnings);
-    if (logged) add_clipping(norm_spikes_.history(), done, config_, loop.warnings, scalars, gradient);
+    if (logged) add_clipping(norm_spikes_.history(), done, config_, loop.warnings, gradient);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
     if (diag_step) {
-      diagnostics["geometry"] = measured_optimizer_step(static_cast<float>(lr), scalars);
+      diagnostics["geometry"] = measured_optimizer_step(static_cast<float>(lr));
     } else {
       s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
     }
@@ -541,14 +541,12 @@ class Run {
             {"decoded_weight_bytes", m.decoded_weight_bytes}};
   }
 
-  static nlohmann::json hessian_metrics(const diag::HessianEstimate& h, ScalarLog& scalars) {
-    scalars.add("hessian/top_eigenvalue", h.eigenvalue);
-    scalars.add("hessian/residual", h.residual);
+  static nlohmann::json hessian_metrics(const diag::HessianEstimate& h) {
     return {{"top_eigenvalue", h.eigenvalue}, {"residual", h.residual}, {"iterations", h.iterations}};
   }
 
   // The optimizer step of a diagnostic step, with its geometry diagnostics (step_geometry.hpp).
-  nlohmann::json measured_optimizer_step(float lr, ScalarLog& scalars) {
+  nlohmann::json measured_optimizer_step(float lr) {
     std::vector<optim::WeightGrid> grids_before;
     for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
     std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
@@ -556,8 +554,7 @@ class Run {
     s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), lr);
     s_.optimizer->record_intended({});
     return step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step, s_.model.parameters(),
-                          s_.intended_step, s_.model.gradients()},
-                         scalars);
+                          s_.intended_step, s_.model.gradients()});
   }
 
   void check_spikes(std::int64_t step, double loss, double grad_norm, Warnings& warnings) {
@@ -596,10 +593,8 @@ class Run {
   }
 
   void log_metrics(std::int64_t done, nlohmann::json& metrics, ScalarLog& scalars, Loop& loop) {
-    for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "val_loss", "val_perplexity", "phase"}) {
-      if (metrics.contains(key)) scalars.add(key, metrics[key].get<double>());
-    }
-    if (quant_metrics_) metrics["quant"] = quant_metrics_->take(scalars);
+    if (quant_metrics_) metrics["quant"] = quant_metrics_->take();
+    add_scalars_of(metrics, scalars);
     loop.log.metrics(metrics);
     loop.tensorboard.write(done, scalars);
   }

@@ -70,12 +70,6 @@ json value_profiles(const QuantHooks& hooks, const std::string& candidate, Scala
     if (!p) continue;
     const std::string& name = hooks.name(i);
     json entry = profile_json(*p, candidate);
-    for (const char* key : {"mean", "std", "p50", "p99", "p99_9", "dynamic_range"}) {
-      if (entry[key].is_number()) scalars.add("diag/profile/" + name + "/" + key, entry[key].get<double>());
-    }
-    for (const char* key : {"overflow_pct", "subnormal_pct", "flush_pct"}) {
-      scalars.add("diag/range_fit/" + name + "/" + key, entry["fit"][key].get<double>());
-    }
     scalars.histograms.emplace_back("profile_log2/" + name, tensorboard_histogram(p->values.binades()));
     out[name] = std::move(entry);
   }

@@ -1,6 +1,6 @@
 #pragma once
-// The value profiles of a diagnostic step as metrics (diag.profile) and TensorBoard scalars and
-// histograms (docs/quantization.md, "Value profiles").
+// The value profiles of a diagnostic step as metrics (diag.profile), and their log2 histograms for
+// TensorBoard (docs/quantization.md, "Value profiles").
 #include <nlohmann/json.hpp>
 #include <string>
 

@@ -75,13 +75,13 @@ TEST(HessianTraining, LeavesTheRunsBitsAsTheyAreWithoutIt) {
     EXPECT_EQ(line["diag"]["hessian"]["iterations"].get<int>(), 4);
   }
   EXPECT_EQ(logged_values.size(), 4u);  // steps 2, 4, 6, 8
-  // TensorBoard has the same values under hessian/top_eigenvalue.
+  // TensorBoard has the same values under diag/hessian/top_eigenvalue, their metrics path.
   std::map<std::int64_t, double> scalars;
   for (const auto& entry : fs::directory_iterator(dir.path() / "with")) {
     if (!entry.path().filename().string().starts_with("events.out.tfevents.")) continue;
     for (const auto& e : io::read_tensorboard_events(entry.path())) {
       for (const auto& s : e.scalars) {
-        if (s.tag == "hessian/top_eigenvalue") scalars[e.step] = s.value;
+        if (s.tag == "diag/hessian/top_eigenvalue") scalars[e.step] = s.value;
       }
     }
   }
