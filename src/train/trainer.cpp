@@ -21,8 +21,8 @@
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
-#include "train/gradient_flow.hpp"
 #include "train/code_only_weights.hpp"
+#include "train/gradient_flow.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/phase_switch.hpp"
@@ -57,7 +57,7 @@ struct Session {
   Schedule schedule;
   std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
   Recipe recipe;          // that phase's
-  std::optional<QuantHooks> hooks;  // none when the recipe quantizes nothing: the FP32 path, uncopied
+  std::optional<QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
   WeightGrids grids;
@@ -394,7 +394,8 @@ class Run {
   TrainConfig config_with_provenance() const {
     TrainConfig written = config_;
     if (!warm_start_.is_null()) {
-      written.init_from_step = fs::exists(fs::path(config_.init_from) / "model.safetensors") ? 0 : warm_start_.at("step").get<std::int64_t>();
+      const bool checkpoint_named = fs::exists(fs::path(config_.init_from) / "model.safetensors");
+      written.init_from_step = checkpoint_named ? 0 : warm_start_.at("step").get<std::int64_t>();
       written.init_from_checksum = warm_start_.at("model_crc32c").get<std::string>();
     }
     return written;
