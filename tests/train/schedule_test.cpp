@@ -3,12 +3,17 @@
 // point recomputed from the checkpoint and the step's batch, and resume inside and across phases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
+#include "format/codec.hpp"
+#include "format/parse.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "optim/code_weights.hpp"
 #include "support/thread_count.hpp"
 #include "train/error_message.hpp"
 #include "train/quant_checkpoint.hpp"
@@ -249,6 +254,50 @@ TEST(Schedule, ResumeInsideEachPhaseAndAtEachSwitchIsBitIdenticalOnOneAndTwoThre
       }
       EXPECT_EQ(metrics_without_timing(split), metrics_without_timing(dir.path() / "straight"));
     }
+  }
+}
+
+// Code-only weights whose grid changes format at a switch are encoded again from their values by
+// round to nearest even under a new code scale; the phase event reports how many values moved, as
+// recomputed here from the switch step's checkpoint. Resume across the switch stays bit-identical.
+TEST(Schedule, CodeOnlyWeightsAreReencodedOnTheNewGridAtASwitch) {
+  testing::ScratchDir dir;
+  TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()),
+                             kFp8 + "[[quant.phase]]\nstart = 4\n[quant.phase.weight]\nformat = \"e3m4\"\n");
+  c.optimizer = OptimizerKind::gridwalk;
+  c.master_weights = false;
+  const TrainOutcome straight = run(c, dir.path() / "straight");
+  nlohmann::json event;
+  for (const auto& e : json_lines(dir.path() / "straight" / "events.jsonl")) {
+    if (e.at("event") == "phase") event = e;
+  }
+  ASSERT_FALSE(event.is_null());
+  const nlohmann::json& reencoded = event.at("reencoded");
+  ASSERT_FALSE(reencoded.empty());
+
+  model::Gpt<float> gpt(gpt_config(c));
+  (void)load_model(dir.path() / "straight" / "checkpoints" / "step_4", gpt);
+  const format::Format e3m4 = format::make_format(format::parse_format("e3m4"));
+  for (const auto& t : reencoded) {
+    EXPECT_EQ(t.at("from"), "e4m3");
+    EXPECT_EQ(t.at("to"), "e3m4");
+    EXPECT_EQ(t.at("rounding"), "nearest_even");
+    const std::span<const float> values = gpt.parameter(t.at("tensor").get<std::string>());
+    float amax = 0;
+    for (const float v : values) amax = std::max(amax, std::fabs(v));
+    const float scale = optim::code_scale(e3m4, amax, c.code_headroom);
+    std::size_t changed = 0;
+    for (const float v : values) {
+      const float q = format::decode(e3m4, format::encode(e3m4, format::Rounding::nearest_even, v * scale)) / scale;
+      changed += q != v;
+    }
+    EXPECT_EQ(t.at("values_changed").get<std::size_t>(), changed) << t.at("tensor");
+  }
+  const fs::path split = dir.path() / "split";
+  (void)run_interrupted(c, split, 4);
+  const TrainOutcome resumed = run(c, split, /*resume=*/true);
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "quant.safetensors", "state.json"}) {
+    EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
   }
 }
 

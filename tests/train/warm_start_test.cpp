@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "support/thread_count.hpp"
 #include "train/error_message.hpp"
 #include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
@@ -98,7 +99,7 @@ TEST(WarmStart, ProvenanceIsWrittenAndPinsTheSource) {
                        {"init_from", "CRC-32C", checksum, "init_from_checksum"}));
 }
 
-// An interrupted source has not finished: its last checkpoint is not its last.
+// Interrupted after `steps` step boundaries, as SIGTERM interrupts `altgrad train`.
 TrainOutcome interrupted_after(const TrainConfig& config, const fs::path& run_dir, int steps) {
   TrainOptions options;
   options.run_dir = run_dir;
@@ -107,6 +108,25 @@ TrainOutcome interrupted_after(const TrainConfig& config, const fs::path& run_di
     return ++boundaries >= steps ? std::optional<std::string>("a test") : std::nullopt;
   };
   return train(config, options);
+}
+
+TEST(WarmStart, ResumingAWarmStartedRunIsBitIdenticalOnOneAndTwoThreads) {
+  testing::ScratchDir dir;
+  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  (void)run(c, dir.path() / "source");
+  const TrainConfig warm = warm_from(c, dir.path() / "source");
+  const TrainOutcome straight = run(warm, dir.path() / "straight");
+  for (const int threads : {1, 2}) {
+    const fs::path split = dir.path() / ("split" + std::to_string(threads));
+    const TrainOutcome resumed = test_support::with_threads(threads, [&] {
+      (void)interrupted_after(warm, split, 3);
+      return run(warm, split, /*resume=*/true);
+    });
+    for (const char* file : {"model.safetensors", "optimizer.safetensors", "quant.safetensors", "state.json"}) {
+      EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file << threads;
+    }
+    EXPECT_EQ(metrics_without_timing(split), metrics_without_timing(dir.path() / "straight")) << threads;
+  }
 }
 
 TEST(WarmStart, BadSourcesAreClearErrors) {
