@@ -17,6 +17,9 @@ std::atomic<std::size_t> g_allocations{0};
 
 }  // namespace
 
+// The replaced operator new allocates with malloc, so free is its match; GCC 12 cannot see that
+// through the replacement at every optimization level and warns (-Wmismatched-new-delete).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
