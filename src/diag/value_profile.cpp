@@ -71,8 +71,12 @@ double ValueProfile::abs_percentile(double p) const {
   return bucket_edge(kBuckets - 1);
 }
 
-ValueProfile::Binades ValueProfile::binades(int lo, int hi) const {
-  Binades out{lo, hi, std::vector<std::uint64_t>(static_cast<std::size_t>(hi - lo), 0), 0, 0};
+Log2Histogram ValueProfile::log2_histogram(int lo, int hi) const {
+  Log2Histogram out;
+  out.lo = lo;
+  out.hi = hi;
+  out.buckets.assign(static_cast<std::size_t>(hi - lo), 0);
+  out.non_finite = non_finite();
   for (std::size_t b = 0; b < kBuckets; ++b) {
     if (buckets_[b] == 0) continue;
     // Exponent field 0 (buckets [0, 8)) holds zeros and subnormals; field e the binade e − 127.
@@ -82,7 +86,7 @@ ValueProfile::Binades ValueProfile::binades(int lo, int hi) const {
     } else if (binade >= hi) {
       out.above += buckets_[b];
     } else {
-      out.counts[static_cast<std::size_t>(binade - lo)] += buckets_[b];
+      out.buckets[static_cast<std::size_t>(binade - lo)] += buckets_[b];
     }
   }
   return out;

@@ -15,6 +15,8 @@
 #include <span>
 #include <vector>
 
+#include "diag/log2_histogram.hpp"
+
 namespace altgrad::diag {
 
 class ValueProfile {
@@ -35,16 +37,11 @@ class ValueProfile {
   // of the bucket holding the ⌈p·n/100⌉-th smallest |x|. NaN without finite values.
   double abs_percentile(double p) const;
 
-  // Counts of floor(log2|x|) over finite values: binade lo + i in counts[i] for lo ≤ k < hi;
-  // zero_or_below counts zeros, float32 subnormals and the values below 2^lo, above those from
-  // 2^hi up. The fixed default range, [2^−48, 2^16), holds the activations, weights and gradients
-  // of the bench's models, and lets a report stack the steps into one heatmap.
-  struct Binades {
-    int lo = 0, hi = 0;
-    std::vector<std::uint64_t> counts;
-    std::uint64_t zero_or_below = 0, above = 0;
-  };
-  Binades binades(int lo = -48, int hi = 16) const;
+  // Counts of floor(log2|x|) as log2_histogram.hpp defines them, for lo ≤ −126 < hi: zeros,
+  // float32 subnormals and values below 2^lo are zero_or_below. The fixed default range,
+  // [2^−48, 2^16), holds the activations, weights and gradients of the bench's models, and lets a
+  // report stack the steps into one heatmap.
+  Log2Histogram log2_histogram(int lo = -48, int hi = 16) const;
 
   const std::array<std::uint64_t, kBuckets>& buckets() const { return buckets_; }
   static float bucket_edge(std::size_t bucket);

@@ -10,6 +10,7 @@
 #include "diag/log2_histogram.hpp"
 #include "diag/moments.hpp"
 #include "model/matmul_points.hpp"
+#include "train/log2_record.hpp"
 #include "train/value_profiles.hpp"
 
 namespace altgrad::train {
@@ -127,27 +128,6 @@ json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig
   return out;
 }
 
-// A histogram of log2|w| for TensorBoard, whose buckets end (exclusive) at their right edge: bucket k
-// of the log2 histogram (|w| in [2^k, 2^(k+1))) ends at k + 1; values below 2^lo (zero included)
-// share a bucket ending at lo, values from 2^hi up one ending at hi + 1. Sums use bucket centres.
-io::TensorBoardHistogram log2_for_tensorboard(const diag::Log2Histogram& h) {
-  io::TensorBoardHistogram r;
-  const auto add = [&](double left, std::uint64_t count) {
-    r.right_edges.push_back(left + 1);
-    r.counts.push_back(static_cast<double>(count));
-    if (count == 0) return;
-    if (r.num == 0) r.min = left;
-    r.max = left + 1;
-    r.num += static_cast<double>(count);
-    r.sum += static_cast<double>(count) * (left + 0.5);
-    r.sum_squares += static_cast<double>(count) * (left + 0.5) * (left + 0.5);
-  };
-  add(h.lo - 1, h.zero_or_below);
-  for (std::size_t k = 0; k < h.buckets.size(); ++k) add(h.lo + static_cast<double>(k), h.buckets[k]);
-  add(h.hi, h.above);
-  return r;
-}
-
 // Per tensor: the gradient's SNR against the shadow FP32 backward, and the weights' log2 histogram.
 json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config,
                            Warnings& warnings, ScalarLog& scalars) {
@@ -165,8 +145,7 @@ json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const 
       }
     }
     const diag::Log2Histogram h = diag::log2_histogram(spec.slot.in(in.model.parameters()));
-    weights[spec.name] = {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.buckets}, {"zero_or_below", h.zero_or_below},
-                          {"above", h.above}, {"non_finite", h.non_finite}};
+    weights[spec.name] = log2_json(h);
     scalars.histograms.emplace_back("weights_log2/" + spec.name, log2_for_tensorboard(h));
   }
   return {{"grad_snr_db", snr}, {"weight_log2", weights}};

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "train/log2_record.hpp"
+
 namespace altgrad::train {
 namespace {
 
@@ -18,30 +20,10 @@ json dynamic_range(double p50, double p999) {
   return std::log2(p999 / p50);
 }
 
-// A log2 histogram for TensorBoard: bucket k (|x| in [2^k, 2^(k+1))) ends at k + 1; the values
-// below 2^lo share a bucket ending at lo, those from 2^hi up one ending at hi + 1.
-io::TensorBoardHistogram tensorboard_histogram(const diag::ValueProfile::Binades& b) {
-  io::TensorBoardHistogram h;
-  const auto add = [&](double left, std::uint64_t count) {
-    h.right_edges.push_back(left + 1);
-    h.counts.push_back(static_cast<double>(count));
-    if (count == 0) return;
-    if (h.num == 0) h.min = left;
-    h.max = left + 1;
-    h.num += static_cast<double>(count);
-    h.sum += static_cast<double>(count) * (left + 0.5);
-    h.sum_squares += static_cast<double>(count) * (left + 0.5) * (left + 0.5);
-  };
-  add(b.lo - 1, b.zero_or_below);
-  for (std::size_t k = 0; k < b.counts.size(); ++k) add(b.lo + static_cast<double>(k), b.counts[k]);
-  add(b.hi, b.above);
-  return h;
-}
-
 json profile_json(const PointProfile& p, const std::string& candidate) {
   const diag::ValueProfile& v = p.values;
   const double p50 = v.abs_percentile(50), p99 = v.abs_percentile(99), p999 = v.abs_percentile(99.9);
-  const diag::ValueProfile::Binades b = v.binades();
+
   return {{"count", v.count()},
           {"non_finite", v.non_finite()},
           {"mean", v.mean()},
@@ -52,7 +34,7 @@ json profile_json(const PointProfile& p, const std::string& candidate) {
           {"p99", p99},
           {"p99_9", p999},
           {"dynamic_range", dynamic_range(p50, p999)},
-          {"log2", {{"lo", b.lo}, {"hi", b.hi}, {"counts", b.counts}, {"zero_or_below", b.zero_or_below}, {"above", b.above}}},
+          {"log2", log2_json(v.log2_histogram())},
           {"fit",
            {{"format", candidate},
             {"scale", p.fit_scale},
@@ -70,7 +52,7 @@ json value_profiles(const QuantHooks& hooks, const std::string& candidate, Scala
     if (!p) continue;
     const std::string& name = hooks.name(i);
     json entry = profile_json(*p, candidate);
-    scalars.histograms.emplace_back("profile_log2/" + name, tensorboard_histogram(p->values.binades()));
+    scalars.histograms.emplace_back("profile_log2/" + name, log2_for_tensorboard(p->values.log2_histogram()));
     out[name] = std::move(entry);
   }
   return out;

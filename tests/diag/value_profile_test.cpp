@@ -64,7 +64,7 @@ TEST(ValueProfile, EqualsBruteForceOverTwoCalls) {
     EXPECT_TRUE(exact == 0 || exact < p.abs_percentile(q) * std::pow(2.0, 1.0 / 8) || exact < 1e-38f) << "p" << q;
   }
 
-  const ValueProfile::Binades binades = p.binades(-40, 4);
+  const Log2Histogram binades = p.log2_histogram(-40, 4);
   std::vector<std::uint64_t> counts(44, 0);
   std::uint64_t below = 0, above = 0;
   for (const float m : magnitudes) {
@@ -80,7 +80,8 @@ TEST(ValueProfile, EqualsBruteForceOverTwoCalls) {
   }
   EXPECT_EQ(binades.lo, -40);
   EXPECT_EQ(binades.hi, 4);
-  EXPECT_EQ(binades.counts, counts);
+  EXPECT_EQ(binades.buckets, counts);
+  EXPECT_EQ(binades.non_finite, p.non_finite());
   EXPECT_EQ(binades.zero_or_below, below);
   EXPECT_EQ(binades.above, above);
   EXPECT_GT(above, 0u);
@@ -94,7 +95,7 @@ TEST(ValueProfile, NoFiniteValuesGiveNaNs) {
   EXPECT_EQ(p.non_finite(), 2u);
   EXPECT_TRUE(std::isnan(p.mean()));
   EXPECT_TRUE(std::isnan(p.abs_percentile(50)));
-  EXPECT_EQ(p.binades().zero_or_below + p.binades().above, 0u);
+  EXPECT_EQ(p.log2_histogram().zero_or_below + p.log2_histogram().above, 0u);
 }
 
 }  // namespace

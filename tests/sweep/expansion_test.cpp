@@ -194,16 +194,6 @@ steps = 5
   EXPECT_NE(error.find("sweep.toml:2"), std::string::npos) << error;
 }
 
-}  // namespace
-}  // namespace altgrad::sweep
-
-namespace altgrad::sweep {
-namespace {
-
-using testing::expand_text;
-using testing::expansion_error;
-using testing::ScratchDir;
-
 const char* const kWarmStart = R"(
 [recipes.pre]
 quant.preset = "bf16"

@@ -13,18 +13,6 @@
 namespace altgrad::train {
 namespace {
 
-// Trains with an interruption that answers after `after_steps` step boundaries.
-TrainOutcome run_interrupted(const TrainConfig& config, const fs::path& run_dir, int after_steps) {
-  TrainOptions options;
-  options.run_dir = run_dir;
-  int boundaries = 0;
-  options.interruption = [&]() -> std::optional<std::string> {
-    if (++boundaries >= after_steps) return "a test";
-    return std::nullopt;
-  };
-  return train(config, options);
-}
-
 TEST(Interruption, CheckpointsTheStepAndResumesToTheSameBytes) {
   testing::ScratchDir dir;
   const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));  // checkpoints at 4 and 8

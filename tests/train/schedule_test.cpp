@@ -225,18 +225,6 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
   EXPECT_EQ(checked, 8);  // c_attn, c_proj, c_fc, mlp c_proj inputs of both blocks
 }
 
-// Interrupted after `after_steps` step boundaries (as SIGTERM stops `altgrad train`).
-TrainOutcome run_interrupted(const TrainConfig& config, const fs::path& run_dir, int after_steps) {
-  TrainOptions options;
-  options.run_dir = run_dir;
-  int boundaries = 0;
-  options.interruption = [&]() -> std::optional<std::string> {
-    if (++boundaries >= after_steps) return "a test";
-    return std::nullopt;
-  };
-  return train(config, options);
-}
-
 TEST(Schedule, ResumeInsideEachPhaseAndAtEachSwitchIsBitIdenticalOnOneAndTwoThreads) {
   testing::ScratchDir dir;
   const TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()), kThreePhases);

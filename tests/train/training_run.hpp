@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,6 +68,19 @@ inline TrainOutcome run(const TrainConfig& config, const fs::path& run_dir, bool
   TrainOptions options;
   options.run_dir = run_dir;
   options.resume = resume;
+  return train(config, options);
+}
+
+// Trains with an interruption (as SIGTERM interrupts `altgrad train`) that answers after
+// `after_steps` step boundaries: the run checkpoints that step and ends, to be resumed.
+inline TrainOutcome run_interrupted(const TrainConfig& config, const fs::path& run_dir, int after_steps) {
+  TrainOptions options;
+  options.run_dir = run_dir;
+  int boundaries = 0;
+  options.interruption = [&]() -> std::optional<std::string> {
+    if (++boundaries >= after_steps) return "a test";
+    return std::nullopt;
+  };
   return train(config, options);
 }
 

@@ -99,17 +99,6 @@ TEST(WarmStart, ProvenanceIsWrittenAndPinsTheSource) {
                        {"init_from", "CRC-32C", checksum, "init_from_checksum"}));
 }
 
-// Interrupted after `steps` step boundaries, as SIGTERM interrupts `altgrad train`.
-TrainOutcome interrupted_after(const TrainConfig& config, const fs::path& run_dir, int steps) {
-  TrainOptions options;
-  options.run_dir = run_dir;
-  int boundaries = 0;
-  options.interruption = [&]() -> std::optional<std::string> {
-    return ++boundaries >= steps ? std::optional<std::string>("a test") : std::nullopt;
-  };
-  return train(config, options);
-}
-
 TEST(WarmStart, ResumingAWarmStartedRunIsBitIdenticalOnOneAndTwoThreads) {
   testing::ScratchDir dir;
   const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
@@ -119,7 +108,7 @@ TEST(WarmStart, ResumingAWarmStartedRunIsBitIdenticalOnOneAndTwoThreads) {
   for (const int threads : {1, 2}) {
     const fs::path split = dir.path() / ("split" + std::to_string(threads));
     const TrainOutcome resumed = test_support::with_threads(threads, [&] {
-      (void)interrupted_after(warm, split, 3);
+      (void)run_interrupted(warm, split, 3);
       return run(warm, split, /*resume=*/true);
     });
     for (const char* file : {"model.safetensors", "optimizer.safetensors", "quant.safetensors", "state.json"}) {
@@ -145,7 +134,7 @@ TEST(WarmStart, BadSourcesAreClearErrors) {
   step.init_from_step = 6;
   EXPECT_TRUE(mentions(error(step), {"init_from_step = 6", "no checkpoint"}));
 
-  (void)interrupted_after(c, dir.path() / "running", 3);
+  (void)run_interrupted(c, dir.path() / "running", 3);
   EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "running")), {"init_from", "has not finished", "step_N"}));
   TrainConfig from_checkpoint = warm_from(c, dir.path() / "running" / "checkpoints" / "step_3");
   EXPECT_EQ(run(from_checkpoint, dir.path() / "from_checkpoint").steps, 8);  // a checkpoint is complete
