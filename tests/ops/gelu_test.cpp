@@ -127,5 +127,20 @@ TEST(GeluFloat, AgreesWithTheExactFormAcrossTheRange) {
   }
 }
 
+// Far in the negative tail gelu'(x) is below float's range (gelu'(-20) ≈ -5e-87): a dead unit passes
+// back an exact zero, as a float64 computation rounded to float does, so that the gradient's
+// zero fraction counts it (docs/quantization.md, zero_in_pct).
+TEST(GeluFloat, DeadTailPassesBackExactZeros) {
+  const std::vector<float> x = {-14.0f, -20.0f, -100.0f};
+  std::vector<float> out(x.size()), dinp(x.size(), 0.0f);
+  const std::vector<float> ones(x.size(), 1.0f);
+  gelu_forward<float>(out, x);
+  gelu_backward<float>(dinp, x, ones);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(out[i], 0.0f) << "gelu(" << x[i] << ")";
+    EXPECT_EQ(dinp[i], 0.0f) << "gelu'(" << x[i] << ")";
+  }
+}
+
 }  // namespace
 }  // namespace altgrad::ops::cpu

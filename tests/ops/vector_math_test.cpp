@@ -37,9 +37,11 @@ TEST(ExpFloat, WithinTwoUlpOverItsRange) {
   EXPECT_EQ(exp_float(0.0f), 1.0f);
 }
 
-TEST(ExpFloat, ClampsOutsideItsRangeAndKeepsNaN) {
-  EXPECT_EQ(exp_float(-1000.0f), exp_float(-87.3f));
-  EXPECT_EQ(exp_float(-std::numeric_limits<float>::infinity()), exp_float(-87.3f));
+TEST(ExpFloat, FlushesBelowItsRangeClampsAboveAndKeepsNaN) {
+  EXPECT_GT(exp_float(-87.3f), 0.0f);
+  EXPECT_EQ(exp_float(-87.31f), 0.0f);
+  EXPECT_EQ(exp_float(-1000.0f), 0.0f);
+  EXPECT_EQ(exp_float(-std::numeric_limits<float>::infinity()), 0.0f);
   EXPECT_EQ(exp_float(1000.0f), exp_float(88.3f));
   EXPECT_TRUE(std::isfinite(exp_float(std::numeric_limits<float>::infinity())));
   EXPECT_TRUE(std::isnan(exp_float(std::numeric_limits<float>::quiet_NaN())));

@@ -70,6 +70,9 @@ TOLERANCES = {
     "profile_moments": ("absolute", 1e-4),
     "profile_percentiles": ("log2", 0.126),
     "range_fit": ("absolute", 0.25),
+    # Exact zeros of dY before and after quantization at each :grad point, in percent of its values
+    # (thousands each; a value on the flush threshold may round the other way in float32).
+    "grad_zeros": ("absolute", 0.05),
 }
 
 
@@ -166,6 +169,10 @@ def main():
             ("some gradient SNR is finite and positive",
              any(0 < v < math.inf for v in want["grad_snr_db"].values())),
             ("some gradient point uses several codes", max(want["code_usage"].values()) > 10 / 250),
+            ("the dead units' gradients are exact zeros before quantization",
+             want["grad_zeros"]["h.0.mlp.c_fc:grad"]["zero_in_pct"] > 0),
+            ("quantization flushes more gradients to zero",
+             all(v["zero_out_pct"] > v["zero_in_pct"] for v in want["grad_zeros"].values())),
             ("the outlier channel makes E1M6 flush more of block 0's MLP input than of block 1's",
              want["range_fit"]["h.0.mlp.c_fc:act"]["flush_pct"] > want["range_fit"]["h.1.mlp.c_fc:act"]["flush_pct"] + 1),
         ]

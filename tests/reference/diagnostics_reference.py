@@ -102,17 +102,21 @@ def codes_hit(q):
 
 
 class GradQuant(torch.autograd.Function):
-    """Identity forward; backward hands on Q(dY) and records the codes it produced."""
+    """Identity forward; backward hands on Q(dY) and records in `seen` the codes it produced and the
+    percentages of exact zeros in dY and in Q(dY). dY is counted as the float32 the engine holds:
+    a float64 value below float32's range (a dead unit's GELU slope) is a zero there."""
 
     @staticmethod
-    def forward(ctx, y, fmt, codes):
-        ctx.fmt, ctx.codes = fmt, codes
+    def forward(ctx, y, fmt, seen):
+        ctx.fmt, ctx.seen = fmt, seen
         return y.view_as(y)
 
     @staticmethod
     def backward(ctx, dy):
         q = quantize_nearest_even(dy, ctx.fmt)
-        ctx.codes |= codes_hit(q)
+        ctx.seen["codes"] |= codes_hit(q)
+        ctx.seen["zero_in_pct"] = 100 * (dy.float() == 0).double().mean().item()
+        ctx.seen["zero_out_pct"] = 100 * (q == 0).double().mean().item()
         return q, None, None
 
 
@@ -225,15 +229,15 @@ def recompute(run_dir, step):
 
     # The quantized backward: Q(dY) feeds the GEMMs of every Linear with an enabled :grad point; the
     # bias gradient is the row sum of the unquantized dY (docs/quantization.md).
-    codes = {}
+    seen_grad = {}
     originals = {}
     for point, (_, fmt) in grad_points(run_dir).items():
         module = module_of(model, point)
-        codes[point] = set()
+        seen_grad[point] = {"codes": set()}
         originals[point] = module.forward
 
-        def quantized_forward(x, module=module, fmt=fmt, hit=codes[point]):
-            y = GradQuant.apply(F.linear(x, module.weight), fmt, hit)
+        def quantized_forward(x, module=module, fmt=fmt, seen=seen_grad[point]):
+            y = GradQuant.apply(F.linear(x, module.weight), fmt, seen)
             return y if module.bias is None else y + module.bias
         module.forward = quantized_forward
     _, loss = model(tokens, targets)
@@ -244,7 +248,7 @@ def recompute(run_dir, step):
         module_of(model, point).forward = forward
 
     out = {"loss": {"step": step_loss}, "kurtosis": {}, "attention_entropy": {}, "dead_units": {}, "grad_norm": {},
-           "grad_snr_db": {}, "code_usage": {}, "profile_moments": {}, "profile_percentiles": {}, "range_fit": {}}
+           "grad_snr_db": {}, "code_usage": {}, "profile_moments": {}, "profile_percentiles": {}, "range_fit": {}, "grad_zeros": {}}
     for name, value in seen.items():
         if name.endswith(":act") or name.count(".") == 1:
             out["kurtosis"][name] = pearson_kurtosis(value)
@@ -281,7 +285,8 @@ def recompute(run_dir, step):
     out["grad_layer_ratio"] = {"top_over_bottom": block(last) / block(0)}
     out["weight_log2"] = {name: log2_histogram(p.detach()) for name, p in model.named_parameters()}
     for point, (_, fmt) in grad_points(run_dir).items():
-        out["code_usage"][f"{point}:grad"] = len(codes[point]) / non_nan_codes(fmt)
+        out["code_usage"][f"{point}:grad"] = len(seen_grad[point]["codes"]) / non_nan_codes(fmt)
+        out["grad_zeros"][f"{point}:grad"] = {k: seen_grad[point][k] for k in ("zero_in_pct", "zero_out_pct")}
     return out
 
 
@@ -301,6 +306,8 @@ def logged(run_dir, step):
             diag["profile_percentiles"] = {p: {k: v[k] for k in ("p50", "p99", "p99_9")} for p, v in acts.items()}
             diag["range_fit"] = {p: {k: v["fit"][k] for k in ("overflow_pct", "subnormal_pct", "flush_pct")}
                                  for p, v in acts.items()}
+            diag["grad_zeros"] = {p: {k: v[k] for k in ("zero_in_pct", "zero_out_pct")}
+                                  for p, v in m["quant"].items() if p.endswith(":grad")}
             return diag
     raise SystemExit(f"diagnostics_reference: no metrics line for step {step} in {run_dir}")
 

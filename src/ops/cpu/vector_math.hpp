@@ -13,13 +13,14 @@
 
 namespace altgrad::ops::cpu {
 
-// e^x within 2 ulp for x in [-87.3, 88.3]; inputs beyond are clamped there (e^-87.3 ≈ 1.2e-38, near
-// the smallest normal float, instead of a subnormal or 0; e^88.3 ≈ 2.2e38, so that 2^n stays finite);
-// NaN gives NaN.
+// e^x within 2 ulp for x in [-87.3, 88.3]; 0 below (where e^x is subnormal or underflows: flushed to
+// zero, so that a dead GELU unit's slope is an exact zero as in float64, not a stray 1e-37); clamped
+// at 88.3 above (e^88.3 ≈ 2.2e38, so that 2^n stays finite); NaN gives NaN.
 // Cody and Waite's reduction: x = n·ln2 + r with |r| <= ln2/2, where n·ln2_hi is exact (ln2_hi has 16
 // significant bits, |n| <= 127 seven), then e^r by its Taylor series to degree 7 (truncation below
 // 5e-9 relative) and 2^n from the exponent bits.
 inline float exp_float(float x) {
+  const bool underflows = x < -87.3f;
   x = std::min(std::max(x, -87.3f), 88.3f);
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693145751953125f;
@@ -37,7 +38,7 @@ inline float exp_float(float x) {
   p = 1.0f + r * p;
   // n + 127 lies in [1, 255) for the clamped range, a normal float's exponent field.
   const auto power = static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23;
-  return p * std::bit_cast<float>(power);
+  return underflows ? 0.0f : p * std::bit_cast<float>(power);
 }
 
 // The number of partial sums a row sum keeps: one AVX-512 register of floats (two AVX2 ones).
