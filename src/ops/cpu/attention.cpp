@@ -116,15 +116,9 @@ void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const Head
   });
 }
 
-// Σ x_i·y_i over n terms: serial in double (the reference), lane_sum in float.
-double dot(const double* x, const double* y, std::size_t n) {
-  double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
-  return sum;
-}
-
-float dot(const float* x, const float* y, std::size_t n) {
-  return lane_sum(n, [x, y](std::size_t i) { return x[i] * y[i]; });
+template <typename Scalar>
+Scalar dot(const Scalar* x, const Scalar* y, std::size_t n) {
+  return row_sum<Scalar>(n, [x, y](std::size_t i) { return x[i] * y[i]; });
 }
 
 // One (b, h) pair, laid out as in head_probs and head_values; dqkv like qkv, dout like out. q, k, v

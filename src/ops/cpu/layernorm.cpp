@@ -4,6 +4,7 @@
 
 #include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/cpu/vector_math.hpp"
 
 namespace altgrad::ops::cpu {
 
@@ -24,12 +25,9 @@ void layernorm_forward(std::span<Scalar> out, std::span<Scalar> mean, std::span<
   for (std::size_t row = 0; row < N; ++row) {
     const Scalar* x = inp.data() + row * C;
     Scalar* y = out.data() + row * C;
-    Scalar sum = 0;
-    for (std::size_t c = 0; c < C; ++c) sum += x[c];
-    const Scalar m = sum / static_cast<Scalar>(C);
+    const Scalar m = row_sum<Scalar>(C, [&](std::size_t c) { return x[c]; }) / static_cast<Scalar>(C);
     // Two passes: the variance from squared deviations does not cancel the way E[x²] − E[x]² does.
-    Scalar squares = 0;
-    for (std::size_t c = 0; c < C; ++c) squares += (x[c] - m) * (x[c] - m);
+    const Scalar squares = row_sum<Scalar>(C, [&](std::size_t c) { return (x[c] - m) * (x[c] - m); });
     const Scalar s = Scalar{1} / std::sqrt(squares / static_cast<Scalar>(C) + eps);
     for (std::size_t c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c];
     if (!bias.empty()) {
@@ -65,13 +63,9 @@ void layernorm_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::
     Scalar* dx = dinp.data() + row * C;
     const Scalar m = mean[row];
     const Scalar s = rstd[row];
-    Scalar dnorm_sum = 0;
-    Scalar dnorm_norm_sum = 0;
-    for (std::size_t c = 0; c < C; ++c) {
-      const Scalar dnorm = weight[c] * dy[c];
-      dnorm_sum += dnorm;
-      dnorm_norm_sum += dnorm * ((x[c] - m) * s);
-    }
+    const Scalar dnorm_sum = row_sum<Scalar>(C, [&](std::size_t c) { return weight[c] * dy[c]; });
+    const Scalar dnorm_norm_sum =
+        row_sum<Scalar>(C, [&](std::size_t c) { return weight[c] * dy[c] * ((x[c] - m) * s); });
     const Scalar dnorm_mean = dnorm_sum / static_cast<Scalar>(C);
     const Scalar dnorm_norm_mean = dnorm_norm_sum / static_cast<Scalar>(C);
     for (std::size_t c = 0; c < C; ++c) {

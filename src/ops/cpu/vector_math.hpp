@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace altgrad::ops::cpu {
 
@@ -57,6 +58,19 @@ float lane_sum(std::size_t n, Term&& term) {
   for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
     for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
   return lanes[0];
+}
+
+// Σ term(i) for i < n as a kernel templated on its scalar sums a row: lane_sum's fixed order in float,
+// in order of i in double (the reference the gradient checks use).
+template <typename Scalar, typename Term>
+Scalar row_sum(std::size_t n, Term&& term) {
+  if constexpr (std::is_same_v<Scalar, float>) {
+    return lane_sum(n, term);
+  } else {
+    Scalar sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += term(i);
+    return sum;
+  }
 }
 
 // max term(i) over n >= 1 terms, kept in kSumLanes partial maxima as lane_sum keeps its sums: a
