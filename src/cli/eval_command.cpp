@@ -1,6 +1,7 @@
-// `altgrad eval --checkpoint DIR --text FILE [--max-windows N] [--recipe PRESET]`: mean
+// `altgrad eval --checkpoint DIR --text FILE [--max-windows N] [--recipe PRESET|DIR]`: mean
 // cross-entropy of a text, with the forward pass quantized as the run trained (the checkpoint's
-// recipe and delayed scales) or as a preset says (`--recipe fp32`: unquantized).
+// recipe and delayed scales), as a preset says (`--recipe fp32`: unquantized), or with the recipe of another
+// run (`--recipe runs/e7m0`).
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -68,7 +69,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--text", args->text, "Text file to evaluate")->required();
   cmd->add_option("--max-windows", args->max_windows, "Evaluate at most N windows (0 = all)");
   cmd->add_option("--recipe", args->recipe,
-                  "Quantize the forward pass with this preset instead of the checkpoint's recipe (fp32: none)");
+                  "Quantize the forward pass with this preset, or with the recipe of this run or checkpoint directory, instead of the checkpoint's own (fp32: none)");
   cmd->callback([args] { run(*args); });
 }
 

@@ -1,5 +1,6 @@
 // `altgrad sample --checkpoint DIR [--prompt S] [--tokens N] [--temperature T] [--top-k K] [--seed S]
-// [--recipe PRESET]`: the forward pass quantized as the run trained, unless a preset says otherwise.
+// [--recipe PRESET|DIR]`: the forward pass quantized as the run trained, unless a preset or another run says
+// otherwise.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -27,7 +28,7 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--top-k", args->options.top_k, "Sample among the k most likely bytes (0 = all)")->capture_default_str();
   cmd->add_option("--seed", args->options.seed, "Seed; the same seed gives the same text")->capture_default_str();
   cmd->add_option("--recipe", args->recipe,
-                  "Quantize the forward pass with this preset instead of the checkpoint's recipe (fp32: none)");
+                  "Quantize the forward pass with this preset, or with the recipe of this run or checkpoint directory, instead of the checkpoint's own (fp32: none)");
   cmd->callback([args] {
     const auto dir = train::resolve_checkpoint(args->checkpoint);
     model::Gpt<float> gpt(train::load_checkpoint_config(dir));

@@ -1,8 +1,9 @@
 #pragma once
 // The forward pass a checkpoint is evaluated or sampled with (`altgrad eval`, `altgrad sample`, the
 // sample after training): the checkpoint's own recipe with its saved delayed-scaling state, so the
-// model runs exactly as its next training step would, or a preset instead. The hooks are frozen:
-// evaluating changes no scale and records no statistic.
+// model runs exactly as its next training step would, or instead a preset or the recipe of another
+// run (for example an FP32-trained model with an E7M0 run's points: the quantization error alone).
+// The hooks are frozen: evaluating changes no scale and records no statistic.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,9 +21,11 @@ struct EvaluationHooks {
   model::MatmulHooks<float>* get() { return hooks ? &*hooks : nullptr; }
 };
 
-// `preset` empty: the checkpoint's recipe and quant.safetensors. Otherwise that preset, whose
-// delayed-scaling points use per-tensor current scaling (a preset brings no amax history).
+// `recipe` empty: the checkpoint's recipe and quant.safetensors. A directory: the recipe of that
+// checkpoint, or of a run directory's latest checkpoint. Otherwise a preset's name. A recipe other
+// than the checkpoint's own runs its delayed-scaling points with per-tensor current scaling: its
+// amax history belongs to other weights, and a preset brings none.
 EvaluationHooks evaluation_hooks(const std::filesystem::path& checkpoint_dir, const model::MatmulPoints& points,
-                                 const std::string& preset);
+                                 const std::string& recipe);
 
 }  // namespace altgrad::train

@@ -202,6 +202,14 @@ succeeded "eval fp8 --recipe fp32" $?
 check "eval applies the checkpoint's recipe" "recipe fp8-hybrid (the checkpoint's)" "$(head -1 <<<"$as_trained")"
 check "eval --recipe fp32 names it" "recipe fp32" "$(head -1 <<<"$unquantized")"
 [[ "$(tail -1 <<<"$as_trained")" != "$(tail -1 <<<"$unquantized")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval with and without the recipe agree: $as_trained"; }
+# Another run's recipe: the FP32 model with the fp8 run's points, which is the preset with current
+# scaling in place of the fp8 run's delayed history, so the two losses agree to the bit.
+foreign=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4 --recipe "$scratch/fp8")
+succeeded "eval --recipe RUN_DIR" $?
+contains "eval names the run whose recipe it borrowed" "recipe fp8-hybrid (the recipe of $scratch/fp8/checkpoints/" "$(head -1 <<<"$foreign")"
+as_preset=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4 --recipe fp8-hybrid)
+check "another run's recipe quantizes as its preset does" "$(tail -1 <<<"$as_preset")" "$(tail -1 <<<"$foreign")"
+[[ "$(tail -1 <<<"$foreign")" != "$(tail -1 <<<"$eval_out")" ]] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL eval --recipe RUN_DIR changes nothing: $foreign"; }
 # The saved delayed scales are what eval uses: shrink every one 10^4 times and the loss must move.
 cp -r "$(ls -d "$scratch"/fp8/checkpoints/step_* | tail -1)" "$scratch/fp8-rescaled"
 python3 - "$scratch/fp8-rescaled/quant.safetensors" <<'PY'
