@@ -2,7 +2,7 @@
 # Regenerates every measured number the documentation quotes, from real runs, and prints each one
 # labelled with where it is quoted, so a reader can check them.
 #
-#   scripts/docs_numbers.sh [--quick] [--only corpus|default|ablation|failing|results] [--keep DIR]
+#   scripts/docs_numbers.sh [--quick] [--only corpus|default|ablation|failing|results|findings] [--keep DIR]
 #
 # Sections (all by default):
 #   corpus   the default corpus: license count, size, training split    (README, configs/default.toml)
@@ -12,6 +12,8 @@
 #                                                      (README, docs/experiments.md)
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
+#   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, stochastic
+#            rounding on powers of two, E7M0's error decomposition: about 60 minutes  (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
 #            learning-rate scan that chose its rates: about 80 minutes (docs/results.md)
 # Full size takes about 110 minutes on two cores (results about 80, the ablation about 15, the
@@ -30,7 +32,7 @@ while (($#)); do
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
     --keep) keep=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--only corpus|default|ablation|failing|results] [--keep DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--only corpus|default|ablation|failing|results|findings] [--keep DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -143,6 +145,33 @@ if want results; then
   "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/optimizers" >"$work/optimizers.out" 2>&1 || true
   grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/optimizers.out" || true
   python3 "$root/scripts/results_tables.py" "$work/optimizers"
+fi
+
+if want findings; then
+  echo "== the studies of the research notes' open questions, configs/studies/ (docs/findings.md)"
+  # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
+  # to 40 steps with diagnostics, evaluations and checkpoints every 20.
+  for study in e7m0_gradients stochastic_power_of_two e7m0_error_decomposition; do
+    sweep_file="$work/$study.toml"
+    sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
+    if ((quick)); then
+      sed -i 's/^max_iters = .*/max_iters = 40\nwarmup_iters = 10\ndiag_interval = 20/; s/^lr_decay_iters = .*/lr_decay_iters = 40/;
+              s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/;
+              s/^hessian_interval = .*/hessian_interval = 20/; s/^min_steps = .*/min_steps = 40/' "$sweep_file"
+    fi
+    start=$SECONDS
+    "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/$study" >"$work/$study.out" 2>&1 || true
+    grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/$study.out" || true
+    echo "-- $study: $((SECONDS - start)) s on two cores, two runs at a time"
+    "$altgrad" report "$work/$study" --summary | grep -v '^wrote '
+    python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad"
+    # The figure: the report's loss curves with the 95% band over seeds (docs/figures/ at full size).
+    figures="$root/docs/figures"
+    ((quick)) && figures="$work/figures"
+    mkdir -p "$figures"
+    python3 "$root/scripts/report_figure.py" "$work/$study" "$figures/$study.png" --charts val_loss,loss --band ci --height 330 \
+      --altgrad "$altgrad"
+  done
 fi
 
 if want failing; then

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Prints the tables of docs/findings.md from the studies' finished sweeps (configs/studies/).
+
+Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
+  STUDY: e7m0_gradients | stochastic_power_of_two | e7m0_error_decomposition
+
+Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
+checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
+its 95% Student t interval (half-width after ±); per-seed values are taken first, so the interval
+is over seeds. Values "at step N" come from the metrics line of step N (a diagnostic step).
+"""
+import csv
+import json
+import math
+import pathlib
+import statistics
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Student t's 0.975 quantile by degrees of freedom (any statistics table): the 95% interval of a mean.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def mean_ci(values):
+    """'mean ± half-width' of the 95% interval over seeds; the mean alone for one value."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not values:
+        return "–"
+    m = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{m:.4g}"
+    half = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
+    return f"{m:.4g} ± {half:.2g}"
+
+
+def runs(sweep):
+    """{group: [run dir, ...]} in seed order, from the report's summary.csv (written by `altgrad report`)."""
+    groups = {}
+    with open(sweep / "summary.csv") as f:
+        for row in sorted(csv.DictReader(f), key=lambda r: (r["group"], int(r["seed"]))):
+            groups.setdefault(row["group"], []).append(sweep / "runs" / row["run"])
+    return groups
+
+
+def metrics_at(run, step):
+    for line in open(run / "metrics.jsonl"):
+        m = json.loads(line)
+        if m["step"] == step:
+            return m
+    raise SystemExit(f"findings_tables: {run} has no metrics line for step {step}")
+
+
+def diagnostic_steps(run):
+    """The steps whose metrics line holds the full diagnostics (every diag_interval, and the last)."""
+    return [m["step"] for m in map(json.loads, open(run / "metrics.jsonl")) if "diag" in m]
+
+
+def point_mean(m, suffix, key):
+    """Mean of quant.<point>.<key> over the points whose name ends with suffix (":grad", ":act")."""
+    values = [v[key] for p, v in m.get("quant", {}).items() if p.endswith(suffix) and key in v]
+    return statistics.fmean(values) if values else None
+
+
+def tensor_mean(m, section, key=None):
+    """Mean over the matmul weight tensors of diag.<section>[tensor] (or its [key])."""
+    table = m["diag"].get(section, {})
+    values = [(v[key] if key else v) for t, v in table.items() if t.endswith(".weight") and "wte" not in t]
+    values = [v for v in values if v is not None and v != "inf"]
+    return statistics.fmean(values) if values else None
+
+
+def row(cells):
+    print("| " + " | ".join(cells) + " |")
+
+
+def header(cells):
+    row(cells)
+    row(["---"] * len(cells))
+
+
+def final_val(run):
+    for line in reversed(open(run / "metrics.jsonl").read().splitlines()):
+        m = json.loads(line)
+        if m.get("val_loss") is not None:
+            return m["val_loss"]
+    return None
+
+
+def gradient_table(groups, steps):
+    """Study 1: the :grad points' zeros and error, and the gradient's signal, at the given steps."""
+    header(["group", "step", "val loss", "zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)",
+            "update_success", "Δcode variance"])
+    for group, members in groups.items():
+        for step in steps:
+            ms = [metrics_at(r, step) for r in members]
+            row([group, str(step), mean_ci([final_val(r) for r in members]) if step == steps[-1] else "",
+                 mean_ci([point_mean(m, ":grad", "zero_in_pct") for m in ms]),
+                 mean_ci([point_mean(m, ":grad", "zero_out_pct") for m in ms]),
+                 mean_ci([point_mean(m, ":grad", "rel_error") for m in ms]),
+                 mean_ci([tensor_mean(m, "grad_snr_db") for m in ms]),
+                 mean_ci([tensor_mean(m, "geometry", "update_success") for m in ms]),
+                 mean_ci([tensor_mean(m, "geometry", "delta_code_variance") for m in ms])])
+
+
+def rounding_table(groups, step):
+    """Study 4: loss beside the variance measures, at one diagnostic step."""
+    header(["group", "val loss", "act rel_error", "grad rel_error", "grad SNR (dB)", "Δcode variance",
+            "update_success"])
+    for group, members in groups.items():
+        ms = [metrics_at(r, step) for r in members]
+        row([group, mean_ci([final_val(r) for r in members]),
+             mean_ci([point_mean(m, ":act", "rel_error") for m in ms]),
+             mean_ci([point_mean(m, ":grad", "rel_error") for m in ms]),
+             mean_ci([tensor_mean(m, "grad_snr_db") for m in ms]),
+             mean_ci([tensor_mean(m, "geometry", "delta_code_variance") for m in ms]),
+             mean_ci([tensor_mean(m, "geometry", "update_success") for m in ms])])
+
+
+def validation_text(run, out):
+    """The run's validation split as a file: the last round(size · val_fraction) bytes of its corpus."""
+    config = (run / "config.toml").read_text()
+    values = dict(l.split(" = ", 1) for l in config.splitlines() if " = " in l and not l.startswith("#"))
+    corpus = pathlib.Path(json.loads(values["data"].split("#")[0].strip()))
+    fraction = float(values["val_fraction"].split("#")[0])
+    data = corpus.read_bytes()
+    out.write_bytes(data[len(data) - round(len(data) * fraction):])
+    return out
+
+
+def eval_loss(altgrad, checkpoint, text, recipe):
+    result = subprocess.run([altgrad, "eval", "--checkpoint", str(checkpoint), "--text", str(text), "--recipe", recipe],
+                            capture_output=True, text=True, check=True)
+    return float(result.stdout.strip().splitlines()[-1].split()[1])
+
+
+def decomposition_table(groups, altgrad, scratch):
+    """Study 6: each seed's FP32 and E7M0 models, each evaluated without and with E7M0 points (the
+    E7M0 run's recipe, current scaling) on the whole validation split."""
+    fp32, e7m0 = groups["fp32"], groups["e7m0"]
+    text = validation_text(fp32[0], scratch / "val.txt")
+    cells = {k: [] for k in ("ff", "fq", "qf", "qq")}
+    for f_run, q_run in zip(fp32, e7m0):
+        cells["ff"].append(eval_loss(altgrad, f_run, text, "fp32"))
+        cells["fq"].append(eval_loss(altgrad, f_run, text, str(q_run)))
+        cells["qf"].append(eval_loss(altgrad, q_run, text, "fp32"))
+        cells["qq"].append(eval_loss(altgrad, q_run, text, str(q_run)))
+    header(["weights trained in", "evaluated in FP32", "evaluated with E7M0 points"])
+    row(["FP32", mean_ci(cells["ff"]), mean_ci(cells["fq"])])
+    row(["E7M0", mean_ci(cells["qf"]), mean_ci(cells["qq"])])
+    print()
+    diff = lambda a, b: [x - y for x, y in zip(cells[a], cells[b])]  # noqa: E731
+    header(["part of the gap (nats, paired by seed)", "value"])
+    row(["total: E7M0-trained in E7M0 − FP32-trained in FP32", mean_ci(diff("qq", "ff"))])
+    row(["quantization error at the E7M0-trained weights: in E7M0 − in FP32", mean_ci(diff("qq", "qf"))])
+    row(["optimization error: E7M0-trained − FP32-trained weights, both in FP32", mean_ci(diff("qf", "ff"))])
+    row(["quantization error at the FP32-trained weights (the format alone)", mean_ci(diff("fq", "ff"))])
+    print()
+    step = diagnostic_steps(fp32[0])[-1]
+    header(["group", f"grad SNR (dB) at step {step}", f"top Hessian eigenvalue at step {step}"])
+    for group, members in groups.items():
+        ms = [metrics_at(r, step) for r in members]
+        row([group, mean_ci([tensor_mean(m, "grad_snr_db") for m in ms]),
+             mean_ci([m["diag"].get("hessian", {}).get("top_eigenvalue") for m in ms])])
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    study, sweep = sys.argv[1], pathlib.Path(sys.argv[2])
+    altgrad = sys.argv[3] if len(sys.argv) > 3 else str(ROOT / "build" / "altgrad")
+    groups = runs(sweep)
+    steps = diagnostic_steps(next(iter(groups.values()))[0])
+    if study == "e7m0_gradients":
+        gradient_table(groups, [steps[0], steps[-1]])
+    elif study == "stochastic_power_of_two":
+        rounding_table(groups, steps[-1])
+    elif study == "e7m0_error_decomposition":
+        import tempfile
+        with tempfile.TemporaryDirectory() as scratch:
+            decomposition_table(groups, altgrad, pathlib.Path(scratch))
+    else:
+        sys.exit(f"findings_tables: unknown study {study}")
+
+
+if __name__ == "__main__":
+    main()
