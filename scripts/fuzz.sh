@@ -16,7 +16,7 @@ seconds=${2:-10}
 build="${ALTGRAD_FUZZ_BUILD:-$root/build-fuzz}"  # another tree: ALTGRAD_FUZZ_BUILD=/path
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Fuzz -DALTGRAD_FUZZ=ON \
-        -DALTGRAD_TESTS=OFF >/dev/null
+        -DALTGRAD_TESTS=OFF -DALTGRAD_PYTHON=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target fuzzers >/dev/null
 
