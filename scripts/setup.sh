@@ -9,4 +9,4 @@ set -euo pipefail
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev \
   libprotobuf-dev protobuf-compiler \
   clang libclang-rt-dev libomp-dev \
-  python3 python3-numpy python3-torch python3-dev python3-pybind11
+  python3 python3-numpy python3-torch python3-dev python3-pybind11 python3-pytest python3-pandas

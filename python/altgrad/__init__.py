@@ -11,13 +11,19 @@ quantize() reads x where it lies (float32, C-contiguous: no copy) and returns th
 and the statistics the engine gathers in the same pass (docs/python.md lists them). Stochastic
 rounding draws the engine's Philox words keyed by (seed, stream), element i at counter i, so its
 bits equal the engine's. Bad names raise ValueError with the engine's message.
+
+    run = altgrad.read_run("runs/default")          # run.config, run.metrics, run.events
+    sweep = altgrad.read_sweep("sweeps/ablation")   # sweep.index, sweep.summary, sweep.runs
+    state = altgrad.load_checkpoint("runs/default") # nanoGPT names -> arrays (as_torch=True: tensors)
+    from altgrad.torch import fake_quant            # the quantizer in autograd (straight-through)
 """
 import numpy as _np
 
 from . import _core
 from ._core import Format, FormatError, formats
+from .runs import Run, Sweep, load_checkpoint, read_run, read_sweep
 
-__all__ = ["Format", "FormatError", "formats", "quantize"]
+__all__ = ["Format", "FormatError", "formats", "quantize", "read_run", "read_sweep", "load_checkpoint", "Run", "Sweep"]
 
 
 def _float32_array(x, what="x"):
@@ -31,8 +37,9 @@ def _float32_array(x, what="x"):
     return x
 
 
-def quantize(x, format, rounding="nearest", scaling="none", scale=None, block=32, seed=0, stream=0,
-             saturate=True, margin=0):
+def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: str = "none", scale: float | None = None,
+             block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True,
+             margin: int = 0) -> tuple[_np.ndarray, dict]:
     """Fake-quantizes x into `format`: returns (y, stats) with y = Q(x · s) / s.
 
     scaling: "none" (s = scale, default 1), "tensor" (s = max_finite / (amax · 2^margin), current
