@@ -140,3 +140,10 @@ def test_quantize_reads_odd_sizes_nan_and_inf():
 def test_errors_name_the_problem(call, kind, text):
     with pytest.raises(kind, match=text.replace("(", r"\(").replace(")", r"\)")):
         call()
+
+
+def test_the_benchs_numpy_baseline_rounds_as_the_engine_does():
+    from altgrad.bench import numpy_e4m3
+    x = (np.random.default_rng(9).standard_normal(100000) * np.exp2(np.random.default_rng(8).uniform(-12, 9, 100000)))
+    x = x.astype(np.float32)
+    assert np.array_equal(numpy_e4m3(x), altgrad.quantize(x, "e4m3")[0])
