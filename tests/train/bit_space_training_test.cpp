@@ -133,6 +133,8 @@ TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
               std::vector<std::uint64_t>(want.delta_code.begin(), want.delta_code.end())) << spec.name;
     EXPECT_EQ(got.at("capacity").get<double>(), want.capacity) << spec.name;
     EXPECT_EQ(got.at("stiffness_entropy").get<double>(), want.stiffness_entropy) << spec.name;
+    EXPECT_EQ(got.at("delta_code_mean").get<double>(), want.delta_code_mean) << spec.name;
+    EXPECT_EQ(got.at("delta_code_variance").get<double>(), want.delta_code_variance) << spec.name;
     EXPECT_GT(want.update_success, 0.0) << spec.name;
     ++checked;
   }
