@@ -12,8 +12,9 @@
 #                                                      (README, docs/experiments.md)
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
-#   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, stochastic
-#            rounding on powers of two, E7M0's error decomposition: about 60 minutes  (docs/findings.md)
+#   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, E1M6
+#            placement, stochastic rounding on powers of two, E7M0's error decomposition: about 90
+#            minutes                                                             (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
 #            learning-rate scan that chose its rates: about 80 minutes (docs/results.md)
 # Full size takes about 110 minutes on two cores (results about 80, the ablation about 15, the
@@ -150,8 +151,9 @@ fi
 if want findings; then
   echo "== the studies of the research notes' open questions, configs/studies/ (docs/findings.md)"
   # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
-  # to 40 steps with diagnostics, evaluations and checkpoints every 20.
-  for study in e7m0_gradients stochastic_power_of_two e7m0_error_decomposition; do
+  # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
+  # evaluations to 50 windows of the validation split.
+  for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition; do
     sweep_file="$work/$study.toml"
     sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
     if ((quick)); then
@@ -164,7 +166,9 @@ if want findings; then
     grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/$study.out" || true
     echo "-- $study: $((SECONDS - start)) s on two cores, two runs at a time"
     "$altgrad" report "$work/$study" --summary | grep -v '^wrote '
-    python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad"
+    windows=0
+    ((quick)) && windows=50
+    FINDINGS_MAX_WINDOWS=$windows python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad"
     # The figure: the report's loss curves with the 95% band over seeds (docs/figures/ at full size).
     figures="$root/docs/figures"
     ((quick)) && figures="$work/figures"

@@ -2,7 +2,7 @@
 """Prints the tables of docs/findings.md from the studies' finished sweeps (configs/studies/).
 
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
-  STUDY: e7m0_gradients | stochastic_power_of_two | e7m0_error_decomposition
+  STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition
 
 Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
 checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
@@ -12,10 +12,12 @@ is over seeds. Values "at step N" come from the metrics line of step N (a diagno
 import csv
 import json
 import math
+import os
 import pathlib
 import statistics
 import subprocess
 import sys
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Student t's 0.975 quantile by degrees of freedom (any statistics table): the 95% interval of a mean.
@@ -87,6 +89,14 @@ def final_val(run):
     return None
 
 
+def paired_line(groups, a, b):
+    """The final validation loss of group a minus group b, seed by seed, with its interval."""
+    diffs = [final_val(x) - final_val(y) for x, y in zip(groups[a], groups[b])]
+    signs = sum(d < 0 for d in diffs)
+    print(f"\n{a} − {b}, final validation loss paired by seed: {mean_ci(diffs)} nats "
+          f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)})")
+
+
 def gradient_table(groups, steps):
     """Study 1: the :grad points' zeros and error, and the gradient's signal, at the given steps."""
     header(["group", "step", "val loss", "zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)",
@@ -117,20 +127,40 @@ def rounding_table(groups, step):
              mean_ci([tensor_mean(m, "geometry", "update_success") for m in ms])])
 
 
+def range_fit_table(groups, step):
+    """Study 2: the FP32 runs' range fit of E1M6 at every profiled point, best fit first (means over
+    seeds of the percentages that would overflow or flush to zero, and land in the subnormals)."""
+    profiles = [metrics_at(r, step)["diag"]["profile"] for r in groups["fp32"]]
+    rows = []
+    for point in profiles[0]:
+        fits = [p[point]["fit"] for p in profiles]
+        lost = [f["overflow_pct"] + f["flush_pct"] for f in fits]
+        rows.append((statistics.fmean(lost), point, lost, [f["subnormal_pct"] for f in fits],
+                     [p[point]["dynamic_range"] for p in profiles]))
+    header(["rank", "point (FP32 runs, step %d)" % step, "lost to E1M6: overflow + flush (%)", "subnormal (%)",
+            "dynamic range log2(p99.9/p50)"])
+    for rank, (_, point, lost, subnormal, dynamic) in enumerate(sorted(rows), 1):
+        row([str(rank), point, mean_ci(lost), mean_ci(subnormal), mean_ci(dynamic)])
+
+
 def validation_text(run, out):
-    """The run's validation split as a file: the last round(size · val_fraction) bytes of its corpus."""
-    config = (run / "config.toml").read_text()
-    values = dict(l.split(" = ", 1) for l in config.splitlines() if " = " in l and not l.startswith("#"))
-    corpus = pathlib.Path(json.loads(values["data"].split("#")[0].strip()))
-    fraction = float(values["val_fraction"].split("#")[0])
+    """The run's validation split as a file: the last round(size · val_fraction) bytes of its corpus
+    (a text file; "" is the default corpus, data/legal-corpus.txt)."""
+    with open(run / "config.toml", "rb") as f:
+        config = tomllib.load(f)
+    corpus = pathlib.Path(config["data"] or ROOT / "data" / "legal-corpus.txt")
+    if not corpus.is_file():
+        raise SystemExit(f"findings_tables: {run}: the decomposition needs a text corpus, not {corpus}")
     data = corpus.read_bytes()
-    out.write_bytes(data[len(data) - round(len(data) * fraction):])
+    out.write_bytes(data[len(data) - round(len(data) * config["val_fraction"]):])
     return out
 
 
 def eval_loss(altgrad, checkpoint, text, recipe):
-    result = subprocess.run([altgrad, "eval", "--checkpoint", str(checkpoint), "--text", str(text), "--recipe", recipe],
-                            capture_output=True, text=True, check=True)
+    # FINDINGS_MAX_WINDOWS (docs_numbers.sh --quick) evaluates only the split's first windows.
+    windows = os.environ.get("FINDINGS_MAX_WINDOWS", "0")
+    result = subprocess.run([altgrad, "eval", "--checkpoint", str(checkpoint), "--text", str(text), "--recipe", recipe,
+                             "--max-windows", windows], capture_output=True, text=True, check=True)
     return float(result.stdout.strip().splitlines()[-1].split()[1])
 
 
@@ -173,8 +203,12 @@ def main():
     steps = diagnostic_steps(next(iter(groups.values()))[0])
     if study == "e7m0_gradients":
         gradient_table(groups, [steps[0], steps[-1]])
+        paired_line(groups, "e7m0-grad-stochastic", "e7m0-grad")
     elif study == "stochastic_power_of_two":
         rounding_table(groups, steps[-1])
+        paired_line(groups, "e7m0-stochastic", "e7m0-nearest")
+    elif study == "e1m6_placement":
+        range_fit_table(groups, steps[-1])
     elif study == "e7m0_error_decomposition":
         import tempfile
         with tempfile.TemporaryDirectory() as scratch:
