@@ -38,16 +38,21 @@ def _float32_array(x, what="x"):
 
 
 def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: str = "none", scale: float | None = None,
-             block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True,
-             margin: int = 0) -> tuple[_np.ndarray, dict]:
+             block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True, margin: int = 0,
+             codes: bool = False, out: _np.ndarray | None = None) -> tuple[_np.ndarray, dict]:
     """Fake-quantizes x into `format`: returns (y, stats) with y = Q(x · s) / s.
 
     scaling: "none" (s = scale, default 1), "tensor" (s = max_finite / (amax · 2^margin), current
     scaling) or "block" (OCP MX: blocks of `block` elements along the last axis share a power of
     two). rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
-    saturate=False makes overflow give Inf (or NaN where the format has no Inf).
+    saturate=False makes overflow give Inf (or NaN where the format has no Inf). codes=True adds the
+    code histogram (formats of up to 8 bits; one more pass over x). out: a float32 C-contiguous array
+    of x's size to write into instead of a new one (no allocation; it may be x itself).
     """
-    return _core.quantize(_float32_array(x), format, rounding, scaling, scale, block, seed, stream, saturate, margin)
+    if out is not None:
+        _float32_array(out, "out")
+    return _core.quantize(_float32_array(x), format, rounding, scaling, scale, block, seed, stream, saturate, margin,
+                          codes, out)
 
 
 def _checked(method):

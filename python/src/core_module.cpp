@@ -131,10 +131,13 @@ py::dict stats_dict(const quant::QuantStats& s) {
 // scaling computes it) or MX blocks along the last axis ("block").
 py::tuple quantize(const FloatArray& x, const std::string& format_name, const std::string& rounding,
                    const std::string& scaling, std::optional<float> scale, std::size_t block, std::uint64_t seed,
-                   std::uint64_t stream, bool saturate, int margin) {
+                   std::uint64_t stream, bool saturate, int margin, bool codes, std::optional<FloatArray> into) {
   const PyFormat p = make_format(format_name, saturate);
   const format::Rounding r = rounding_of(rounding);
-  FloatArray out = like(x);
+  if (into && into->size() != x.size()) {
+    throw py::value_error("out has " + std::to_string(into->size()) + " elements, x has " + std::to_string(x.size()));
+  }
+  FloatArray out = into ? *into : like(x);
   const std::span<const float> in = values_of(x);
   const std::span<float> y(out.mutable_data(), in.size());
   if (scaling == "block") {
@@ -175,7 +178,8 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
   options.scale = s;
   options.seed = seed;
   options.stream = stream;
-  std::vector<std::uint64_t> histogram(p.format.width <= 8 ? p.format.code_count() : 0);
+  // The histogram costs a second pass over x (the engine takes it on diagnostic steps only).
+  std::vector<std::uint64_t> histogram(codes && p.format.width <= 8 ? p.format.code_count() : 0);
   options.code_histogram = histogram;
   quant::QuantStats stats;
   {
@@ -235,6 +239,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("quantize", &quantize, py::arg("x").noconvert(), py::arg("format"), py::arg("rounding") = "nearest",
         py::arg("scaling") = "none", py::arg("scale") = py::none(), py::arg("block") = 32, py::arg("seed") = 0,
-        py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0,
+        py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0, py::arg("codes") = false,
+        py::arg("out").noconvert() = py::none(),
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
 }

@@ -66,8 +66,9 @@ def test_quantize_nearest_rounds_to_nearest_even_and_counts_as_numpy_does(name, 
     x[:len(want)] = np.array(want, dtype=np.float32)  # every value itself
     mids = (np.array(want[1:]) + np.array(want[:-1])) / 2
     x[len(want):len(want) + len(mids)] = mids.astype(np.float32)  # the ties, where float32 holds them
-    y, stats = altgrad.quantize(x, name)
+    y, stats = altgrad.quantize(x, name, codes=True)
     ref = nearest_even(x.astype(np.float64), want, f)
+    assert stats["codes_used"] == len(set(f.encode(y).tolist())) and stats["code_histogram"].sum() == x.size
     assert np.array_equal(y.astype(np.float64), ref)
     # Overflow is decided on the grid extended upward: past the midpoint of max finite and the next
     # point up, max finite + S(max finite).
@@ -147,3 +148,13 @@ def test_the_benchs_numpy_baseline_rounds_as_the_engine_does():
     x = (np.random.default_rng(9).standard_normal(100000) * np.exp2(np.random.default_rng(8).uniform(-12, 9, 100000)))
     x = x.astype(np.float32)
     assert np.array_equal(numpy_e4m3(x), altgrad.quantize(x, "e4m3")[0])
+
+
+def test_out_is_written_in_place_without_a_new_array():
+    x = np.random.default_rng(10).standard_normal(1000).astype(np.float32)
+    out = np.empty_like(x)
+    y, _ = altgrad.quantize(x, "e5m2", out=out)
+    assert y is out or np.shares_memory(y, out)
+    assert np.array_equal(out, altgrad.quantize(x, "e5m2")[0])
+    with pytest.raises(ValueError, match="out has 10 elements, x has 1000"):
+        altgrad.quantize(x, "e5m2", out=np.empty(10, np.float32))
