@@ -10,6 +10,7 @@ its 95% Student t interval (half-width after ±); per-seed values are taken firs
 is over seeds. Values "at step N" come from the metrics line of step N (a diagnostic step).
 """
 import csv
+import functools
 import json
 import math
 import os
@@ -17,6 +18,7 @@ import pathlib
 import statistics
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -45,9 +47,14 @@ def runs(sweep):
     return groups
 
 
+@functools.cache
+def metrics(run):
+    """The run's metrics lines, parsed once."""
+    return [json.loads(line) for line in open(run / "metrics.jsonl")]
+
+
 def metrics_at(run, step):
-    for line in open(run / "metrics.jsonl"):
-        m = json.loads(line)
+    for m in metrics(run):
         if m["step"] == step:
             return m
     raise SystemExit(f"findings_tables: {run} has no metrics line for step {step}")
@@ -55,7 +62,7 @@ def metrics_at(run, step):
 
 def diagnostic_steps(run):
     """The steps whose metrics line holds the full diagnostics (every diag_interval, and the last)."""
-    return [m["step"] for m in map(json.loads, open(run / "metrics.jsonl")) if "diag" in m]
+    return [m["step"] for m in metrics(run) if "diag" in m]
 
 
 def point_mean(m, suffix, key):
@@ -82,11 +89,7 @@ def header(cells):
 
 
 def final_val(run):
-    for line in reversed(open(run / "metrics.jsonl").read().splitlines()):
-        m = json.loads(line)
-        if m.get("val_loss") is not None:
-            return m["val_loss"]
-    return None
+    return next((m["val_loss"] for m in reversed(metrics(run)) if m.get("val_loss") is not None), None)
 
 
 def paired_line(groups, a, b):
@@ -97,34 +100,40 @@ def paired_line(groups, a, b):
           f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)})")
 
 
+# The per-step measures the study tables show: column title -> value of one metrics line.
+COLUMNS = {
+    "zero_in_pct": lambda m: point_mean(m, ":grad", "zero_in_pct"),
+    "zero_out_pct": lambda m: point_mean(m, ":grad", "zero_out_pct"),
+    "act rel_error": lambda m: point_mean(m, ":act", "rel_error"),
+    "grad rel_error": lambda m: point_mean(m, ":grad", "rel_error"),
+    "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
+    "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
+    "Δcode variance": lambda m: tensor_mean(m, "geometry", "delta_code_variance"),
+}
+
+
+def measure_cells(members, step, columns):
+    """Each column's mean and interval over the group's runs at `step`."""
+    lines = [metrics_at(r, step) for r in members]
+    return [mean_ci([COLUMNS[c](m) for m in lines]) for c in columns]
+
+
 def gradient_table(groups, steps):
     """Study 1: the :grad points' zeros and error, and the gradient's signal, at the given steps."""
-    header(["group", "step", "val loss", "zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)",
-            "update_success", "Δcode variance"])
+    columns = ["zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)", "update_success", "Δcode variance"]
+    header(["group", "step", "val loss", *columns])
     for group, members in groups.items():
         for step in steps:
-            ms = [metrics_at(r, step) for r in members]
-            row([group, str(step), mean_ci([final_val(r) for r in members]) if step == steps[-1] else "",
-                 mean_ci([point_mean(m, ":grad", "zero_in_pct") for m in ms]),
-                 mean_ci([point_mean(m, ":grad", "zero_out_pct") for m in ms]),
-                 mean_ci([point_mean(m, ":grad", "rel_error") for m in ms]),
-                 mean_ci([tensor_mean(m, "grad_snr_db") for m in ms]),
-                 mean_ci([tensor_mean(m, "geometry", "update_success") for m in ms]),
-                 mean_ci([tensor_mean(m, "geometry", "delta_code_variance") for m in ms])])
+            val = mean_ci([final_val(r) for r in members]) if step == steps[-1] else ""
+            row([group, str(step), val, *measure_cells(members, step, columns)])
 
 
 def rounding_table(groups, step):
     """Study 4: loss beside the variance measures, at one diagnostic step."""
-    header(["group", "val loss", "act rel_error", "grad rel_error", "grad SNR (dB)", "Δcode variance",
-            "update_success"])
+    columns = ["act rel_error", "grad rel_error", "grad SNR (dB)", "Δcode variance", "update_success"]
+    header(["group", "val loss", *columns])
     for group, members in groups.items():
-        ms = [metrics_at(r, step) for r in members]
-        row([group, mean_ci([final_val(r) for r in members]),
-             mean_ci([point_mean(m, ":act", "rel_error") for m in ms]),
-             mean_ci([point_mean(m, ":grad", "rel_error") for m in ms]),
-             mean_ci([tensor_mean(m, "grad_snr_db") for m in ms]),
-             mean_ci([tensor_mean(m, "geometry", "delta_code_variance") for m in ms]),
-             mean_ci([tensor_mean(m, "geometry", "update_success") for m in ms])])
+        row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
 
 
 def range_fit_table(groups, step):
@@ -210,7 +219,6 @@ def main():
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
     elif study == "e7m0_error_decomposition":
-        import tempfile
         with tempfile.TemporaryDirectory() as scratch:
             decomposition_table(groups, altgrad, pathlib.Path(scratch))
     else:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._core import Format
+
 try:
     import pandas as _pandas
 except ImportError:  # plain lists of dicts
@@ -131,7 +133,6 @@ def load_checkpoint(path, as_torch=False):
     """The model of a checkpoint (or of a run directory's latest) as a state_dict under nanoGPT's
     names: numpy float32 arrays, or torch tensors with as_torch=True. Weights kept as codes
     (code-only runs) are decoded: value = decode(code) / scale, as the engine reads them."""
-    from ._core import Format
     tensors, metadata = _read_safetensors(_checkpoint_dir(path) / "model.safetensors")
     state = {}
     for name, array in tensors.items():
