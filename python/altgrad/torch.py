@@ -1,7 +1,8 @@
 """AltGrad's quantizer inside PyTorch autograd (CPU float32 tensors).
 
-    from altgrad.torch import fake_quant
+    from altgrad.torch import fake_quant, quantize_model
     y = fake_quant(t, "e4m3", scaling="tensor")   # forward: the engine's Q(t); backward: identity
+    q = quantize_model(model, 'preset = "mx8"')   # the engine's points on every Linear (quantized_model.py)
 
 The backward pass is the straight-through estimator: the gradient passes unchanged, as through the
 engine's quantization points (docs/quantization.md).
@@ -9,6 +10,9 @@ engine's quantization points (docs/quantization.md).
 import torch as _torch
 
 from . import quantize as _quantize
+from .quantized_model import QuantizedModel, quantize_model
+
+__all__ = ["fake_quant", "FakeQuant", "quantize_model", "QuantizedModel"]
 
 
 class FakeQuant(_torch.autograd.Function):

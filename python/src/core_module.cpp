@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings.hpp"
 #include "format/codec.hpp"
 #include "format/grid.hpp"
 #include "format/parse.hpp"
@@ -114,19 +115,6 @@ FloatArray spacing(const PyFormat& p, const FloatArray& x) {
   return out;
 }
 
-py::dict stats_dict(const quant::QuantStats& s) {
-  py::dict d;
-  d["count"] = s.count;
-  d["overflow"] = s.overflow;
-  d["underflow"] = s.underflow;
-  d["nan_inputs"] = s.nan_inputs;
-  d["inf_inputs"] = s.inf_inputs;
-  d["zero_inputs"] = s.zero_inputs;
-  d["amax"] = s.amax;
-  d["rel_error"] = s.relative_error();
-  return d;
-}
-
 // quantize(): per-tensor ("none": the given scale; "tensor": the scale of x's own amax, as current
 // scaling computes it) or MX blocks along the last axis ("block").
 py::tuple quantize(const FloatArray& x, const std::string& format_name, const std::string& rounding,
@@ -204,6 +192,20 @@ std::vector<std::string> format_names() {
 }
 
 }  // namespace
+
+py::dict stats_dict(const quant::QuantStats& s) {
+  py::dict d;
+  d["count"] = s.count;
+  d["overflow"] = s.overflow;
+  d["underflow"] = s.underflow;
+  d["nan_inputs"] = s.nan_inputs;
+  d["inf_inputs"] = s.inf_inputs;
+  d["zero_inputs"] = s.zero_inputs;
+  d["amax"] = s.amax;
+  d["rel_error"] = s.relative_error();
+  return d;
+}
+
 }  // namespace altgrad::python
 
 PYBIND11_MODULE(_core, m) {
@@ -242,4 +244,5 @@ PYBIND11_MODULE(_core, m) {
         py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0, py::arg("codes") = false,
         py::arg("out").noconvert() = py::none(),
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
+  bind_points(m);
 }

@@ -126,10 +126,12 @@ std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const Point
       matched = true;
     }
     if (!matched) {
+      // The first few names and the last show the model's naming without listing every point.
       std::string examples;
-      for (std::size_t i = 0; i < resolved.size() && i < 3; ++i) examples += resolved[i].name + ", ";
+      for (std::size_t i = 0; i < resolved.size() && i < 3; ++i) examples += (i > 0 ? ", " : "") + resolved[i].name;
+      if (resolved.size() > 3) examples += ", …, " + resolved.back().name;
       throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no quantization point (points are named " +
-                        examples + "…, lm_head:grad, h.0.attn.q|k|v|probs)");
+                        examples + ")");
     }
   }
   return resolved;

@@ -8,21 +8,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "model/config.hpp"
 #include "optim/make_optimizer.hpp"
+#include "train/config_error.hpp"
 #include "train/corpus.hpp"
 #include "train/quant_table.hpp"
 
 namespace altgrad::train {
-
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // The model's own variant enums; the name arrays list them in enum order for the config parser.
 using Norm = model::Norm;

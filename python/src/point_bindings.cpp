@@ -1,0 +1,214 @@
+// Recipes and quantization points for Python (altgrad.torch.quantize_model): a [quant] table read
+// by the engine's own reader (train/recipe_table.hpp) and resolved against a model's point names
+// by quant::resolve, and the engine's PointQuantizer, one per enabled point, with its step
+// boundaries, delayed-scaling history and per-axis copies. The kernels run without the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "bindings.hpp"
+#include "format/rounding.hpp"
+#include "quant/point_quantizer.hpp"
+#include "quant/recipe.hpp"
+#include "train/config_error.hpp"
+#include "train/recipe_table.hpp"
+
+namespace py = pybind11;
+
+namespace altgrad::python {
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style>;
+
+// A recipe given as a dict becomes the TOML table a config would hold (keys in the dict's order).
+toml::table table_of(const py::dict& dict, const std::string& path);
+
+toml::array array_of(const py::list& list, const std::string& path) {
+  toml::array out;
+  for (const py::handle item : list) {
+    if (py::isinstance<py::dict>(item)) {
+      out.push_back(table_of(item.cast<py::dict>(), path));
+    } else {
+      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " + std::string(py::str(item.get_type().attr("__name__"))));
+    }
+  }
+  return out;
+}
+
+toml::table table_of(const py::dict& dict, const std::string& path) {
+  toml::table out;
+  for (const auto& [key_handle, value] : dict) {
+    if (!py::isinstance<py::str>(key_handle)) throw py::type_error(path + ": recipe keys are strings");
+    const std::string key = key_handle.cast<std::string>();
+    const std::string where = path.empty() ? key : path + "." + key;
+    if (py::isinstance<py::bool_>(value)) {
+      out.insert(key, value.cast<bool>());
+    } else if (py::isinstance<py::int_>(value)) {
+      out.insert(key, value.cast<std::int64_t>());
+    } else if (py::isinstance<py::float_>(value)) {
+      out.insert(key, value.cast<double>());
+    } else if (py::isinstance<py::str>(value)) {
+      out.insert(key, value.cast<std::string>());
+    } else if (py::isinstance<py::dict>(value)) {
+      out.insert(key, table_of(value.cast<py::dict>(), where));
+    } else if (py::isinstance<py::list>(value)) {
+      out.insert(key, array_of(value.cast<py::list>(), where));
+    } else {
+      throw py::type_error(where + ": a recipe value is a bool, int, float, str, dict or list of dicts, got " +
+                           std::string(py::str(value.get_type().attr("__name__"))));
+    }
+  }
+  return out;
+}
+
+// A TOML text, parsed with `source` as its file name for messages.
+toml::table parse_text(const std::string& text, const std::string& source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw py::value_error(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+}
+
+// A document holding one [quant] table (a config's) is read as that table; otherwise the document
+// is the [quant] table itself. A reference, not a copy: a copied node loses its file and line.
+const toml::table& quant_table_of(const toml::table& document) {
+  const toml::table* quant = document.get_as<toml::table>("quant");
+  return document.size() == 1 && quant != nullptr ? *quant : document;
+}
+
+quant::Role role_of(const std::string& name) {
+  if (name == "act") return quant::Role::act;
+  if (name == "weight") return quant::Role::weight;
+  if (name == "grad") return quant::Role::grad;
+  throw py::value_error("role '" + name + "' is not one of act, weight, grad");
+}
+
+// resolve_recipe(recipe, source, points): `recipe` is a TOML text or a dict; `points` lists
+// (name, role, on_by_default). Returns (preset, seed or None, [(name, PointSettings)]).
+py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
+                         const std::vector<std::tuple<std::string, std::string, bool>>& points) {
+  const bool text = py::isinstance<py::str>(recipe);
+  if (!text && !py::isinstance<py::dict>(recipe)) throw py::type_error("a recipe is a TOML string or a dict");
+  const toml::table document = text ? parse_text(recipe.cast<std::string>(), source) : table_of(recipe.cast<py::dict>(), "");
+  const toml::table& table = quant_table_of(document);
+  // The reader names a value's file and line; a dict has neither, and its messages name `source`.
+  const auto message = [&](const std::string& what) {
+    return !text && what.starts_with("config: ") ? source + ": " + what.substr(8) : what;
+  };
+  train::RecipeTable read;
+  std::vector<quant::ResolvedPoint> resolved;
+  std::vector<quant::PointName> names;
+  for (const auto& [name, role, on] : points) names.push_back({name, role_of(role), on});
+  try {
+    read = train::read_recipe_table(table);
+    if (read.phases.size() > 1) {
+      throw py::value_error(source + ": [[quant.phase]] is a schedule over training steps (altgrad train); "
+                            "quantize_model applies one recipe");
+    }
+    resolved = quant::resolve(read.phases.front().spec, names);
+  } catch (const train::ConfigError& e) {
+    throw py::value_error(message(e.what()));
+  } catch (const quant::RecipeError& e) {
+    throw py::value_error(message(e.what()));
+  }
+  py::list out;
+  for (const quant::ResolvedPoint& p : resolved) out.append(py::make_tuple(p.name, p.settings));
+  const py::object seed = read.seed ? py::cast(*read.seed) : py::none();
+  return py::make_tuple(read.phases.front().spec.preset, seed, out);
+}
+
+py::dict point_stats_dict(const quant::PointStats& s) {
+  py::dict d = stats_dict(s.values);
+  d["calls"] = s.calls;
+  d["scale"] = s.scale;
+  if (s.blocks > 0) {
+    d["blocks"] = s.blocks;
+    d["clipped_blocks"] = s.clipped_blocks;
+  }
+  return d;
+}
+
+// One call: `x` (rows, cols) quantized into `out` for the GEMM that reduces along its rows
+// (along_rows: the column-wise copy) or along its columns.
+py::dict apply(quant::PointQuantizer& point, const FloatArray& x, FloatArray& out, bool along_rows, bool frozen) {
+  if (x.ndim() != 2 || out.ndim() != 2 || out.shape(0) != x.shape(0) || out.shape(1) != x.shape(1)) {
+    throw py::value_error("apply takes two float32 matrices of one shape");
+  }
+  const auto n = static_cast<std::size_t>(x.size());
+  const quant::OperandLayout layout{static_cast<std::size_t>(x.shape(1)), along_rows, 0, false};
+  quant::PointStats stats;
+  {
+    py::gil_scoped_release release;
+    stats = point.apply(std::span<const float>(x.data(), n), std::span<float>(out.mutable_data(), n), layout, frozen);
+  }
+  return point_stats_dict(stats);
+}
+
+py::dict settings_dict(const quant::PointSettings& s) {
+  py::dict d;
+  d["enabled"] = s.enabled;
+  d["format"] = s.format_name;
+  d["rounding"] = std::string(format::rounding_name(s.rounding));
+  d["scaling"] = std::string(quant::scaling_name(s.scaling));
+  d["history"] = s.history;
+  d["amax"] = std::string(quant::amax_name(s.amax));
+  d["margin"] = s.margin;
+  d["block"] = s.block;
+  d["scale_rule"] = std::string(quant::scale_rule_name(s.scale_rule));
+  return d;
+}
+
+}  // namespace
+
+void bind_points(py::module_& m) {
+  py::class_<quant::PointSettings>(m, "PointSettings", "How one point is quantized (recipe.json's fields)")
+      .def_property_readonly("enabled", [](const quant::PointSettings& s) { return s.enabled; })
+      .def_property_readonly("scaling", [](const quant::PointSettings& s) { return std::string(quant::scaling_name(s.scaling)); })
+      .def("as_dict", &settings_dict)
+      .def("__repr__", [](const quant::PointSettings& s) { return "PointSettings(" + std::string(py::repr(settings_dict(s))) + ")"; });
+
+  m.def("resolve_recipe", &resolve_recipe, py::arg("recipe"), py::arg("source"), py::arg("points"),
+        "Reads a [quant] recipe (TOML text or dict) and resolves it for the given (name, role, "
+        "on_by_default) points: (preset, seed or None, [(name, PointSettings)])");
+
+  py::class_<quant::PointQuantizer>(m, "PointQuantizer", "The engine's quantizer of one point: scaling state and statistics")
+      .def(py::init([](const quant::PointSettings& settings, std::uint64_t seed, std::uint64_t index) {
+             try {
+               return quant::PointQuantizer(settings, seed, index);
+             } catch (const quant::RecipeError& e) {
+               throw py::value_error(e.what());
+             }
+           }),
+           py::arg("settings"), py::arg("seed"), py::arg("index"))
+      .def("begin_step", [](quant::PointQuantizer& p, std::int64_t step) {
+             try {
+               p.begin_step(step);
+             } catch (const quant::RecipeError& e) {
+               throw py::value_error(e.what());
+             }
+           }, py::arg("step"))
+      .def_property_readonly("settings", [](const quant::PointQuantizer& p) { return p.settings(); })
+      .def("end_step", &quant::PointQuantizer::end_step)
+      .def("apply", &apply, py::arg("x").noconvert(), py::arg("out").noconvert(), py::arg("along_rows"),
+           py::arg("frozen"))
+      .def("step_stats", [](const quant::PointQuantizer& p) { return point_stats_dict(p.step_stats()); })
+      .def("column_stats", [](const quant::PointQuantizer& p) { return point_stats_dict(p.column_stats()); })
+      .def("delayed_state", [](const quant::PointQuantizer& p) -> py::object {
+             if (p.delayed() == nullptr) return py::none();
+             return py::make_tuple(p.delayed()->history(), p.delayed()->scale());
+           }, "(amax history oldest first, scale) under delayed scaling, else None")
+      .def("restore_delayed", [](quant::PointQuantizer& p, const std::vector<float>& history, float scale) {
+             if (p.delayed() == nullptr) throw py::value_error("this point does not use delayed scaling");
+             p.delayed()->restore(history, scale);  // a history longer than the point's: ValueError
+           }, py::arg("history"), py::arg("scale"));
+}
+
+}  // namespace altgrad::python

@@ -1,0 +1,214 @@
+"""altgrad.torch.quantize_model against the engine: a tiny nanoGPT-shaped run trains 3 steps under a
+recipe; the PyTorch GPT of tests/reference, loaded from its step-2 checkpoint and quantized by
+quantize_model with that checkpoint's delayed-scaling state, recomputes step 3 on the dumped batch.
+Its loss, every parameter's gradient and the points' statistics must be the engine's.
+
+The engine's gradient of step 3 is read exactly from SGD's momentum buffer: with momentum 1e-30 the
+buffer after step 3 is 1e-30·b₂ + g₃, which rounds to g₃ in float32.
+
+Tolerance. Both sides compute in float32, in different orders (OpenBLAS against PyTorch's kernels,
+the engine's layer norm sums against ATen's), so activations differ in their last bit. Quantization
+passes that through unchanged unless an element lies within an ulp of a rounding boundary: then it
+lands one grid step away (1/8 of its value for E4M3, 1/4 for E5M2) and later layers carry the change
+on. Measured on these recipes (AMD Zen 4, OpenBLAS Cooperlake kernel): no element flipped, loss
+within 1e-7 and every gradient within 2.5e-7 norm-wise. A kernel on another CPU may flip an element
+or two; TOLERANCE = 5e-3 admits that. The faults it must catch measured 3e-2 to 6e-2 (MX blocks of
+the column-wise copies along the wrong axis), 7e-2 (stochastic rounding with another seed) and 0.17
+(delayed scaling without the checkpoint's amax history).
+"""
+import json
+import os
+import pathlib
+import struct
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from altgrad.torch import quantize_model  # noqa: E402
+import altgrad.quantized_model as quantized_model  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from torch_gpt import GPT, read_safetensors  # noqa: E402
+
+TOLERANCE = 5e-3
+LOSS_TOLERANCE = 1e-5  # relative; the loss is a mean over 128 tokens of float32 log-softmax
+SEED = 1337
+
+CONFIG = """
+n_layer = 2
+n_head = 2
+n_embd = 64
+block_size = 32
+batch_size = 4
+bias = true
+optimizer = "sgd"
+momentum = 1e-30
+weight_decay = 0.0
+grad_clip = 0.0
+learning_rate = 0.0625
+min_lr = 0.0625
+warmup_iters = 0
+lr_decay_iters = 3
+max_iters = 3
+eval_interval = 100
+eval_iters = 1
+log_interval = 1
+checkpoint_interval = 2
+keep_checkpoints = 0
+seed = 1337
+"""
+
+# As a config writes them; quantize_model reads the same text.
+RECIPES = {
+    "fp8-hybrid": '[quant]\npreset = "fp8-hybrid"\n',
+    "mx8": '[quant]\npreset = "mx8"\n',
+    "e1m6-override": '[quant]\npreset = "fp8-hybrid"\n[[quant.override]]\nmatch = "h.*.mlp.c_fc:act"\nformat = "e1m6"\n',
+    "mx8-stochastic": '[quant]\npreset = "mx8"\n[quant.act]\nrounding = "stochastic"\n[quant.grad]\nrounding = "stochastic"\n',
+}
+
+
+@pytest.fixture(scope="module", params=list(RECIPES))
+def engine_run(request, tmp_path_factory, altgrad_cli):
+    """(recipe text, run directory) of a 3-step run with checkpoints after steps 2 and 3."""
+    recipe = RECIPES[request.param]
+    root = tmp_path_factory.mktemp(request.param)
+    (root / "config.toml").write_text(CONFIG + recipe)
+    # One thread: the bits are the same on any count, and a busy machine's cores are not waited on.
+    subprocess.run([altgrad_cli, "train", str(root / "config.toml"), "--out", str(root / "run"), "--dump-batch", "3"],
+                   check=True, capture_output=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return recipe, root / "run"
+
+
+def engine_gradients(run):
+    """name -> the engine's gradient of step 3, from the momentum buffer (the checkpoint's model file
+    gives each tensor's place in the flat parameter buffer)."""
+    buffer = read_safetensors(run / "checkpoints/step_3/optimizer.safetensors")[0]["momentum_buffer"]
+    data = (run / "checkpoints/step_3/model.safetensors").read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, entry in header.items():
+        begin = entry["data_offsets"][0] // 4
+        if begin < buffer.numel():  # lm_head.weight is wte's copy, for nanoGPT
+            out[name] = buffer[begin:begin + len(torch.empty(entry["shape"]).view(-1))].reshape(entry["shape"])
+    return out
+
+
+def checkpoint_model(checkpoint):
+    model = GPT(json.loads((checkpoint / "config.json").read_text()))
+    model.load_state_dict(read_safetensors(checkpoint / "model.safetensors")[0], strict=True)
+    return model
+
+
+def recompute_step_3(recipe, run, with_state=True):
+    """(loss, model with gradients, QuantizedModel) of step 3 in PyTorch; with_state=False starts
+    the delayed-scaling points without the checkpoint's amax histories."""
+    checkpoint = run / "checkpoints/step_2"
+    model = checkpoint_model(checkpoint)
+    quantized = (quantize_model(model, recipe, seed=SEED, state=checkpoint) if with_state
+                 else quantize_model(model, recipe, seed=SEED, step=2))
+    batch = read_safetensors(run / "batches/step_3.safetensors")[0]
+    _, loss = model(batch["tokens"][0].long(), batch["targets"][0].long())
+    loss.backward()
+    return loss.item(), model, quantized
+
+
+def worst_gradient_error(model, expected):
+    return max(((p.grad - expected[n]).norm() / expected[n].norm()).item() for n, p in model.named_parameters())
+
+
+def engine_metrics(run):
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()][2]
+
+
+def test_one_step_gives_the_engines_loss_gradients_and_statistics(engine_run):
+    recipe, run = engine_run
+    loss, model, quantized = recompute_step_3(recipe, run)
+    metrics = engine_metrics(run)
+    assert quantized.step == 2
+    assert abs(loss - metrics["loss"]) <= LOSS_TOLERANCE * metrics["loss"]
+    assert worst_gradient_error(model, engine_gradients(run)) <= TOLERANCE
+    stats = quantized.stats()
+    assert set(stats) == set(metrics["quant"])
+    for name, logged in metrics["quant"].items():
+        ours = stats[name]
+        assert ours["amax"] == pytest.approx(logged["amax"], rel=1e-3), name
+        assert ours["rel_error"] == pytest.approx(logged["rel_error"], rel=2e-2), name
+        assert 100.0 * ours["overflow"] / ours["count"] == pytest.approx(logged["overflow_pct"], abs=0.05), name
+        assert ("colwise" in ours) == ("colwise" in logged), name
+
+
+def test_blocks_along_the_wrong_axis_are_caught(engine_run, monkeypatch):
+    recipe, run = engine_run
+    if "mx8" not in recipe:
+        pytest.skip("per-tensor scaling has no blocking axis")
+
+    def rows_always(self, role, t, forward_copy):
+        return forward_copy if self.points[role] is None else self.copy(role, t, along_rows=False)
+
+    monkeypatch.setattr(quantized_model._Matmul, "column_copy", rows_always)
+    _, model, _ = recompute_step_3(recipe, run)
+    error = worst_gradient_error(model, engine_gradients(run))
+    print(f"blocks along the wrong axis: worst gradient error {error:.3g}")
+    assert error > 2 * TOLERANCE
+
+
+def test_delayed_scaling_needs_the_checkpoints_amax_history(engine_run):
+    recipe, run = engine_run
+    if "fp8-hybrid" not in recipe:
+        pytest.skip("no delayed scaling")
+    _, model, quantized = recompute_step_3(recipe, run, with_state=False)
+    assert worst_gradient_error(model, engine_gradients(run)) > 2 * TOLERANCE
+    # The step's amaxes join the history when the step ends, as the engine records them.
+    amax = quantized.stats()["h.0.attn.c_attn:act"]["amax"]
+    quantized.next_step()
+    history, scale = quantized.delayed_state()["h.0.attn.c_attn:act"]
+    assert quantized.step == 3 and history[-1] == amax and scale == pytest.approx(448.0 / amax, rel=1e-6)
+
+
+def small_gpt():
+    return GPT({"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 8, "vocab_size": 256, "bias": False,
+                "norm": "layernorm", "mlp": "gelu", "mlp_hidden": 128, "norm_eps": 1e-5})
+
+
+def test_an_evaluation_changes_no_state():
+    model = small_gpt()
+    quantized = quantize_model(model, {"preset": "fp8-hybrid"})
+    with torch.no_grad():
+        model(torch.zeros(1, 8, dtype=torch.long), torch.zeros(1, 8, dtype=torch.long))
+    assert all(s["calls"] == 0 for s in quantized.stats().values())
+    quantized.next_step()
+    assert all(history == [] for history, _ in quantized.delayed_state().values())
+
+
+def test_a_dict_recipe_is_the_toml_recipe():
+    text = '[quant]\npreset = "mx8"\n[[quant.override]]\nmatch = "h.0.mlp.*"\nformat = "e1m6"\n'
+    as_dict = {"preset": "mx8", "override": [{"match": "h.0.mlp.*", "format": "e1m6"}]}
+    a, b = quantize_model(small_gpt(), text), quantize_model(small_gpt(), as_dict)
+    assert {k: v.as_dict() for k, v in a.points.items()} == {k: v.as_dict() for k, v in b.points.items()}
+    assert a.points["h.0.mlp.c_fc:act"].as_dict()["format"] == "e1m6"
+    assert not a.points["lm_head:act"].enabled  # the LM head starts off, as in the engine
+    assert list(a.points)[:3] == ["h.0.attn.c_attn:act", "h.0.attn.c_attn:weight", "h.0.attn.c_attn:grad"]
+
+
+@pytest.mark.parametrize("recipe, message", [
+    ({"act": {"formt": "e4m3"}}, "recipe: quant: unknown key 'formt' (did you mean 'format'?)"),
+    ('[quant]\npreset = "fp9"\n', 'recipe:2: quant: unknown preset "fp9"'),
+    ({"override": [{"match": "h.7.*", "format": "e4m3"}]}, 'match = "h.7.*" selects no quantization point'),
+    ('[quant]\n[[quant.phase]]\nstart = 5\n', "quantize_model applies one recipe"),
+])
+def test_bad_recipes_give_the_engines_message(recipe, message):
+    with pytest.raises(ValueError) as error:
+        quantize_model(small_gpt(), recipe)
+    assert message in str(error.value)
+
+
+def test_a_model_off_the_cpu_or_not_float32_is_refused():
+    with pytest.raises(ValueError, match="CPU only"):
+        quantize_model(small_gpt().to("meta"), {"preset": "mx8"})
+    with pytest.raises(TypeError, match="float32"):
+        quantize_model(small_gpt().double(), {"preset": "mx8"})
