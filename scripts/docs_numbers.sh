@@ -13,8 +13,8 @@
 #   failing  "Reading a failing run": FP32 against fp8-e4m3 with unscaled gradients, 300 steps of
 #            the default model                                          (docs/quantization.md)
 #   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, E1M6
-#            placement, stochastic rounding on powers of two, E7M0's error decomposition: about 90
-#            minutes                                                             (docs/findings.md)
+#            placement, stochastic rounding on powers of two, E7M0's error decomposition, precision
+#            schedules: about 2 hours                                            (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/optimizers.toml, and the 300-step
 #            learning-rate scan that chose its rates: about 80 minutes (docs/results.md)
 # Full size takes about 110 minutes on two cores (results about 80, the ablation about 15, the
@@ -153,11 +153,13 @@ if want findings; then
   # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
   # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
   # evaluations to 50 windows of the validation split.
-  for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition; do
+  for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules; do
     sweep_file="$work/$study.toml"
     sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
     if ((quick)); then
-      sed -i 's/^max_iters = .*/max_iters = 40\nwarmup_iters = 10\ndiag_interval = 20/; s/^lr_decay_iters = .*/lr_decay_iters = 40/;
+      # Every max_iters becomes 40; the first (the [set] table's) also gets the warmup and interval.
+      sed -i 's/^max_iters = .*/max_iters = 40/; 0,/^max_iters = 40$/s//max_iters = 40\nwarmup_iters = 10\ndiag_interval = 20/;
+              s/^lr_decay_iters = .*/lr_decay_iters = 40/;
               s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/;
               s/^hessian_interval = .*/hessian_interval = 20/; s/^min_steps = .*/min_steps = 40/' "$sweep_file"
     fi

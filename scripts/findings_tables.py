@@ -2,7 +2,8 @@
 """Prints the tables of docs/findings.md from the studies' finished sweeps (configs/studies/).
 
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
-  STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition
+  STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
+         precision_schedules
 
 Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
 checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
@@ -203,6 +204,26 @@ def decomposition_table(groups, altgrad, scratch):
              mean_ci([m["diag"].get("hessian", {}).get("top_eigenvalue") for m in ms])])
 
 
+def mean_train_loss(run, first, last):
+    """Mean of the run's logged training losses of steps first..last."""
+    values = [m["loss"] for m in metrics(run) if first <= m["step"] <= last and "loss" in m]
+    return statistics.fmean(values) if values else None
+
+
+def schedule_table(groups, baseline, arms, windows):
+    """Study 5: each arm's training loss against the baseline's on the same steps (so the same
+    batches), in % paired by seed, window by window: a switch shows as a change between windows."""
+    header(["group", *(f"steps {a}–{b}" for a, b in windows)])
+    for group in arms:
+        cells = []
+        for a, b in windows:
+            pairs = [(mean_train_loss(run, a, b), mean_train_loss(base, a, b))
+                     for run, base in zip(groups[group], groups[baseline])]
+            gaps = [100.0 * (mine / theirs - 1.0) for mine, theirs in pairs if mine is not None and theirs is not None]
+            cells.append(mean_ci(gaps) + ("%" if gaps else ""))
+        row([group, *cells])
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -216,6 +237,13 @@ def main():
     elif study == "stochastic_power_of_two":
         rounding_table(groups, steps[-1])
         paired_line(groups, "e7m0-stochastic", "e7m0-nearest")
+    elif study == "precision_schedules":
+        header(["group", "final val loss"])
+        for group, members in groups.items():
+            row([group, mean_ci([final_val(r) for r in members])])
+        print()
+        windows = [(1, 100), (201, 300), (301, 400), (501, 600), (601, 700), (701, 800)]
+        schedule_table(groups, "bf16", ["e4m3", "bf16-e4m3-e1m6", "e1m6-e4m3-bf16"], windows)
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
     elif study == "e7m0_error_decomposition":

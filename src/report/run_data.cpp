@@ -123,6 +123,9 @@ void read_events(RunData& run) {
         // A resumed run is running again until its next end event.
         if (run.status != "pending") run.status = "running";
         run.stop_step.reset();
+        if (const auto source = object.find("init_from"); source != object.end() && source->is_object()) {
+          run.source_step = get_or<std::int64_t>(*source, "step", 0);
+        }
       }
     } catch (const json::exception& e) {
       throw ReportError(path.string() + ":" + std::to_string(line) + ": event \"" + event + "\": " + e.what());
@@ -141,6 +144,19 @@ void read_preset(RunData& run) {
   } catch (const toml::parse_error& e) {
     throw ReportError(path.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
+}
+
+// A warm start's curves continue its source's: every step a chart draws moves by the source's step.
+void shift_to_source_steps(RunData& run) {
+  const auto offset = static_cast<double>(run.source_step);
+  if (offset == 0) return;
+  for (auto& [key, s] : run.series) {
+    for (double& step : s.steps) step += offset;
+  }
+  for (auto& [key, h] : run.histograms) {
+    for (double& step : h.steps) step += offset;
+  }
+  for (std::int64_t& step : run.phase_switches) step += run.source_step;
 }
 
 }  // namespace
@@ -178,6 +194,7 @@ RunData load_run(const std::filesystem::path& dir, const std::string& name) {
     throw ReportError(dir.string() + ": " + e.what());
   }
   read_preset(run);
+  shift_to_source_steps(run);
   return run;
 }
 

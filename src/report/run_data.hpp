@@ -62,9 +62,13 @@ struct RunData {
   // "completed", the stop reason, "running" (metrics but no end event) or "pending" (no metrics).
   std::string status = "pending";
   std::optional<std::int64_t> stop_step;  // the step of a stop event (a diverged run)
-  std::vector<std::int64_t> phase_switches;
-  std::optional<RunCost> cost;  // from the end event  // the steps after which a precision schedule switched phase
+  std::vector<std::int64_t> phase_switches;  // the steps after which a precision schedule switched phase
+  std::optional<RunCost> cost;               // from the end event
   std::int64_t last_step = 0;
+  // A warm start's source checkpoint step (its start event's init_from.step), 0 otherwise. Its
+  // curves and phase switches are drawn from there on, continuing the source's step axis; warnings,
+  // last_step and stop_step count the run's own steps, as its events.jsonl does.
+  std::int64_t source_step = 0;
 
   bool diverged() const { return stop_step.has_value(); }
   // The last logged value of `key`, if it was ever logged.

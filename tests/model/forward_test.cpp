@@ -34,13 +34,13 @@ GptConfig parallel_config(Norm norm, Mlp mlp) {
 }
 
 template <typename Scalar>
-struct Outcome {
+struct ForwardOutcome {
   Scalar loss;
   std::vector<Scalar> logits, gradients;
 };
 
 template <typename Scalar>
-Outcome<Scalar> forward_backward(Gpt<Scalar>& model, const Batch& batch) {
+ForwardOutcome<Scalar> forward_backward(Gpt<Scalar>& model, const Batch& batch) {
   Activations<Scalar> acts(model.config(), batch.B, batch.T);
   model.zero_gradients();
   const Scalar loss = gpt_forward(model, acts, batch.tokens, batch.targets);
@@ -66,8 +66,8 @@ TEST(Forward, FloatAgreesWithDouble) {
       Gpt<double> twice(single.config());
       copy_parameters(single, twice);  // the same values: only the arithmetic differs
       const Batch batch = make_batch(single.config(), 2, 8, 22);
-      const Outcome<float> f = forward_backward(single, batch);
-      const Outcome<double> d = forward_backward(twice, batch);
+      const ForwardOutcome<float> f = forward_backward(single, batch);
+      const ForwardOutcome<double> d = forward_backward(twice, batch);
       EXPECT_NEAR(f.loss, d.loss, 1e-5 * d.loss) << to_string(norm) << " " << to_string(mlp);
       EXPECT_TRUE(all_close("logits", f.logits, d.logits, {1e-5, 1e-5}));
       EXPECT_TRUE(all_close("gradients", f.gradients, d.gradients, {1e-6, 1e-3}));
@@ -81,8 +81,8 @@ TEST(Forward, TwoRunsGiveTheSameBits) {
     Gpt<float> model(parallel_config(Norm::layernorm, mlp));
     model.initialize(3);
     const Batch batch = make_batch(model.config(), 4, 64, 4);
-    const Outcome<float> a = forward_backward(model, batch);
-    const Outcome<float> b = forward_backward(model, batch);
+    const ForwardOutcome<float> a = forward_backward(model, batch);
+    const ForwardOutcome<float> b = forward_backward(model, batch);
     EXPECT_EQ(std::memcmp(&a.loss, &b.loss, sizeof(float)), 0);
     EXPECT_TRUE(bitwise_equal("logits", a.logits, b.logits));
     EXPECT_TRUE(bitwise_equal("gradients", a.gradients, b.gradients));

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/special_floats.hpp"
 #include "quant/scaling.hpp"
 #include "reference_grid.hpp"
 #include "test_tensors.hpp"
@@ -18,11 +19,12 @@
 namespace altgrad::quant_test {
 namespace {
 
+using test_support::kInf;
+using test_support::kNan;
+
 using quant::AmaxAlgorithm;
 using quant::DelayedScaling;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 // The spec as a model over the full list of recorded amaxes: replay every step from scale 1.
 class SpecModel {

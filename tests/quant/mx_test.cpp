@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/special_floats.hpp"
 #include "determinism.hpp"
 #include "format/codec.hpp"
 #include "format/philox.hpp"
@@ -24,13 +25,14 @@
 namespace altgrad::quant_test {
 namespace {
 
+using test_support::kInf;
+using test_support::kNan;
+
 using format::Rounding;
 using quant::MxOptions;
 using quant::MxScaleRule;
 
 constexpr MxScaleRule kRules[] = {MxScaleRule::floor, MxScaleRule::round_up};
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A format whose max finite (1.75·2^−5) is below 1, so large blocks need k above E8M0's 127.
 constexpr RefGrid kE4m3Bias20{"e4m3,bias=20", 3, -19, 0.0546875L};

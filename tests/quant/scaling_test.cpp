@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "support/special_floats.hpp"
 #include "determinism.hpp"
 #include "quant/scaling.hpp"
 #include "reference_grid.hpp"
@@ -16,9 +17,10 @@
 namespace altgrad::quant_test {
 namespace {
 
+using test_support::kInf;
+using test_support::kNan;
+
 constexpr float kFloatMax = std::numeric_limits<float>::max();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // r is the round-to-nearest-even float of num/den iff num/den lies between the midpoints that
 // separate r from its float neighbours (a midpoint itself only when r's significand is even).

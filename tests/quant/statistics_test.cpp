@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/special_floats.hpp"
 #include "determinism.hpp"
 #include "format/codec.hpp"
 #include "format/philox.hpp"
@@ -21,13 +22,14 @@
 namespace altgrad::quant_test {
 namespace {
 
+using test_support::kInf;
+using test_support::kNan;
+
 using format::Rounding;
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 constexpr std::size_t kSizes[] = {0, 1, 1023, 1025, 16385, 2 * 16384 + 3, 100'000};
-const float kScales[] = {1.0f, 0.37f, 1000.0f, 0x1p-10f};
+const float kStatisticsScales[] = {1.0f, 0.37f, 1000.0f, 0x1p-10f};
 
 // An x whose scaled product fl(x·s) is exactly `target`, where one lies within a few ulps of
 // target/s; otherwise the nearest try (the reference works from fl(x·s) either way).
@@ -101,7 +103,7 @@ quant::QuantStats run(const RefGrid& g, const std::vector<float>& x, const quant
 
 TEST(QuantStats, CountsAndAmaxEqualTheScalarReferenceExactly) {
   for (const RefGrid& g : {kE4m3, kE4m3Inf, kE5m2, kE5m2Inf, kE2m1, kE3m2, kE4m3fnuz, kE5m2NoSubnormals}) {
-    for (float scale : kScales) {
+    for (float scale : kStatisticsScales) {
       for (std::size_t n : kSizes) {
         SCOPED_TRACE(::testing::Message() << g.name << " scale " << scale << " n " << n);
         const auto x = planted_tensor(g, n, scale, static_cast<std::uint32_t>(n) + 1);
@@ -133,7 +135,7 @@ TEST(QuantStats, PlantedTensorsHitEveryCounter) {
 
 TEST(QuantStats, SumsAndRelativeErrorMatchALongDoubleReference) {
   for (const RefGrid& g : {kE4m3, kE5m2, kE5m2Inf, kE2m1, kE4m3fnuz, kE5m2NoSubnormals}) {
-    for (float scale : kScales) {
+    for (float scale : kStatisticsScales) {
       for (std::size_t n : kSizes) {
         SCOPED_TRACE(::testing::Message() << g.name << " scale " << scale << " n " << n);
         const auto x = planted_tensor(g, n, scale, static_cast<std::uint32_t>(n) + 2);

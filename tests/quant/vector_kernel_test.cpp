@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/special_floats.hpp"
 #include "determinism.hpp"
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
@@ -26,17 +27,18 @@
 namespace altgrad::quant_test {
 namespace {
 
+using test_support::kInf;
+using test_support::kNan;
+
 using format::Rounding;
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Every named format with a simple grid, and generic ones that vary bias, policy and overflow.
 const char* const kFormats[] = {"e4m3",     "e4m3fnuz", "e5m2",  "e5m2fnuz", "e3m4",         "e2m5",
                                 "e1m6",     "e7m0",     "e2m3",  "e3m2",     "e2m1",         "bf16",
                                 "fp16",     "e4m3,bias=8", "e5m2,overflow=inf", "e6m1", "e3m4,overflow=inf",
                                 "e6m0fn,bias=30"};
-const float kScales[] = {1.0f, 0.37f, 0x1p-10f, 1000.0f, 0x1p20f, 3.0e-20f};
+const float kKernelScales[] = {1.0f, 0.37f, 0x1p-10f, 1000.0f, 0x1p20f, 3.0e-20f};
 constexpr Rounding kRoundings[] = {Rounding::nearest_even, Rounding::stochastic};
 
 // Random float32 bit patterns: every exponent, NaN and Inf included.
@@ -139,7 +141,7 @@ TEST_F(VectorKernel, MatchesThePortableKernelAtScalesWhoseWayBackOverflows) {
 TEST_F(VectorKernel, MatchesThePortableKernelOnRandomBitsAndAcrossEachFormatsRange) {
   for (const char* name : kFormats) {
     const format::Format f = load(name);
-    for (float scale : kScales) {
+    for (float scale : kKernelScales) {
       for (Rounding r : kRoundings) {
         SCOPED_TRACE(::testing::Message() << name << " scale " << scale << " rounding " << format::rounding_name(r));
         EXPECT_TRUE(kernels_agree(f, r, random_bits(4099, 11), scale));

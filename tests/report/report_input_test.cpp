@@ -63,6 +63,22 @@ TEST(ReportInput, AMalformedMetricsLineIsRefusedWithItsLineButATornLastLineIsSki
   EXPECT_NE(error_of(dir.path).find("metrics.jsonl:1: key \"step\""), std::string::npos);
 }
 
+TEST(ReportInput, AWarmStartsCurvesContinueItsSourcesStepsAndItsOwnCountsStay) {
+  TempDir dir;
+  write(dir.path / "metrics.jsonl", "{\"step\": 10, \"loss\": 2.0}\n{\"step\": 20, \"loss\": 1.5}\n");
+  write(dir.path / "events.jsonl",
+        "{\"event\": \"start\", \"init_from\": {\"checkpoint\": \"x/step_640\", \"step\": 640}}\n"
+        "{\"event\": \"phase\", \"step\": 15}\n"
+        "{\"event\": \"warning\", \"step\": 12, \"kind\": \"overflow\"}\n");
+  const Report report = build_report(dir.path);
+  const RunData& run = report.runs[0];
+  EXPECT_EQ(run.source_step, 640);
+  EXPECT_EQ(run.series.at("loss").steps, (std::vector<double>{650.0, 660.0}));
+  EXPECT_EQ(run.phase_switches, (std::vector<std::int64_t>{655}));
+  EXPECT_EQ(run.warnings.at(0).step, 12);
+  EXPECT_EQ(run.last_step, 20);
+}
+
 TEST(WriteReport, WritesThreeFilesAndLeavesNoTemporaries) {
   TempDir dir;
   write(dir.path / "run" / "metrics.jsonl", "{\"step\": 1, \"loss\": 2.0}\n");

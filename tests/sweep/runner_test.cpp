@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/text_file.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/thread_share.hpp"
 #include "sweep_test_support.hpp"
@@ -48,13 +49,6 @@ echo '{"step": 4, "loss": 2.5, "val_loss": 2.25}' > "$dir/metrics.jsonl"
 echo '{"event": "end", "step": 4, "reason": "completed"}' > "$dir/events.jsonl"
 )";
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 struct FakeSweep {
   SweepOutcome outcome;
   std::vector<std::string> hooked;
@@ -93,14 +87,14 @@ TEST(SweepRunner, RunsInParallelWithThreadsDividedAndAFailureStopsNothing) {
   int most_alive = 0;
   for (const char* name : {"n_embd16", "n_embd24", "n_embd32", "n_embd48"}) {
     const fs::path run = dir.path() / "out" / "runs" / name;
-    EXPECT_EQ(read(run / "threads"), "3\n") << name;  // 6 cores / 2 jobs
-    EXPECT_EQ(read(run / "args"), (run / "config.toml").string() + " --out " + run.string() + "\n") << name;
-    most_alive = std::max(most_alive, std::stoi(read(run / "alive")));
+    EXPECT_EQ(test_support::read_text(run / "threads"), "3\n") << name;  // 6 cores / 2 jobs
+    EXPECT_EQ(test_support::read_text(run / "args"), (run / "config.toml").string() + " --out " + run.string() + "\n") << name;
+    most_alive = std::max(most_alive, std::stoi(test_support::read_text(run / "alive")));
   }
   EXPECT_EQ(most_alive, 2);  // two at once, never more (each lives 0.5 s, so they overlap)
   EXPECT_NE(sweep.progress.find("failed n_embd24: exit status 3"), std::string::npos) << sweep.progress;
-  EXPECT_NE(read(dir.path() / "out/runs/n_embd24/train.log").find("boom"), std::string::npos);
-  const auto index = nlohmann::json::parse(read(dir.path() / "out/index.json"));
+  EXPECT_NE(test_support::read_text(dir.path() / "out/runs/n_embd24/train.log").find("boom"), std::string::npos);
+  const auto index = nlohmann::json::parse(test_support::read_text(dir.path() / "out/index.json"));
   EXPECT_EQ(index["format"], "altgrad-sweep/1");
   EXPECT_EQ(index["runs"].size(), 4u);
   EXPECT_EQ(index["runs"][1]["dir"], "runs/n_embd24");
@@ -117,7 +111,7 @@ TEST(SweepRunner, ARerunSkipsFinishedRunsAndRetriesTheFailedOne) {
   EXPECT_EQ(again.hooked, (std::vector<std::string>{"n_embd24"}));  // only the one that ran
   EXPECT_EQ(fs::last_write_time(finished), written);
   EXPECT_NE(again.progress.find("skip n_embd16: already completed"), std::string::npos) << again.progress;
-  EXPECT_EQ(read(dir.path() / "out/runs/n_embd24/threads"), "1\n");
+  EXPECT_EQ(test_support::read_text(dir.path() / "out/runs/n_embd24/threads"), "1\n");
 }
 
 TEST(SweepRunner, ADifferentSweepFileInTheSameDirectoryIsRefused) {

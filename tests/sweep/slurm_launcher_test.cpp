@@ -2,6 +2,7 @@
 // jobs, the --status columns built from hand-written squeue and sacct text, and a submission and a
 // resubmission through stand-in sbatch/squeue/sacct programs put first on PATH (they record their
 // arguments and print what a cluster would). tests/slurm/slurm_sweep_test.sh runs the real thing.
+#include "support/text_file.hpp"
 #include "sweep/slurm_launcher.hpp"
 
 #include <gtest/gtest.h>
@@ -20,13 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::ScratchDir;
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string error_of(const std::string& launcher, const std::vector<std::string>& given) {
   try {
@@ -72,7 +66,7 @@ TEST(SlurmJobs, SubmissionsAreAppendedAndReadBackAndABadLineIsNamed) {
   EXPECT_TRUE(read_slurm_jobs(dir.path()).empty());
   record_slurm_job(dir.path(), {"1234", "2026-11-24T15:30:02Z", {0, 1, 2, 3}});
   record_slurm_job(dir.path(), {"1240", "2026-11-24T16:02:41Z", {1, 3}});
-  EXPECT_EQ(read(dir.path() / "slurm/jobs.txt"), "1234 2026-11-24T15:30:02Z 0-3\n1240 2026-11-24T16:02:41Z 1,3\n");
+  EXPECT_EQ(test_support::read_text(dir.path() / "slurm/jobs.txt"), "1234 2026-11-24T15:30:02Z 0-3\n1240 2026-11-24T16:02:41Z 1,3\n");
   const auto jobs = read_slurm_jobs(dir.path());
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[1].job_id, "1240");
@@ -204,10 +198,10 @@ TEST(SlurmLaunch, SubmitsOnlyUnfinishedRunsAndRefusesWhileTheArrayRuns) {
   std::ostringstream out;
   launch_on_slurm(spec, runs, sweep, altgrad, options, out);
   const std::string script = (sweep / "slurm/sweep.sbatch").string();
-  EXPECT_EQ(read(dir.path() / "sbatch.args"), "--parsable --array=0-3%2 " + script + "\n");
-  EXPECT_EQ(read(sweep / "slurm/tasks.txt"), "seed1.lr1e-3\nseed1.lr2e-3\nseed2.lr1e-3\nseed2.lr2e-3\n");
-  EXPECT_EQ(read(sweep / "slurm/sweep.sbatch"), slurm_array_script(sweep, altgrad, 4, options));
-  EXPECT_EQ(read(sweep / "sweep.toml"), kFourRuns);
+  EXPECT_EQ(test_support::read_text(dir.path() / "sbatch.args"), "--parsable --array=0-3%2 " + script + "\n");
+  EXPECT_EQ(test_support::read_text(sweep / "slurm/tasks.txt"), "seed1.lr1e-3\nseed1.lr2e-3\nseed2.lr1e-3\nseed2.lr2e-3\n");
+  EXPECT_EQ(test_support::read_text(sweep / "slurm/sweep.sbatch"), slurm_array_script(sweep, altgrad, 4, options));
+  EXPECT_EQ(test_support::read_text(sweep / "sweep.toml"), kFourRuns);
   for (const PlannedRun& run : runs) EXPECT_TRUE(fs::exists(sweep / "runs" / run.name / "config.toml")) << run.name;
   const auto jobs = read_slurm_jobs(sweep);
   ASSERT_EQ(jobs.size(), 1u);
@@ -230,12 +224,12 @@ TEST(SlurmLaunch, SubmitsOnlyUnfinishedRunsAndRefusesWhileTheArrayRuns) {
     dir.write("sweep/runs/" + runs[i].name + "/metrics.jsonl", "{\"step\": 4, \"loss\": 2.0}\n");
     dir.write("sweep/runs/" + runs[i].name + "/events.jsonl", "{\"event\": \"end\", \"reason\": \"completed\"}\n");
   }
-  const std::string finished_before = read(sweep / "runs" / runs[0].name / "events.jsonl");
+  const std::string finished_before = test_support::read_text(sweep / "runs" / runs[0].name / "events.jsonl");
   std::ostringstream again;
   launch_on_slurm(spec, runs, sweep, altgrad, options, again);
-  EXPECT_EQ(read(dir.path() / "sbatch.args"),
+  EXPECT_EQ(test_support::read_text(dir.path() / "sbatch.args"),
             "--parsable --array=0-3%2 " + script + "\n--parsable --array=1,3%2 " + script + "\n");
-  EXPECT_EQ(read(sweep / "runs" / runs[0].name / "events.jsonl"), finished_before);
+  EXPECT_EQ(test_support::read_text(sweep / "runs" / runs[0].name / "events.jsonl"), finished_before);
   EXPECT_NE(again.str().find("skip " + runs[2].name + ": already completed"), std::string::npos) << again.str();
   EXPECT_NE(again.str().find("submitted array job 4321: 2 of 4 runs (tasks 1,3 "), std::string::npos) << again.str();
   ASSERT_EQ(read_slurm_jobs(sweep).size(), 2u);

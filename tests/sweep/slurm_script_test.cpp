@@ -1,6 +1,7 @@
 // The generated sbatch script: its #SBATCH header, and what a task does when bash runs it with the
 // environment Slurm gives an array task, against a stand-in `altgrad` (and `scontrol`) that record
 // how they were called. The same script runs on a real cluster in tests/slurm/slurm_smoke_test.sh.
+#include "support/text_file.hpp"
 #include "sweep/slurm_script.hpp"
 
 #include <gtest/gtest.h>
@@ -27,13 +28,6 @@ std::vector<std::string> sbatch_lines(const std::string& script) {
     if (line.rfind("#SBATCH ", 0) == 0) lines.push_back(line.substr(8));
   }
   return lines;
-}
-
-std::string read(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void write(const fs::path& file, const std::string& text, bool executable = false) {
@@ -164,21 +158,21 @@ TEST_F(SlurmTask, ScriptIsValidBash) {
 TEST_F(SlurmTask, AFreshRunStartsFromItsConfigOnTheTasksCpus) {
   write(sweep_ / "runs/fresh/metrics.jsonl", "{\"step\":1}\n");  // an attempt that never checkpointed
   EXPECT_EQ(run_task(0), 0);
-  EXPECT_EQ(read(log()), "train " + sweep_.string() + "/runs/fresh/config.toml --out " + sweep_.string() + "/runs/fresh threads=3\n");
+  EXPECT_EQ(test_support::read_text(log()), "train " + sweep_.string() + "/runs/fresh/config.toml --out " + sweep_.string() + "/runs/fresh threads=3\n");
   EXPECT_FALSE(fs::exists(sweep_ / "runs/fresh/metrics.jsonl"));
   EXPECT_TRUE(fs::exists(sweep_ / "runs/fresh/config.toml"));
 }
 
 TEST_F(SlurmTask, AnInterruptedRunResumesFromItsCheckpoint) {
   EXPECT_EQ(run_task(1), 0);
-  EXPECT_EQ(read(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\n");
+  EXPECT_EQ(test_support::read_text(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\n");
   EXPECT_TRUE(fs::exists(sweep_ / "runs/interrupted/events.jsonl"));
 }
 
 TEST_F(SlurmTask, AFinishedRunIsNeverRerun) {
   EXPECT_EQ(run_task(2), 0);
   EXPECT_FALSE(fs::exists(log()));
-  EXPECT_NE(read(dir_.path() / "task.out").find("run finished has finished"), std::string::npos);
+  EXPECT_NE(test_support::read_text(dir_.path() / "task.out").find("run finished has finished"), std::string::npos);
 }
 
 TEST_F(SlurmTask, AStoppedRunCountsAsFinished) {
@@ -202,7 +196,7 @@ TEST_F(SlurmTask, TheTimeLimitWarningCheckpointsAndRequeuesTheTask) {
   const std::string wait_then_signal =
       "for i in $(seq 200); do [ -e " + started.string() + " ] && break; sleep 0.05; done; kill -USR1 $task;";
   EXPECT_EQ(run_task(1, "STAND_IN_WAIT=" + started.string(), wait_then_signal), 75);
-  EXPECT_EQ(read(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\nTERM\nscontrol requeue 77_1\n");
+  EXPECT_EQ(test_support::read_text(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\nTERM\nscontrol requeue 77_1\n");
 }
 
 // scancel: SIGTERM to the batch shell (and to altgrad itself); the task ends without requeueing.
@@ -211,7 +205,7 @@ TEST_F(SlurmTask, CancellingCheckpointsWithoutRequeueing) {
   const std::string wait_then_signal =
       "for i in $(seq 200); do [ -e " + started.string() + " ] && break; sleep 0.05; done; kill -TERM $task;";
   EXPECT_EQ(run_task(1, "STAND_IN_WAIT=" + started.string(), wait_then_signal), 75);
-  EXPECT_EQ(read(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\nTERM\n");
+  EXPECT_EQ(test_support::read_text(log()), "train --resume " + sweep_.string() + "/runs/interrupted threads=3\nTERM\n");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "train/evaluation_hooks.hpp"
@@ -20,13 +21,8 @@
 namespace altgrad::train {
 namespace {
 
-constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-torch installs
 constexpr std::size_t kBatch = 4;
 
-bool torch_available() {
-  const std::string probe = std::string(kPython) + " -c 'import torch' > /dev/null 2>&1";
-  return std::system(probe.c_str()) == 0;
-}
 
 // A few fp8-hybrid steps (E4M3 forward, delayed scaling), the LM head included: the last checkpoint
 // holds real amax histories and scales far from 1. The LM head is what makes the loss depend
@@ -73,7 +69,7 @@ void scale_saved_scales(const fs::path& checkpoint, float factor) {
 }
 
 TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
-  if (!torch_available()) GTEST_SKIP() << "PyTorch not found: " << kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
+  if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
   testing::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
   const std::size_t T = load_checkpoint_config(checkpoint).block_size;
@@ -84,7 +80,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
   const auto rows = static_cast<std::int64_t>(kBatch), cols = static_cast<std::int64_t>(T);
   const std::vector<io::TensorRef> tensors{{"tokens", {rows, cols}, tokens}, {"targets", {rows, cols}, targets}, {"loss", {1}, loss}};
   io::write_safetensors(dir.path() / "batch.safetensors", tensors);
-  const std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_quantized_eval.py " +
+  const std::string command = std::string(test_support::kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_quantized_eval.py " +
                               checkpoint.string() + " " + (dir.path() / "batch.safetensors").string();
   EXPECT_EQ(std::system(command.c_str()), 0) << "PyTorch disagrees (see the lines above)";
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <vector>
 
+#include "support/torch_reference.hpp"
 #include "format/bits.hpp"
 #include "format/philox.hpp"
 #include "quant/point_quantizer.hpp"
@@ -18,11 +19,7 @@
 namespace altgrad::train {
 namespace {
 
-constexpr const char* kPython = "/usr/bin/python3";
 
-bool torch_available() {
-  return std::system((std::string(kPython) + " -c 'import torch, numpy' > /dev/null 2>&1").c_str()) == 0;
-}
 
 // Random bit patterns (every exponent), exact bf16 midpoints and their neighbours, edges.
 std::vector<float> test_values() {
@@ -40,14 +37,14 @@ std::vector<float> test_values() {
 }
 
 TEST(Bf16Preset, RoundsExactlyAsTorchBfloat16) {
-  if (!torch_available()) GTEST_SKIP() << kPython << " cannot import torch and numpy (scripts/setup.sh installs python3-torch)";
+  if (!test_support::python_imports("torch, numpy")) GTEST_SKIP() << test_support::kPython << " cannot import torch and numpy (scripts/setup.sh installs python3-torch)";
   testing::ScratchDir dir;
   const std::vector<float> values = test_values();
   {
     std::ofstream out(dir.path() / "in.f32", std::ios::binary);
     out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
   }
-  const std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_bfloat16.py " +
+  const std::string command = std::string(test_support::kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_bfloat16.py " +
                               (dir.path() / "in.f32").string() + " " + (dir.path() / "out.f32").string();
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::vector<float> torch_rounded(values.size());

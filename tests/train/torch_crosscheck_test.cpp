@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
@@ -21,12 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-torch installs
 
-bool torch_available() {
-  const std::string probe = std::string(kPython) + " -c 'import torch' > /dev/null 2>&1";
-  return std::system(probe.c_str()) == 0;
-}
 
 struct Variant {
   const char* name;
@@ -94,13 +90,13 @@ void cross_check(const Variant& v, const fs::path& dir) {
   io::write_safetensors(dir / "expected.safetensors", expected,
                     {{"lr", "0.001"}, {"beta1", "0.9"}, {"beta2", "0.95"}, {"eps", "1e-8"}, {"weight_decay", "0.1"}});
 
-  const std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_crosscheck.py " +
+  const std::string command = std::string(test_support::kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_crosscheck.py " +
                               checkpoint.string() + " " + (dir / "expected.safetensors").string();
   EXPECT_EQ(std::system(command.c_str()), 0) << v.name << ": PyTorch disagrees (see the table above)";
 }
 
 TEST(TorchCrossCheck, LossLogitsGradientsAndAdamWAgreeWithPyTorch) {
-  if (!torch_available()) GTEST_SKIP() << "PyTorch not found: " << kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
+  if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
   const Variant variants[] = {
       {"layernorm+gelu+bias", model::Norm::layernorm, model::Mlp::gelu, true},
       {"layernorm+gelu", model::Norm::layernorm, model::Mlp::gelu, false},

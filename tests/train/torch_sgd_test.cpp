@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "optim/sgd.hpp"
 #include "train/scratch_dir.hpp"
@@ -18,14 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-torch installs
 constexpr std::size_t kParameters = 1000;
 constexpr std::size_t kSteps = 5;
 
-bool torch_available() {
-  const std::string probe = std::string(kPython) + " -c 'import torch' > /dev/null 2>&1";
-  return std::system(probe.c_str()) == 0;
-}
 
 // Values in [-1, 1) from a fixed linear congruential sequence: independent of any library's RNG.
 std::vector<float> values(std::size_t n, std::uint32_t seed) {
@@ -77,7 +73,7 @@ fs::path write_case(const Case& c, const fs::path& dir) {
 }
 
 TEST(TorchSgd, StepsAndMomentumBufferAgreeWithPyTorch) {
-  if (!torch_available()) GTEST_SKIP() << "PyTorch not found: " << kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
+  if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
   testing::ScratchDir scratch;
   const Case cases[] = {
       {"momentum0-decay", {0.0f, false, 0.1f}},
@@ -85,7 +81,7 @@ TEST(TorchSgd, StepsAndMomentumBufferAgreeWithPyTorch) {
       {"momentum0.9-nesterov-decay", {0.9f, true, 0.1f}},
       {"momentum0.9-nesterov", {0.9f, true, 0.0f}},
   };
-  std::string command = std::string(kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_sgd.py";
+  std::string command = std::string(test_support::kPython) + " " + ALTGRAD_SOURCE_DIR + "/tests/reference/torch_sgd.py";
   for (const Case& c : cases) command += " " + write_case(c, scratch.path()).string();
   EXPECT_EQ(std::system(command.c_str()), 0) << "PyTorch disagrees (see the table above)";
 }
