@@ -1,24 +1,28 @@
-"""altgrad.torch.quantize_model against the engine: a tiny nanoGPT-shaped run trains 3 steps under a
-recipe; the PyTorch GPT of tests/reference, loaded from its step-2 checkpoint and quantized by
-quantize_model with that checkpoint's delayed-scaling state, recomputes step 3 on the dumped batch.
-Its loss, every parameter's gradient and the points' statistics must be the engine's.
+"""altgrad.torch.quantize_model against the engine: a tiny nanoGPT-shaped run trains 11 steps under
+a recipe, with a checkpoint and a dumped batch at every step. For each of steps 3 to 11 the PyTorch
+GPT of tests/reference, loaded from the checkpoint before it and quantized by quantize_model with
+that checkpoint's delayed-scaling state and step, recomputes the step on its batch. Its loss, every
+parameter's gradient and the points' statistics must be the engine's.
 
-The engine's gradient of step 3 is read exactly from SGD's momentum buffer: with momentum 1e-30 the
-buffer after step 3 is 1e-30·b₂ + g₃, which rounds to g₃ in float32.
+The engine's gradient of a step is read exactly from SGD's momentum buffer: with momentum 1e-30 the
+buffer after step k is 1e-30·b(k-1) + g(k), which rounds to g(k) in float32.
 
 Tolerance. Both sides compute in float32, in different orders (OpenBLAS against PyTorch's kernels,
 the engine's layer norm sums against ATen's), so activations differ in their last bit. Quantization
 passes that through unchanged unless an element lies within an ulp of a rounding boundary: then it
-lands one grid step away (1/8 of its value for E4M3, 1/4 for E5M2) and later layers carry the change
-on. Measured on these recipes (AMD Zen 4, OpenBLAS Cooperlake kernel): no element flipped, loss
-within 1e-7 and every gradient within 2.5e-7 norm-wise. A kernel on another CPU may flip an element
-or two; TOLERANCE = 5e-3 admits that. The faults it must catch measured 3e-2 to 6e-2 (MX blocks of
-the column-wise copies along the wrong axis), 7e-2 (stochastic rounding with another seed) and 0.17
-(delayed scaling without the checkpoint's amax history).
+lands one grid step away (1/8 of its value for E4M3, 1/64 for E1M6) and every later operand of the
+step moves a little, so a few more elements flip. Measured (AMD Zen 4, OpenBLAS Cooperlake kernel):
+steps without a flip agree to 2e-7 to 4e-6 norm-wise in every gradient; a step with one reaches
+5e-3 to 1.5e-2, in up to 2 of the 9 steps of a recipe. So each step's loss must agree within 1e-4
+(a flip moves it by a few 1e-6), its statistics tightly where its gradients agree, and the median
+step's worst gradient within TOLERANCE = 5e-3: at least 5 of 9 steps without a cascade. The faults
+it must catch move every step: 3e-2 to 6e-2 (MX column-wise copies blocked along the wrong axis),
+7e-2 (stochastic rounding with another seed), 0.17 (delayed scaling without the amax history).
 """
 import json
 import os
 import pathlib
+import random
 import struct
 import subprocess
 import sys
@@ -34,7 +38,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"
 from torch_gpt import GPT, read_safetensors  # noqa: E402
 
 TOLERANCE = 5e-3
-LOSS_TOLERANCE = 1e-5  # relative; the loss is a mean over 128 tokens of float32 log-softmax
+STEPS = range(3, 12)  # each recomputed from the checkpoint of the step before
+LOSS_TOLERANCE = 1e-4  # relative: one flipped element moves the loss by a few 1e-6
 SEED = 1337
 
 CONFIG = """
@@ -42,7 +47,7 @@ n_layer = 2
 n_head = 2
 n_embd = 64
 block_size = 32
-batch_size = 4
+batch_size = 2
 bias = true
 optimizer = "sgd"
 momentum = 1e-30
@@ -51,12 +56,12 @@ grad_clip = 0.0
 learning_rate = 0.0625
 min_lr = 0.0625
 warmup_iters = 0
-lr_decay_iters = 3
-max_iters = 3
+lr_decay_iters = 11
+max_iters = 11
 eval_interval = 100
 eval_iters = 1
 log_interval = 1
-checkpoint_interval = 2
+checkpoint_interval = 1
 keep_checkpoints = 0
 seed = 1337
 """
@@ -72,21 +77,26 @@ RECIPES = {
 
 @pytest.fixture(scope="module", params=list(RECIPES))
 def engine_run(request, tmp_path_factory, altgrad_cli):
-    """(recipe text, run directory) of a 3-step run with checkpoints after steps 2 and 3."""
+    """(recipe text, run directory) of an 11-step run with a checkpoint and a dumped batch per step."""
     recipe = RECIPES[request.param]
     root = tmp_path_factory.mktemp(request.param)
-    (root / "config.toml").write_text(CONFIG + recipe)
+    # A corpus of its own: the test needs neither the default corpus nor its download.
+    words = random.Random(1).choices(["law", "court", "article", "shall", "apply", "member", "state"], k=8000)
+    (root / "corpus.txt").write_text(" ".join(words))
+    (root / "config.toml").write_text(f'data = "{root}/corpus.txt"\n' + CONFIG + recipe)
+    dumps = [arg for step in STEPS for arg in ("--dump-batch", str(step))]
     # One thread: the bits are the same on any count, and a busy machine's cores are not waited on.
-    subprocess.run([altgrad_cli, "train", str(root / "config.toml"), "--out", str(root / "run"), "--dump-batch", "3"],
+    subprocess.run([altgrad_cli, "train", str(root / "config.toml"), "--out", str(root / "run"), *dumps],
                    check=True, capture_output=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
     return recipe, root / "run"
 
 
-def engine_gradients(run):
-    """name -> the engine's gradient of step 3, from the momentum buffer (the checkpoint's model file
-    gives each tensor's place in the flat parameter buffer)."""
-    buffer = read_safetensors(run / "checkpoints/step_3/optimizer.safetensors")[0]["momentum_buffer"]
-    data = (run / "checkpoints/step_3/model.safetensors").read_bytes()
+def engine_gradients(run, step):
+    """name -> the engine's gradient of `step`, from the momentum buffer of its checkpoint (whose
+    model file gives each tensor's place in the flat parameter buffer)."""
+    checkpoint = run / f"checkpoints/step_{step}"
+    buffer = read_safetensors(checkpoint / "optimizer.safetensors")[0]["momentum_buffer"]
+    data = (checkpoint / "model.safetensors").read_bytes()
     (length,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + length])
     header.pop("__metadata__", None)
@@ -104,14 +114,14 @@ def checkpoint_model(checkpoint):
     return model
 
 
-def recompute_step_3(recipe, run, with_state=True):
-    """(loss, model with gradients, QuantizedModel) of step 3 in PyTorch; with_state=False starts
-    the delayed-scaling points without the checkpoint's amax histories."""
-    checkpoint = run / "checkpoints/step_2"
+def recompute(recipe, run, step, with_state=True):
+    """(loss, model with gradients, QuantizedModel) of `step` in PyTorch, from the checkpoint before
+    it; with_state=False starts the delayed-scaling points without that checkpoint's amax histories."""
+    checkpoint = run / f"checkpoints/step_{step - 1}"
     model = checkpoint_model(checkpoint)
     quantized = (quantize_model(model, recipe, seed=SEED, state=checkpoint) if with_state
-                 else quantize_model(model, recipe, seed=SEED, step=2))
-    batch = read_safetensors(run / "batches/step_3.safetensors")[0]
+                 else quantize_model(model, recipe, seed=SEED, step=step - 1))
+    batch = read_safetensors(run / f"batches/step_{step}.safetensors")[0]
     _, loss = model(batch["tokens"][0].long(), batch["targets"][0].long())
     loss.backward()
     return loss.item(), model, quantized
@@ -121,25 +131,38 @@ def worst_gradient_error(model, expected):
     return max(((p.grad - expected[n]).norm() / expected[n].norm()).item() for n, p in model.named_parameters())
 
 
-def engine_metrics(run):
-    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()][2]
+def engine_metrics(run, step):
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()][step - 1]
 
 
-def test_one_step_gives_the_engines_loss_gradients_and_statistics(engine_run):
+def median_gradient_error(recipe, run, **options):
+    errors = sorted(worst_gradient_error(recompute(recipe, run, step, **options)[1], engine_gradients(run, step))
+                    for step in STEPS)
+    return errors[len(errors) // 2]
+
+
+def test_each_step_gives_the_engines_loss_statistics_and_gradients(engine_run):
     recipe, run = engine_run
-    loss, model, quantized = recompute_step_3(recipe, run)
-    metrics = engine_metrics(run)
-    assert quantized.step == 2
-    assert abs(loss - metrics["loss"]) <= LOSS_TOLERANCE * metrics["loss"]
-    assert worst_gradient_error(model, engine_gradients(run)) <= TOLERANCE
-    stats = quantized.stats()
-    assert set(stats) == set(metrics["quant"])
-    for name, logged in metrics["quant"].items():
-        ours = stats[name]
-        assert ours["amax"] == pytest.approx(logged["amax"], rel=1e-3), name
-        assert ours["rel_error"] == pytest.approx(logged["rel_error"], rel=2e-2), name
-        assert 100.0 * ours["overflow"] / ours["count"] == pytest.approx(logged["overflow_pct"], abs=0.05), name
-        assert ("colwise" in ours) == ("colwise" in logged), name
+    errors = []
+    for step in STEPS:
+        loss, model, quantized = recompute(recipe, run, step)
+        metrics = engine_metrics(run, step)
+        assert quantized.step == step - 1
+        assert abs(loss - metrics["loss"]) <= LOSS_TOLERANCE * metrics["loss"], step
+        error = worst_gradient_error(model, engine_gradients(run, step))
+        errors.append(error)
+        stats = quantized.stats()
+        assert set(stats) == set(metrics["quant"])
+        if error > TOLERANCE:
+            continue  # a flipped element moved this step's later operands: their statistics differ too
+        for name, logged in metrics["quant"].items():
+            ours = stats[name]
+            assert ours["amax"] == pytest.approx(logged["amax"], rel=1e-3), (step, name)
+            assert ours["rel_error"] == pytest.approx(logged["rel_error"], rel=2e-2), (step, name)
+            assert 100.0 * ours["overflow"] / ours["count"] == pytest.approx(logged["overflow_pct"], abs=0.05), (step, name)
+            assert ("colwise" in ours) == ("colwise" in logged), (step, name)
+    print(f"worst gradient error per step: {', '.join(f'{e:.1e}' for e in errors)}")
+    assert sorted(errors)[len(errors) // 2] <= TOLERANCE
 
 
 def test_blocks_along_the_wrong_axis_are_caught(engine_run, monkeypatch):
@@ -151,23 +174,30 @@ def test_blocks_along_the_wrong_axis_are_caught(engine_run, monkeypatch):
         return forward_copy if self.points[role] is None else self.copy(role, t, along_rows=False)
 
     monkeypatch.setattr(quantized_model._Matmul, "column_copy", rows_always)
-    _, model, _ = recompute_step_3(recipe, run)
-    error = worst_gradient_error(model, engine_gradients(run))
-    print(f"blocks along the wrong axis: worst gradient error {error:.3g}")
+    error = median_gradient_error(recipe, run)
+    print(f"blocks along the wrong axis: median worst gradient error {error:.3g}")
     assert error > 2 * TOLERANCE
+
+
+def test_another_seed_is_caught(engine_run, monkeypatch):
+    recipe, run = engine_run
+    if "stochastic" not in recipe:
+        pytest.skip("no stochastic rounding")
+    monkeypatch.setattr(sys.modules[__name__], "SEED", SEED + 1)
+    assert median_gradient_error(recipe, run) > 2 * TOLERANCE
 
 
 def test_delayed_scaling_needs_the_checkpoints_amax_history(engine_run):
     recipe, run = engine_run
     if "fp8-hybrid" not in recipe:
         pytest.skip("no delayed scaling")
-    _, model, quantized = recompute_step_3(recipe, run, with_state=False)
-    assert worst_gradient_error(model, engine_gradients(run)) > 2 * TOLERANCE
+    assert median_gradient_error(recipe, run, with_state=False) > 2 * TOLERANCE
     # The step's amaxes join the history when the step ends, as the engine records them.
+    _, _, quantized = recompute(recipe, run, STEPS[0])
     amax = quantized.stats()["h.0.attn.c_attn:act"]["amax"]
     quantized.next_step()
     history, scale = quantized.delayed_state()["h.0.attn.c_attn:act"]
-    assert quantized.step == 3 and history[-1] == amax and scale == pytest.approx(448.0 / amax, rel=1e-6)
+    assert quantized.step == STEPS[0] and history[-1] == amax and scale == pytest.approx(448.0 / max(history), rel=1e-6)
 
 
 def small_gpt():
