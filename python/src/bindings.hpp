@@ -1,5 +1,6 @@
 #pragma once
-// The parts of altgrad._core, one function per file that registers its part.
+// What the files of altgrad._core share: core_module.cpp defines the module (formats, quantize)
+// and calls each other file's registration function.
 #include <pybind11/pybind11.h>
 
 #include "quant/stats.hpp"

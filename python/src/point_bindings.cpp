@@ -27,7 +27,7 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style>;
 
-// A recipe given as a dict becomes the TOML table a config would hold (keys in the dict's order).
+// A recipe given as a dict becomes the TOML table a config would hold.
 toml::table table_of(const py::dict& dict, const std::string& path);
 
 toml::array array_of(const py::list& list, const std::string& path) {

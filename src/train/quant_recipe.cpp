@@ -1,7 +1,6 @@
 #include "train/quant_recipe.hpp"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <stdexcept>
 
@@ -9,7 +8,6 @@
 #include "io/json_integer.hpp"
 #include "io/safetensors.hpp"
 #include "quant/mx.hpp"
-#include "quant/point_quantizer.hpp"
 #include "train/recipe_table.hpp"
 
 namespace altgrad::train {
