@@ -1,4 +1,4 @@
-"""The engine's quantization points on a PyTorch model's Linear layers (altgrad.torch.quantize_model).
+"""The engine's quantization points on a PyTorch model's layers (altgrad.torch.quantize_model).
 
 Every nn.Linear becomes a matmul Y = X·Wᵀ with three points named as the engine names them: the
 module's name without nanoGPT's "transformer." prefix, then ":act", ":weight" or ":grad"
@@ -12,6 +12,12 @@ per-tensor scaling every GEMM reads the one copy of an operand; under block scal
 gets its own copy blocked along its reduction dimension: dX's W and dW's dY and X are the
 column-wise copies. Calls come in the engine's order (X, W forward; dY, W, dY, X backward), so
 stochastic rounding draws the engine's words.
+
+A model that passes its attention core's operands through torch.nn.Identity modules named q, k, v
+and probs in its attention module gets the engine's points there too (`h.0.attn.probs`): forward
+Q(t), backward the gradient unchanged, so scores = Q(q)·Q(k)ᵀ, out = Q(probs)·Q(v), their
+gradients use the same copies, and the softmax backward the unquantized probabilities, as the
+engine does. Under per-tensor scaling only: block scaling gives each attention GEMM its own copy.
 """
 import json
 import pathlib
@@ -28,6 +34,16 @@ _PREFIX = "transformer."  # nanoGPT keeps its blocks in model.transformer
 
 def _matmul_name(module_name):
     return module_name[len(_PREFIX):] if module_name.startswith(_PREFIX) else module_name
+
+
+_ATTENTION_OPERANDS = ("q", "k", "v", "probs")
+
+
+def _is_attention_operand(name, module):
+    """A model exposes an attention operand by passing it through a torch.nn.Identity named q, k, v
+    or probs inside its attention module (`h.0.attn.q`), as tests/reference/torch_gpt.py does."""
+    parent, _, leaf = name.rpartition(".")
+    return isinstance(module, torch.nn.Identity) and leaf in _ATTENTION_OPERANDS and parent.endswith("attn")
 
 
 def _evaluating():
@@ -95,8 +111,24 @@ class _QuantizedLinear(torch.autograd.Function):
         return dx, dw, db, None, None
 
 
+class _QuantizedOperand(torch.autograd.Function):
+    """An attention operand: forward Q(t), rows along its last axis; backward the gradient unchanged."""
+
+    @staticmethod
+    def forward(ctx, t, point, causal, frozen):
+        _cpu_float32(t, "an attention operand")
+        rows = t.reshape(-1, t.shape[-1]).contiguous()
+        out = np.empty(rows.shape, dtype=np.float32)
+        point.apply(rows.detach().numpy(), out, False, frozen, causal)
+        return torch.from_numpy(out).reshape(t.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None, None
+
+
 class QuantizedModel:
-    """A model whose Linear layers run through AltGrad's quantization points.
+    """A model whose Linear layers (and exposed attention operands) run through AltGrad's points.
 
     points: every point of the resolved recipe, name -> settings (`.as_dict()`), in the engine's order.
     step: the training step in progress (0-based); stochastic streams and delayed scales are the step's.
@@ -111,35 +143,40 @@ class QuantizedModel:
             raise ValueError("the model has no torch.nn.Linear layers to quantize")
         for name, module in linears:
             _cpu_float32(module.weight, f"{name}.weight")
+        operands = [(n, m) for n, m in model.named_modules() if _is_attention_operand(n, m)]
         names = [(f"{_matmul_name(n)}:{role}", role, _matmul_name(n) != "lm_head") for n, _ in linears for role in _ROLES]
+        names += [(_matmul_name(n), "act", False) for n, _ in operands]
         self.preset, recipe_seed, resolved = _core.resolve_recipe(recipe, source, names)
         self.seed = recipe_seed if recipe_seed is not None else seed
         self.points = dict(resolved)
         self.step = step
-        self._matmuls = []
+        # Every enabled point's quantizer by name, at the engine's dense index: matmul j's operands
+        # at 3·j + role, then the attention operands in the model's order.
+        self._quantizers = {name: _core.PointQuantizer(self.points[name], self.seed, index)
+                            for index, (name, _, _) in enumerate(names) if self.points[name].enabled}
         self._originals = []
-        for j, (name, module) in enumerate(linears):
-            settings = [self.points[f"{_matmul_name(name)}:{role}"] for role in _ROLES]
-            quantizers = [_core.PointQuantizer(s, self.seed, 3 * j + r) if s.enabled else None
-                          for r, s in enumerate(settings)]
-            matmul = _Matmul(_matmul_name(name), quantizers)
-            self._matmuls.append(matmul)
-            self._originals.append((module, module.forward))
-            module.forward = (lambda x, m=module, q=matmul: _QuantizedLinear.apply(x, m.weight, m.bias, q, _evaluating()))
+        for name, module in linears:
+            matmul = _Matmul(_matmul_name(name), [self._quantizers.get(f"{_matmul_name(name)}:{r}") for r in _ROLES])
+            self._patch(module, lambda x, m=module, q=matmul: _QuantizedLinear.apply(x, m.weight, m.bias, q, _evaluating()))
+        for name, module in operands:
+            point = self._quantizers.get(_matmul_name(name))
+            if point is None:
+                continue
+            if point.settings.scaling == "block":
+                raise ValueError(f"{_matmul_name(name)}: under block scaling each attention GEMM reads its own copy, "
+                                 "blocked along its own axis; quantize_model quantizes attention operands under "
+                                 "per-tensor scaling (none, tensor, delayed) only")
+            causal = name.endswith(".probs")
+            self._patch(module, lambda t, p=point, c=causal: _QuantizedOperand.apply(t, p, c, _evaluating()))
         self._each_point(lambda p: p.begin_step(self.step))
 
-    def _each_point(self, action):
-        for m in self._matmuls:
-            for p in m.points.values():
-                if p is not None:
-                    action(p)
+    def _patch(self, module, forward):
+        self._originals.append((module, module.forward))
+        module.forward = forward
 
-    def _point(self, name):
-        matmul, _, role = name.rpartition(":")
-        for m in self._matmuls:
-            if m.name == matmul and role in m.points:
-                return m.points[role]
-        raise KeyError(f"no point {name!r}")
+    def _each_point(self, action):
+        for point in self._quantizers.values():
+            action(point)
 
     def next_step(self):
         """Ends the step in progress (delayed scaling records its amax) and begins the next."""
@@ -151,26 +188,17 @@ class QuantizedModel:
         """Each enabled point's statistics of the step in progress, merged over its calls; under block
         scaling the column-wise copies' under "colwise"."""
         out = {}
-        for m in self._matmuls:
-            for role, p in m.points.items():
-                if p is None:
-                    continue
-                record = p.step_stats()
-                columns = p.column_stats()
-                if columns["calls"] > 0:
-                    record["colwise"] = columns
-                out[f"{m.name}:{role}"] = record
+        for name, point in self._quantizers.items():
+            out[name] = point.step_stats()
+            columns = point.column_stats()
+            if columns["calls"] > 0:
+                out[name]["colwise"] = columns
         return out
 
     def delayed_state(self):
         """name -> (amax history oldest first, scale) for every delayed-scaling point."""
-        out = {}
-        for m in self._matmuls:
-            for role, p in m.points.items():
-                state = p.delayed_state() if p is not None else None
-                if state is not None:
-                    out[f"{m.name}:{role}"] = state
-        return out
+        states = {name: point.delayed_state() for name, point in self._quantizers.items()}
+        return {name: state for name, state in states.items() if state is not None}
 
     def load_state(self, path):
         """Continues from an AltGrad checkpoint (or a run directory's latest): every delayed-scaling
@@ -180,20 +208,22 @@ class QuantizedModel:
         for name in self.delayed_state():
             if f"{name}.scale" not in saved:
                 raise ValueError(f"{checkpoint}/quant.safetensors has no delayed-scaling state for {name}")
-            self._point(name).restore_delayed(saved[f"{name}.amax_history"].tolist(), float(saved[f"{name}.scale"].item()))
+            self._quantizers[name].restore_delayed(saved[f"{name}.amax_history"].tolist(),
+                                                   float(saved[f"{name}.scale"].item()))
         self.step = int(json.loads((checkpoint / "state.json").read_text())["step"])
         self._each_point(lambda p: p.begin_step(self.step))
 
     def remove(self):
-        """Gives the Linear layers back their own forward."""
+        """Gives the layers back their own forward."""
         for module, forward in self._originals:
             module.forward = forward
         self._originals = []
 
 
 def quantize_model(model, recipe, seed=0, step=0, state=None, source="recipe"):
-    """Puts AltGrad's quantization points on `model`'s Linear layers (CPU, float32) and returns the
-    QuantizedModel that holds them.
+    """Puts AltGrad's quantization points on `model`'s Linear layers (CPU, float32), and on the
+    attention operands it exposes (torch.nn.Identity modules named q, k, v, probs in an attention
+    module), and returns the QuantizedModel that holds them.
 
     recipe: a config's [quant] table as TOML text (with or without the [quant] header) or as a dict,
     e.g. {"preset": "fp8-hybrid", "override": [{"match": "h.*.mlp.c_fc:act", "format": "e1m6"}]}.

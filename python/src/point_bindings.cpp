@@ -137,13 +137,15 @@ py::dict point_stats_dict(const quant::PointStats& s) {
 }
 
 // One call: `x` (rows, cols) quantized into `out` for the GEMM that reduces along its rows
-// (along_rows: the column-wise copy) or along its columns.
-py::dict apply(quant::PointQuantizer& point, const FloatArray& x, FloatArray& out, bool along_rows, bool frozen) {
+// (along_rows: the column-wise copy) or along its columns. causal: x is causal attention
+// probabilities in cols × cols tiles, whose masked zeros the statistics do not count.
+py::dict apply(quant::PointQuantizer& point, const FloatArray& x, FloatArray& out, bool along_rows, bool frozen,
+               bool causal) {
   if (x.ndim() != 2 || out.ndim() != 2 || out.shape(0) != x.shape(0) || out.shape(1) != x.shape(1)) {
     throw py::value_error("apply takes two float32 matrices of one shape");
   }
   const auto n = static_cast<std::size_t>(x.size());
-  const quant::OperandLayout layout{static_cast<std::size_t>(x.shape(1)), along_rows, 0, false};
+  const quant::OperandLayout layout{static_cast<std::size_t>(x.shape(1)), along_rows, 0, causal};
   quant::PointStats stats;
   {
     py::gil_scoped_release release;
@@ -198,7 +200,7 @@ void bind_points(py::module_& m) {
       .def_property_readonly("settings", [](const quant::PointQuantizer& p) { return p.settings(); })
       .def("end_step", &quant::PointQuantizer::end_step)
       .def("apply", &apply, py::arg("x").noconvert(), py::arg("out").noconvert(), py::arg("along_rows"),
-           py::arg("frozen"))
+           py::arg("frozen"), py::arg("causal") = false)
       .def("step_stats", [](const quant::PointQuantizer& p) { return point_stats_dict(p.step_stats()); })
       .def("column_stats", [](const quant::PointQuantizer& p) { return point_stats_dict(p.column_stats()); })
       .def("delayed_state", [](const quant::PointQuantizer& p) -> py::object {

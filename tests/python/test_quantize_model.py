@@ -72,6 +72,8 @@ RECIPES = {
     "mx8": '[quant]\npreset = "mx8"\n',
     "e1m6-override": '[quant]\npreset = "fp8-hybrid"\n[[quant.override]]\nmatch = "h.*.mlp.c_fc:act"\nformat = "e1m6"\n',
     "mx8-stochastic": '[quant]\npreset = "mx8"\n[quant.act]\nrounding = "stochastic"\n[quant.grad]\nrounding = "stochastic"\n',
+    "attention-operands": '[quant]\npreset = "fp8-hybrid"\n[[quant.override]]\nmatch = "h.*.attn.[qkv]"\n'
+                          '[[quant.override]]\nmatch = "h.*.attn.probs"\nrounding = "stochastic"\n',
 }
 
 
@@ -160,6 +162,8 @@ def test_each_step_gives_the_engines_loss_statistics_and_gradients(engine_run):
             assert ours["amax"] == pytest.approx(logged["amax"], rel=1e-3), (step, name)
             assert ours["rel_error"] == pytest.approx(logged["rel_error"], rel=2e-2), (step, name)
             assert 100.0 * ours["overflow"] / ours["count"] == pytest.approx(logged["overflow_pct"], abs=0.05), (step, name)
+            # Causal probabilities: the mask's zeros are not values, so they count nowhere.
+            assert 100.0 * ours["zero_inputs"] / ours["count"] == pytest.approx(logged["zero_in_pct"], abs=0.05), (step, name)
             assert ("colwise" in ours) == ("colwise" in logged), (step, name)
     print(f"worst gradient error per step: {', '.join(f'{e:.1e}' for e in errors)}")
     assert sorted(errors)[len(errors) // 2] <= TOLERANCE
@@ -235,6 +239,11 @@ def test_bad_recipes_give_the_engines_message(recipe, message):
     with pytest.raises(ValueError) as error:
         quantize_model(small_gpt(), recipe)
     assert message in str(error.value)
+
+
+def test_attention_operands_under_block_scaling_are_refused():
+    with pytest.raises(ValueError, match="h.0.attn.probs: under block scaling"):
+        quantize_model(small_gpt(), {"preset": "mx8", "override": [{"match": "h.*.attn.probs"}]})
 
 
 def test_a_model_off_the_cpu_or_not_float32_is_refused():

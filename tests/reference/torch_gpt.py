@@ -60,20 +60,23 @@ class CausalSelfAttention(nn.Module):
         self.n_head = cfg["n_head"]
         self.c_attn = nn.Linear(C, 3 * C, bias=cfg["bias"])
         self.c_proj = nn.Linear(C, C, bias=cfg["bias"])
+        # Identities where the attention core's operands pass: the places altgrad.torch.quantize_model
+        # puts the engine's h.{i}.attn.q|k|v|probs points.
+        self.q, self.k, self.v, self.probs = nn.Identity(), nn.Identity(), nn.Identity(), nn.Identity()
         T = cfg["block_size"]
         # Not persistent, as in nanoGPT on PyTorch 2 (flash attention): not part of the state_dict.
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T), persistent=False)
 
     def forward(self, x):
         B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (point(t) for point, t in zip((self.q, self.k, self.v), self.c_attn(x).split(C, dim=2)))
         hs = C // self.n_head
         q = q.view(B, T, self.n_head, hs).transpose(1, 2)
         k = k.view(B, T, self.n_head, hs).transpose(1, 2)
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
+        y = self.probs(F.softmax(att, dim=-1)) @ v
         return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
 
