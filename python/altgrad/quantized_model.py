@@ -20,6 +20,7 @@ gradients use the same copies, and the softmax backward the unquantized probabil
 engine does. Under per-tensor scaling only: block scaling gives each attention GEMM its own copy.
 """
 import json
+import os
 import pathlib
 
 import numpy as np
@@ -178,13 +179,13 @@ class QuantizedModel:
         for point in self._quantizers.values():
             action(point)
 
-    def next_step(self):
+    def next_step(self) -> None:
         """Ends the step in progress (delayed scaling records its amax) and begins the next."""
         self._each_point(lambda p: p.end_step())
         self.step += 1
         self._each_point(lambda p: p.begin_step(self.step))
 
-    def stats(self):
+    def stats(self) -> dict[str, dict]:
         """Each enabled point's statistics of the step in progress, merged over its calls; under block
         scaling the column-wise copies' under "colwise"."""
         out = {}
@@ -195,12 +196,12 @@ class QuantizedModel:
                 out[name]["colwise"] = columns
         return out
 
-    def delayed_state(self):
+    def delayed_state(self) -> dict[str, tuple[list[float], float]]:
         """name -> (amax history oldest first, scale) for every delayed-scaling point."""
         states = {name: point.delayed_state() for name, point in self._quantizers.items()}
         return {name: state for name, state in states.items() if state is not None}
 
-    def load_state(self, path):
+    def load_state(self, path: str | os.PathLike) -> None:
         """Continues from an AltGrad checkpoint (or a run directory's latest): every delayed-scaling
         point's history and scale from its quant.safetensors, and the step after the checkpoint's."""
         checkpoint = _checkpoint_dir(path)
@@ -213,14 +214,15 @@ class QuantizedModel:
         self.step = int(json.loads((checkpoint / "state.json").read_text())["step"])
         self._each_point(lambda p: p.begin_step(self.step))
 
-    def remove(self):
+    def remove(self) -> None:
         """Gives the layers back their own forward."""
         for module, forward in self._originals:
             module.forward = forward
         self._originals = []
 
 
-def quantize_model(model, recipe, seed=0, step=0, state=None, source="recipe"):
+def quantize_model(model: torch.nn.Module, recipe: str | dict, seed: int = 0, step: int = 0,
+                   state: str | os.PathLike | None = None, source: str = "recipe") -> QuantizedModel:
     """Puts AltGrad's quantization points on `model`'s Linear layers (CPU, float32), and on the
     attention operands it exposes (torch.nn.Identity modules named q, k, v, probs in an attention
     module), and returns the QuantizedModel that holds them.
