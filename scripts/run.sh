@@ -16,5 +16,5 @@ status=0
 "$root/build/altgrad" sweep "$root/configs/ablation.toml" --jobs 2 --out "$sweep_dir" || status=$?
 # The report is written whatever became of the runs: a diverged format is a result, too.
 "$root/build/altgrad" report "$sweep_dir" --summary
-echo "Why formats fail, study by study (E7M0 gradients, E1M6 placement, stochastic rounding, E7M0's error): docs/findings.md"
+echo "Why formats fail, study by study (E7M0 gradients, E1M6 placement, stochastic rounding, E7M0's error, precision schedules): docs/findings.md"
 exit "$status"

@@ -60,6 +60,15 @@ def _cpu_float32(t, what):
         raise TypeError(f"altgrad quantizes float32; {what} is {t.dtype} (convert the model with .float())")
 
 
+def _quantized(point, rows, along_rows, frozen, causal=False):
+    """A new tensor of Q(rows), rows a C-contiguous (rows, cols) float32 tensor, by `point` for the
+    GEMM that reduces along its rows (along_rows) or columns; frozen: an evaluation's call, which
+    records nothing; causal: causal attention probabilities, whose masked zeros are not counted."""
+    out = np.empty(rows.shape, dtype=np.float32)
+    point.apply(rows.detach().numpy(), out, along_rows, frozen, causal)
+    return torch.from_numpy(out)
+
+
 class _Matmul:
     """One Linear's three points: a PointQuantizer per enabled point, None where it is off."""
 
@@ -68,14 +77,9 @@ class _Matmul:
         self.points = dict(zip(_ROLES, quantizers))
 
     def copy(self, role, t, along_rows, frozen=False):
-        """t (rows, cols) as the GEMM that reduces along its rows (along_rows) or columns reads it.
-        frozen: an evaluation's call, which records nothing."""
+        """t (rows, cols) as the GEMM that reduces along its rows (along_rows) or columns reads it."""
         point = self.points[role]
-        if point is None:
-            return t
-        out = np.empty(t.shape, dtype=np.float32)
-        point.apply(t.detach().numpy(), out, along_rows, frozen)
-        return torch.from_numpy(out)
+        return t if point is None else _quantized(point, t, along_rows, frozen)
 
     def column_copy(self, role, t, forward_copy):
         """The copy a backward GEMM reducing down t's rows reads: the forward's under per-tensor scaling."""
@@ -118,10 +122,7 @@ class _QuantizedOperand(torch.autograd.Function):
     @staticmethod
     def forward(ctx, t, point, causal, frozen):
         _cpu_float32(t, "an attention operand")
-        rows = t.reshape(-1, t.shape[-1]).contiguous()
-        out = np.empty(rows.shape, dtype=np.float32)
-        point.apply(rows.detach().numpy(), out, False, frozen, causal)
-        return torch.from_numpy(out).reshape(t.shape)
+        return _quantized(point, t.reshape(-1, t.shape[-1]).contiguous(), False, frozen, causal).reshape(t.shape)
 
     @staticmethod
     def backward(ctx, grad):

@@ -182,21 +182,10 @@ void bind_points(py::module_& m) {
         "on_by_default) points: (preset, seed or None, [(name, PointSettings)])");
 
   py::class_<quant::PointQuantizer>(m, "PointQuantizer", "The engine's quantizer of one point: scaling state and statistics")
-      .def(py::init([](const quant::PointSettings& settings, std::uint64_t seed, std::uint64_t index) {
-             try {
-               return quant::PointQuantizer(settings, seed, index);
-             } catch (const quant::RecipeError& e) {
-               throw py::value_error(e.what());
-             }
-           }),
-           py::arg("settings"), py::arg("seed"), py::arg("index"))
-      .def("begin_step", [](quant::PointQuantizer& p, std::int64_t step) {
-             try {
-               p.begin_step(step);
-             } catch (const quant::RecipeError& e) {
-               throw py::value_error(e.what());
-             }
-           }, py::arg("step"))
+      // RecipeError is a std::invalid_argument, which pybind11 raises as ValueError with its message.
+      .def(py::init<const quant::PointSettings&, std::uint64_t, std::uint64_t>(), py::arg("settings"),
+           py::arg("seed"), py::arg("index"))
+      .def("begin_step", &quant::PointQuantizer::begin_step, py::arg("step"))
       .def_property_readonly("settings", [](const quant::PointQuantizer& p) { return p.settings(); })
       .def("end_step", &quant::PointQuantizer::end_step)
       .def("apply", &apply, py::arg("x").noconvert(), py::arg("out").noconvert(), py::arg("along_rows"),
