@@ -244,6 +244,8 @@ def main():
         print()
         windows = [(1, 100), (201, 300), (301, 400), (501, 600), (601, 700), (701, 800)]
         schedule_table(groups, "bf16", ["e4m3", "bf16-e4m3-e1m6", "e1m6-e4m3-bf16"], windows)
+        paired_line(groups, "e1m6-e4m3-bf16", "bf16")
+        paired_line(groups, "ft-e1m6", "ft-e4m3")
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
     elif study == "e7m0_error_decomposition":
