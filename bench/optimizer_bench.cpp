@@ -8,13 +8,13 @@
 #include <optional>
 #include <random>
 
+#include "config/quant_recipe.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/memory_footprint.hpp"
 #include "train/code_only_weights.hpp"
 #include "train/optimizer_assignment.hpp"
-#include "train/quant_recipe.hpp"
 #include "train/trainer.hpp"
 #include "train/weight_grids.hpp"
 
@@ -40,13 +40,13 @@ optim::OptimizerKind kind_named(const std::string& name) {
   if (name == kGridwalkCodes) return optim::OptimizerKind::gridwalk;
   const auto& names = optim::kOptimizerNames;
   const auto found = std::find(names.begin(), names.end(), name);
-  if (found == names.end()) throw train::ConfigError("--optimizer: no optimizer named \"" + name + "\"");
+  if (found == names.end()) throw config::ConfigError("--optimizer: no optimizer named \"" + name + "\"");
   return static_cast<optim::OptimizerKind>(found - names.begin());
 }
 
 // Keeps the contender's grid-walked weights as codes, exactly as the trainer does, on a copy of
 // the grids (code-only tensors live on their codes' fixed scale).
-void keep_as_codes(Contender& c, const train::WeightGrids& grids, train::TrainConfig config, const model::ParameterLayout& layout) {
+void keep_as_codes(Contender& c, const train::WeightGrids& grids, config::TrainConfig config, const model::ParameterLayout& layout) {
   config.master_weights = false;
   c.grids.emplace(grids);
   c.codes = std::make_unique<optim::CodeWeights>(train::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
@@ -56,10 +56,10 @@ void keep_as_codes(Contender& c, const train::WeightGrids& grids, train::TrainCo
 }  // namespace
 
 int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out) {
-  train::TrainConfig config = options.config;
-  const model::Gpt<float> model(train::gpt_config(config));
+  config::TrainConfig config = options.config;
+  const model::Gpt<float> model(config::gpt_config(config));
   const auto& layout = model.layout();
-  const train::Recipe recipe = train::resolve_recipe(config);
+  const config::Recipe recipe = config::resolve_recipe(config);
   const train::WeightGrids grids(layout, model.matmuls(), recipe, config.grid_format);
 
   std::mt19937 rng(1);

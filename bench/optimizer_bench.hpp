@@ -6,17 +6,17 @@
 #include <string>
 #include <vector>
 
-#include "train/config.hpp"
+#include "config/config.hpp"
 
 namespace altgrad::bench {
 
 struct OptimizerBenchOptions {
-  train::TrainConfig config;  // model size, recipe (the grids), grid_format and hyperparameters
+  config::TrainConfig config;  // model size, recipe (the grids), grid_format and hyperparameters
   std::vector<std::string> optimizers;
   int steps = 10;  // timed steps per round; the fastest round is kept
 };
 
-// Throws train::ConfigError for an unknown optimizer name.
+// Throws config::ConfigError for an unknown optimizer name.
 int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out);
 
 }  // namespace altgrad::bench

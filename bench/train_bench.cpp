@@ -14,12 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "config/quant_recipe.hpp"
 #include "format/philox.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/quant_recipe.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::bench {
@@ -31,9 +31,9 @@ using Clock = std::chrono::steady_clock;
 // recipe, through its quantization hooks (statistics gathered every step, as in training).
 class EngineStep {
  public:
-  EngineStep(const train::TrainConfig& c, const std::string& recipe)
-      : gpt_(train::gpt_config(c)),
-        recipe_(train::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
+  EngineStep(const config::TrainConfig& c, const std::string& recipe)
+      : gpt_(config::gpt_config(c)),
+        recipe_(config::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
         hooks_(recipe_.any_enabled() ? std::optional<train::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
                                      : std::nullopt),
         acts_(gpt_.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
@@ -79,7 +79,7 @@ class EngineStep {
 
  private:
   model::Gpt<float> gpt_;
-  train::Recipe recipe_;
+  config::Recipe recipe_;
   std::optional<train::QuantHooks> hooks_;
   model::Activations<float> acts_;
   optim::AdamW adam_;
@@ -87,7 +87,7 @@ class EngineStep {
   std::int64_t step_ = 0;
 };
 
-double engine_tokens_per_s(const train::TrainConfig& c, int steps, int threads) {
+double engine_tokens_per_s(const config::TrainConfig& c, int steps, int threads) {
   omp_set_num_threads(threads);
   EngineStep engine(c, "");
   for (int i = 0; i < 2; ++i) engine.step();
@@ -124,8 +124,8 @@ int run_recipe_bench(const TrainBenchOptions& options, std::ostream& out) {
   return 0;
 }
 
-nlohmann::json torch_runs(const train::TrainConfig& c, int steps, const std::vector<int>& threads) {
-  const model::GptConfig g = train::gpt_config(c);
+nlohmann::json torch_runs(const config::TrainConfig& c, int steps, const std::vector<int>& threads) {
+  const model::GptConfig g = config::gpt_config(c);
   std::string command = std::string("/usr/bin/python3 ") + ALTGRAD_SOURCE_DIR + "/bench/torch_train_step.py" +
                         " --n_layer " + std::to_string(g.n_layer) + " --n_head " + std::to_string(g.n_head) +
                         " --n_embd " + std::to_string(g.n_embd) + " --block_size " + std::to_string(g.block_size) +
@@ -167,8 +167,8 @@ double sgemm_gflops(int threads) {
 }
 
 // A real run of `c` for `steps` steps in a temporary directory: its tokens per second, wall clock.
-double real_run_tokens_per_s(const train::TrainConfig& c, int steps) {
-  train::TrainConfig run = c;
+double real_run_tokens_per_s(const config::TrainConfig& c, int steps) {
+  config::TrainConfig run = c;
   run.max_iters = steps;
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("altgrad-bench-run-" + std::to_string(::getpid()));
   train::TrainOptions options;
@@ -185,8 +185,8 @@ double real_run_tokens_per_s(const train::TrainConfig& c, int steps) {
 // diagnostics at its intervals, against the same runs with them off (no diagnostic steps, no value
 // profiles, one metrics line); evaluations and checkpoints alike. Alternated, best of two each, so
 // that a slow spell of the machine hits both.
-void compare_diagnostics(const train::TrainConfig& c, int steps, std::ostream& out) {
-  train::TrainConfig off = c;
+void compare_diagnostics(const config::TrainConfig& c, int steps, std::ostream& out) {
+  config::TrainConfig off = c;
   off.diag_interval = steps + 1;
   off.profile_points = false;
   off.hessian_interval = 0;
@@ -208,7 +208,7 @@ void compare_diagnostics(const train::TrainConfig& c, int steps, std::ostream& o
 // The run as fast as its step: a real run of the config (its diagnostics, evaluations and
 // checkpoints, in a temporary directory) for `steps` steps against the step alone, median against
 // median, at this process's thread count.
-void compare_run_with_step(const train::TrainConfig& c, int steps, std::ostream& out) {
+void compare_run_with_step(const config::TrainConfig& c, int steps, std::ostream& out) {
   EngineStep engine(c, "");
   for (int i = 0; i < 2; ++i) engine.step();
   std::vector<double> times(20);
@@ -234,7 +234,7 @@ double peak_rss_mib() {
 }  // namespace
 
 int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
-  const train::TrainConfig& c = options.config;
+  const config::TrainConfig& c = options.config;
   const int max_threads = omp_get_max_threads();
   if (options.diagnostics_steps > 0) {
     compare_diagnostics(c, options.diagnostics_steps, out);

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "train/config.hpp"
+#include "config/config.hpp"
 
 namespace altgrad::bench {
 
 struct TrainBenchOptions {
-  train::TrainConfig config;  // model and batch shape (the default training config unless given)
+  config::TrainConfig config;  // model and batch shape (the default training config unless given)
   int steps = 10;             // timed steps per thread count (the fastest is kept)
   std::string recipe;         // a preset: compare its step time with FP32's instead of with PyTorch
   int run_steps = 0;          // > 0: also train a real run this long and compare its rate with the step's

@@ -34,7 +34,7 @@ struct Loaded {
   std::unique_ptr<model::Gpt<float>> model;
   std::unique_ptr<optim::Optimizer> optimizer;
   train::CheckpointState state;
-  std::optional<train::Recipe> recipe;
+  std::optional<config::Recipe> recipe;
   std::optional<train::QuantHooks> hooks;
   optim::CodeWeights codes;
 };
@@ -130,7 +130,7 @@ void check_same(const Loaded& a, const Loaded& b) {
     fuzz::fail("state.json loads back different");
   }
   if (a.recipe.has_value() != b.recipe.has_value() ||
-      (a.recipe && train::recipe_to_json(*a.recipe) != train::recipe_to_json(*b.recipe))) {
+      (a.recipe && config::recipe_to_json(*a.recipe) != config::recipe_to_json(*b.recipe))) {
     fuzz::fail("recipe.json loads back different");
   }
 }

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
+#include "config/quant_recipe.hpp"
 #include "fuzz_support.hpp"
 #include "model/matmul_points.hpp"
-#include "train/config.hpp"
-#include "train/quant_recipe.hpp"
 #include "train/trainer.hpp"
 
 using namespace altgrad;
@@ -32,20 +32,20 @@ void expect_origin(const std::string& message, const fs::path& file) {
   }
 }
 
-void check_recipe(const train::TrainConfig& config, const fs::path& file) {
-  const model::GptConfig gpt = train::gpt_config(config);
+void check_recipe(const config::TrainConfig& config, const fs::path& file) {
+  const model::GptConfig gpt = config::gpt_config(config);
   if (gpt.n_layer > 64) return;  // a harness limit on work per input, not a reader rule
-  train::Recipe recipe;
+  config::Recipe recipe;
   try {
-    recipe = train::resolve_recipe(config);
-  } catch (const train::ConfigError& e) {
+    recipe = config::resolve_recipe(config);
+  } catch (const config::ConfigError& e) {
     expect_origin(e.what(), file);
     return;
   }
   const model::MatmulPoints points(gpt);
-  const nlohmann::json json = train::recipe_to_json(recipe);
-  const train::Recipe back = train::recipe_from_json(json, points, "recipe.json");
-  if (train::recipe_to_json(back) != json) fuzz::fail("recipe.json does not read back as written");
+  const nlohmann::json json = config::recipe_to_json(recipe);
+  const config::Recipe back = config::recipe_from_json(json, points, "recipe.json");
+  if (config::recipe_to_json(back) != json) fuzz::fail("recipe.json does not read back as written");
 }
 
 }  // namespace
@@ -62,19 +62,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   fuzz::Scratch scratch;
   const fs::path file = scratch.add("config.toml", toml);
-  train::TrainConfig config;
+  config::TrainConfig config;
   try {
-    config = train::load_config(file, overrides);
-  } catch (const train::ConfigError& e) {
+    config = config::load_config(file, overrides);
+  } catch (const config::ConfigError& e) {
     expect_origin(e.what(), file);
     return 0;
   }
-  train::validate_config(config);
-  const std::string written = train::config_to_toml(config);
-  train::TrainConfig again;
+  config::validate_config(config);
+  const std::string written = config::config_to_toml(config);
+  config::TrainConfig again;
   try {
-    again = train::parse_config(written, "written.toml");
-  } catch (const train::ConfigError& e) {
+    again = config::parse_config(written, "written.toml");
+  } catch (const config::ConfigError& e) {
     fuzz::fail(std::string("config_to_toml wrote a config that does not load: ") + e.what() + "\n" + written);
   }
   if (!(again == config)) fuzz::fail("config_to_toml does not load back equal:\n" + written);

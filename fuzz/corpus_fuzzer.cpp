@@ -1,15 +1,15 @@
 // Corpora: the first byte picks the source (text file, JSONL file, folder), the rest is its bytes
 // (a folder's files as "@@ name" sections, see fuzz_support.hpp). load_corpus either returns
 // non-empty, valid UTF-8 text (checked by a decoder written here from the Unicode standard's
-// table 3-7, independent of train/utf8.cpp) that is exactly what the source holds, or throws
+// table 3-7, independent of data/utf8.cpp) that is exactly what the source holds, or throws
 // DataError naming a file under the input directory.
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "data/corpus.hpp"
+#include "data/utf8.hpp"
 #include "fuzz_support.hpp"
-#include "train/corpus.hpp"
-#include "train/utf8.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ void check_validator(std::string_view bytes) {
     if (n == 0) first_bad = i;
     i += n;
   }
-  const auto problem = train::find_invalid_utf8(bytes);
+  const auto problem = data::find_invalid_utf8(bytes);
   if (problem.has_value() != first_bad.has_value() || (problem && problem->offset != *first_bad)) {
     fuzz::fail("find_invalid_utf8 disagrees with the reference decoder");
   }
@@ -82,12 +82,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes = fuzz::as_text({data + 1, size - 1});
   check_validator(bytes);
   fuzz::Scratch scratch;
-  train::CorpusSource source;
+  data::CorpusSource source;
   switch (data[0] % 3) {
-    case 0: source = {scratch.add("corpus.txt", bytes), train::CorpusFormat::automatic}; break;
-    case 1: source = {scratch.add("corpus.jsonl", bytes), train::CorpusFormat::automatic}; break;
+    case 0: source = {scratch.add("corpus.txt", bytes), data::CorpusFormat::automatic}; break;
+    case 1: source = {scratch.add("corpus.jsonl", bytes), data::CorpusFormat::automatic}; break;
     default: {
-      source = {scratch.dir() / "folder", train::CorpusFormat::automatic};
+      source = {scratch.dir() / "folder", data::CorpusFormat::automatic};
       fs::create_directories(source.path);
       for (const auto& [name, contents] : fuzz::split_files(bytes)) {
         // "a/b.txt" then "a": the first one wins.
@@ -100,10 +100,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
   }
-  train::Corpus corpus;
+  data::Corpus corpus;
   try {
-    corpus = train::load_corpus(source);
-  } catch (const train::DataError& e) {
+    corpus = data::load_corpus(source);
+  } catch (const data::DataError& e) {
     const std::string message = e.what();
     if (!message.starts_with(scratch.dir().string() + "/") || message.find(": ") == std::string::npos) {
       fuzz::fail("error message does not name a file under the input: " + message);

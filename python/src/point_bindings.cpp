@@ -1,5 +1,5 @@
 // Recipes and quantization points for Python (altgrad.torch.quantize_model): a [quant] table read
-// by the engine's own reader (train/recipe_table.hpp) and resolved against a model's point names
+// by the engine's own reader (config/recipe_table.hpp) and resolved against a model's point names
 // by quant::resolve, and the engine's PointQuantizer, one per enabled point, with its step
 // boundaries, delayed-scaling history and per-axis copies. The kernels run without the GIL.
 #include <pybind11/numpy.h>
@@ -14,11 +14,11 @@
 #include <toml++/toml.h>
 
 #include "bindings.hpp"
+#include "config/config_error.hpp"
+#include "config/recipe_table.hpp"
 #include "format/rounding.hpp"
 #include "quant/point_quantizer.hpp"
 #include "quant/recipe.hpp"
-#include "train/config_error.hpp"
-#include "train/recipe_table.hpp"
 
 namespace py = pybind11;
 
@@ -103,18 +103,18 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
   const auto message = [&](const std::string& what) {
     return !text && what.starts_with("config: ") ? source + ": " + what.substr(8) : what;
   };
-  train::RecipeTable read;
+  config::RecipeTable read;
   std::vector<quant::ResolvedPoint> resolved;
   std::vector<quant::PointName> names;
   for (const auto& [name, role, on] : points) names.push_back({name, role_of(role), on});
   try {
-    read = train::read_recipe_table(table);
+    read = config::read_recipe_table(table);
     if (read.phases.size() > 1) {
       throw py::value_error(source + ": [[quant.phase]] is a schedule over training steps (altgrad train); "
                             "quantize_model applies one recipe");
     }
     resolved = quant::resolve(read.phases.front().spec, names);
-  } catch (const train::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     throw py::value_error(message(e.what()));
   } catch (const quant::RecipeError& e) {
     throw py::value_error(message(e.what()));

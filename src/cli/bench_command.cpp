@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "config/config.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
-#include "quantize_bench.hpp"
-#include "train/config.hpp"
-#include "train_bench.hpp"
 #include "optimizer_bench.hpp"
+#include "quantize_bench.hpp"
+#include "train_bench.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -60,8 +60,8 @@ void add_bench_command(CLI::App& app) {
                     "Time this optimizer's step against AdamW's instead (repeatable; gridwalk-codes: gridwalk on code-only weights; docs/optimizers.md)");
   train->callback([train_args] {
     altgrad::bench::TrainBenchOptions bench_options;
-    bench_options.config = train_args->config.empty() ? train::parse_config("", "(defaults)", train_args->overrides)
-                                                : train::load_config(train_args->config, train_args->overrides);
+    bench_options.config = train_args->config.empty() ? config::parse_config("", "(defaults)", train_args->overrides)
+                                                : config::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
     bench_options.run_steps = train_args->run_steps;
     bench_options.diagnostics_steps = train_args->diagnostics_steps;

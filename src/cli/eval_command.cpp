@@ -10,9 +10,9 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "data/byte_dataset.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
-#include "train/byte_dataset.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluation_hooks.hpp"
 
@@ -42,7 +42,7 @@ void run(const EvalArgs& args) {
   const std::size_t T = gpt.config().block_size;
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   const std::size_t limit = args.max_windows == 0 ? std::numeric_limits<std::size_t>::max() : args.max_windows;
-  const train::TokenWindows windows = train::consecutive_windows(bytes, static_cast<int>(T), limit);
+  const data::TokenWindows windows = data::consecutive_windows(bytes, static_cast<int>(T), limit);
   if (windows.count == 0) {
     throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
                                 std::to_string(T + 1));

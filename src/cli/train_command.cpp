@@ -12,11 +12,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
+#include "config/config.hpp"
 #include "io/safetensors.hpp"
 #include "model/sample.hpp"
 #include "optim/memory_footprint.hpp"
 #include "train/checkpoint.hpp"
-#include "train/config.hpp"
 #include "train/evaluation_hooks.hpp"
 #include "train/trainer.hpp"
 #include "train/training_data.hpp"
@@ -50,31 +50,31 @@ std::pair<std::string, std::int64_t> parse_injection(const std::string& text) {
   return {text.substr(0, at), step};
 }
 
-train::TrainConfig resolve_config(const TrainArgs& args) {
+config::TrainConfig resolve_config(const TrainArgs& args) {
   if (!args.resume.empty()) {
     // A resumed run keeps its resolved config; --set may still change e.g. max_iters.
-    return train::load_config(fs::path(args.resume) / "config.toml", args.overrides);
+    return config::load_config(fs::path(args.resume) / "config.toml", args.overrides);
   }
-  if (args.config.empty()) return train::parse_config("", "(defaults)", args.overrides);
-  return train::load_config(args.config, args.overrides);
+  if (args.config.empty()) return config::parse_config("", "(defaults)", args.overrides);
+  return config::load_config(args.config, args.overrides);
 }
 
 // The training batches of step `step` (as metrics.jsonl numbers it: the step's index plus one),
 // drawn exactly as the trainer draws them, into <run>/batches/step_<step>.safetensors: `tokens` and
 // `targets`, (gradient_accumulation_steps, batch_size, block_size), byte values stored as F32. For
 // recomputing a step's diagnostics outside the engine.
-void dump_batch(const train::TrainConfig& config, const fs::path& run_dir, std::int64_t step) {
+void dump_batch(const config::TrainConfig& config, const fs::path& run_dir, std::int64_t step) {
   if (step < 1 || step > config.max_iters) {
     throw std::invalid_argument("--dump-batch " + std::to_string(step) + ": steps run from 1 to max_iters (" +
                                 std::to_string(config.max_iters) + ")");
   }
-  const train::ByteDataset data = train::load_training_data(config, ALTGRAD_SOURCE_DIR);
+  const data::ByteDataset data = train::load_training_data(config, ALTGRAD_SOURCE_DIR);
   const std::size_t micro = static_cast<std::size_t>(config.gradient_accumulation_steps);
   const std::size_t n = static_cast<std::size_t>(config.batch_size) * static_cast<std::size_t>(config.block_size);
   std::vector<std::int32_t> x(n), y(n);
   std::vector<float> tokens, targets;
   for (std::size_t m = 0; m < micro; ++m) {
-    data.get_batch(train::BatchKey::training(static_cast<std::uint64_t>(step - 1), static_cast<std::uint32_t>(m)),
+    data.get_batch(data::BatchKey::training(static_cast<std::uint64_t>(step - 1), static_cast<std::uint32_t>(m)),
                    config.batch_size, config.block_size, x, y);
     tokens.insert(tokens.end(), x.begin(), x.end());
     targets.insert(targets.end(), y.begin(), y.end());
@@ -86,7 +86,7 @@ void dump_batch(const train::TrainConfig& config, const fs::path& run_dir, std::
 }
 
 void run(const TrainArgs& args) {
-  const train::TrainConfig config = resolve_config(args);
+  const config::TrainConfig config = resolve_config(args);
   train::TrainOptions options;
   options.resume = !args.resume.empty();
   options.run_dir = options.resume ? fs::path(args.resume) : fs::path(args.out.empty() ? config.out_dir : args.out);

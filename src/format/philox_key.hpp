@@ -20,7 +20,7 @@ namespace altgrad::format {
 
 enum class RandomPurpose : std::uint64_t {
   initialization = 1,       // model parameters (model/init)
-  batch_sampling = 2,       // training and evaluation batch offsets (train/byte_dataset)
+  batch_sampling = 2,       // training and evaluation batch offsets (data/byte_dataset)
   stochastic_rounding = 3,  // quantization points during training and evaluation (quant/point_quantizer)
   grid_walk_rounding = 4,   // the bit-space optimizers' fractional steps (optim/gridwalk, optim/madam)
   text_sampling = 5,        // token sampling in text generation (model/sample)

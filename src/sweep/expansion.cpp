@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "config/quant_recipe.hpp"
 #include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
-#include "train/quant_recipe.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -76,13 +76,13 @@ nlohmann::json settings_json(const Settings& settings) {
   return object;
 }
 
-train::TrainConfig run_config(const Settings& base, const Settings& settings, const std::string& run) {
+config::TrainConfig run_config(const Settings& base, const Settings& settings, const std::string& run) {
   const Settings lines = merged(base, settings);
   std::string text;
   for (const Setting& s : lines) text += dotted_key(s.key) + " = " + s.literal + "\n";
   try {
-    train::TrainConfig config = train::parse_config(text, kGenerated);
-    train::resolve_schedule(config);  // the [quant] table's errors, as the trainer would raise them
+    config::TrainConfig config = config::parse_config(text, kGenerated);
+    config::resolve_schedule(config);  // the [quant] table's errors, as the trainer would raise them
     return config;
   } catch (const std::exception& e) {
     throw SweepError(located(e.what(), lines) + " (in run '" + run + "')");

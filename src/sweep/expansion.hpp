@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "sweep/setting.hpp"
 #include "sweep/sweep_spec.hpp"
-#include "train/config.hpp"
 
 namespace altgrad::sweep {
 
@@ -17,7 +17,7 @@ struct PlannedRun {
   std::string name;   // also its folder under runs/
   std::string group;  // the name without its seed part
   Settings settings;  // what the run sets on top of the base, in the order written
-  train::TrainConfig config;
+  config::TrainConfig config;
   // The run of this sweep it warm-starts from: `init_from = "@GROUP"` names the run of group GROUP
   // with this run's seed (docs/experiments.md, "Runs that start from other runs"). It starts
   // only once that run has ended. Empty when it starts fresh or from outside the sweep.
@@ -35,7 +35,7 @@ std::vector<PlannedRun> expand(const SweepSpec& spec);
 // The config of `base` with `settings` on top, parsed and validated as `altgrad train` would
 // (config rules and the [quant] recipe). Throws SweepError prefixed by the origin of the key at
 // fault and naming `run`.
-train::TrainConfig run_config(const Settings& base, const Settings& settings, const std::string& run);
+config::TrainConfig run_config(const Settings& base, const Settings& settings, const std::string& run);
 
 // A threshold probe's settings: the group's, then the searched key at `value`, max_iters = the
 // search's steps and stop_loss_multiple = its loss_multiple (origin: the [search] table).

@@ -212,10 +212,10 @@ void write_fresh_run_dir(const fs::path& sweep_dir, const PlannedRun& run) {
   const fs::path dir = sweep_dir / "runs" / run.name;
   fs::remove_all(dir);
   fs::create_directories(dir);
-  train::TrainConfig config = run.config;
+  config::TrainConfig config = run.config;
   config.out_dir = "runs/" + run.name;
   if (!run.source.empty()) config.init_from = source_dir(sweep_dir, run).string();
-  train::write_config(dir / "config.toml", config);
+  config::write_config(dir / "config.toml", config);
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs, const SweepOptions& options) {

@@ -7,9 +7,9 @@
 #include <iterator>
 #include <map>
 
+#include "config/nearest_name.hpp"
 #include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
-#include "train/nearest_name.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -41,7 +41,7 @@ struct Reader {
       if (key.str() == k) return;
     }
     std::string message = "unknown key '" + std::string(key.str()) + "' in " + context;
-    if (const auto near = train::nearest_name(key.str(), known)) message += " (did you mean '" + std::string(*near) + "'?)";
+    if (const auto near = config::nearest_name(key.str(), known)) message += " (did you mean '" + std::string(*near) + "'?)";
     fail(where(key, node), message);
   }
 
@@ -99,7 +99,7 @@ struct Reader {
       std::vector<std::string_view> names;
       for (const auto& [n, s] : recipes) names.push_back(n);
       std::string message = "recipe = " + io::toml_string(name->get()) + " names no [recipes." + name->get() + "] table";
-      if (const auto near = train::nearest_name(name->get(), names)) message += " (did you mean '" + std::string(*near) + "'?)";
+      if (const auto near = config::nearest_name(name->get(), names)) message += " (did you mean '" + std::string(*near) + "'?)";
       fail(where(name_node), message);
     }
     return found->second;

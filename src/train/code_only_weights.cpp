@@ -8,7 +8,7 @@
 
 namespace altgrad::train {
 
-std::vector<std::pair<std::size_t, std::string>> code_ranges(const TrainConfig& config, const optim::Optimizer& optimizer,
+std::vector<std::pair<std::size_t, std::string>> code_ranges(const config::TrainConfig& config, const optim::Optimizer& optimizer,
                                                              const model::ParameterLayout& layout,
                                                              const WeightGrids& grids, std::span<const float> params) {
   std::vector<std::pair<std::size_t, std::string>> out;
@@ -17,7 +17,7 @@ std::vector<std::pair<std::size_t, std::string>> code_ranges(const TrainConfig& 
   for (std::size_t r = 0; r < ranges.size(); ++r) {
     if (ranges[r].adamw_only) continue;
     if (grids.grid_at(r, nullptr, params).scaling == optim::GridScaling::blocks) {
-      throw ConfigError("master_weights = false: " + layout.tensors()[r].name + " lives on MX blocks (" +
+      throw config::ConfigError("master_weights = false: " + layout.tensors()[r].name + " lives on MX blocks (" +
                         grids.describe(r) + "), which quantize a weight once per GEMM axis; code-only weights need "
                         "a per-tensor or unscaled :weight point");
     }
@@ -26,7 +26,7 @@ std::vector<std::pair<std::size_t, std::string>> code_ranges(const TrainConfig& 
   return out;
 }
 
-optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimizer& optimizer,
+optim::CodeWeights encode_weights(const config::TrainConfig& config, const optim::Optimizer& optimizer,
                                   const model::ParameterLayout& layout, const WeightGrids& grids,
                                   std::span<const float> params) {
   optim::CodeWeights codes;
@@ -38,7 +38,7 @@ optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimi
   return codes;
 }
 
-std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const TrainConfig& config,
+std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const config::TrainConfig& config,
                                                               const optim::Optimizer& optimizer,
                                                               const model::ParameterLayout& layout,
                                                               const WeightGrids& grids, std::span<const float> params) {

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.hpp"
 #include "model/parameter_layout.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
-#include "train/config.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/weight_grids.hpp"
 
@@ -23,12 +23,12 @@ namespace altgrad::train {
 // name; empty when config.master_weights. Throws ConfigError for a range on MX blocks: an MX weight
 // is quantized once per GEMM axis, with other block scales each time, so no single code per weight
 // exists.
-std::vector<std::pair<std::size_t, std::string>> code_ranges(const TrainConfig& config, const optim::Optimizer& optimizer,
+std::vector<std::pair<std::size_t, std::string>> code_ranges(const config::TrainConfig& config, const optim::Optimizer& optimizer,
                                                              const model::ParameterLayout& layout,
                                                              const WeightGrids& grids, std::span<const float> params);
 
 // The freshly initialized weights of those ranges, encoded (optim::CodeWeights::add).
-optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimizer& optimizer,
+optim::CodeWeights encode_weights(const config::TrainConfig& config, const optim::Optimizer& optimizer,
                                   const model::ParameterLayout& layout, const WeightGrids& grids,
                                   std::span<const float> params);
 
@@ -37,7 +37,7 @@ optim::CodeWeights encode_weights(const TrainConfig& config, const optim::Optimi
 // codes' values), by round to nearest even under a new code_scale, as at initialization. Returns
 // the new codes and a report: per re-encoded tensor its old and new format and how many values
 // the rounding changed, and the largest change.
-std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const TrainConfig& config,
+std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::CodeWeights& old, const config::TrainConfig& config,
                                                               const optim::Optimizer& optimizer,
                                                               const model::ParameterLayout& layout,
                                                               const WeightGrids& grids, std::span<const float> params);

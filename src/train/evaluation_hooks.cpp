@@ -1,21 +1,21 @@
 #include "train/evaluation_hooks.hpp"
 
+#include "config/quant_recipe.hpp"
 #include "train/checkpoint.hpp"
 #include "train/quant_checkpoint.hpp"
-#include "train/quant_recipe.hpp"
 
 namespace altgrad::train {
 namespace {
 
 // Another checkpoint's recipe, or a preset's; delayed points scale by each call's own amax.
-std::optional<Recipe> foreign_recipe(const model::MatmulPoints& points, const std::string& recipe, std::string& name) {
-  std::optional<Recipe> out;
+std::optional<config::Recipe> foreign_recipe(const model::MatmulPoints& points, const std::string& recipe, std::string& name) {
+  std::optional<config::Recipe> out;
   if (std::filesystem::is_directory(recipe)) {
     const std::filesystem::path source = resolve_checkpoint(recipe);
     out = load_checkpoint_recipe(source, points);
     name = (out ? out->preset : std::string("fp32")) + " (the recipe of " + source.string() + ")";
   } else {
-    out = preset_recipe(points, recipe, 0);
+    out = config::preset_recipe(points, recipe, 0);
     name = recipe;
   }
   if (!out) return out;
@@ -30,7 +30,7 @@ std::optional<Recipe> foreign_recipe(const model::MatmulPoints& points, const st
 EvaluationHooks evaluation_hooks(const std::filesystem::path& checkpoint_dir, const model::MatmulPoints& points,
                                  const std::string& recipe_name) {
   EvaluationHooks out;
-  std::optional<Recipe> recipe;
+  std::optional<config::Recipe> recipe;
   const bool own = recipe_name.empty();
   if (own) {
     recipe = load_checkpoint_recipe(checkpoint_dir, points);

@@ -20,7 +20,7 @@ long block_of(const std::string& name) {
 
 }  // namespace
 
-json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
+json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
   json l2 = json::object(), linf = json::object();
   const long top = model.config().n_layer - 1;
   double top_squared = 0.0, bottom_squared = 0.0;
@@ -48,7 +48,7 @@ json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const Tra
   return out;
 }
 
-void add_clipping(std::span<const double> recent_norms, std::int64_t step, const TrainConfig& config,
+void add_clipping(std::span<const double> recent_norms, std::int64_t step, const config::TrainConfig& config,
                   Warnings& warnings, json& out) {
   std::size_t clipped = 0;
   for (const double norm : recent_norms) clipped += optim::clips(norm, config.grad_clip);

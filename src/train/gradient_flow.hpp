@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.hpp"
 #include "model/gpt.hpp"
-#include "train/config.hpp"
 #include "train/warnings.hpp"
 
 namespace altgrad::train {
@@ -24,12 +24,12 @@ inline constexpr std::size_t kClipWarnAfter = 50;
 
 // {"l2": {tensor: ‖g‖₂}, "linf": {tensor: max |g|}, "layer_ratio": r} of the model's gradients,
 // averaged over micro-batches and not yet clipped. layer_ratio is absent for a one-block model.
-nlohmann::json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const TrainConfig& config,
+nlohmann::json gradient_norms(const model::Gpt<float>& model, std::int64_t step, const config::TrainConfig& config,
                               Warnings& warnings);
 
 // Adds "clipped" (this step) and "clip_rate" (the fraction of `recent_norms`, the global norms of
 // the last steps with this one last, that clipping scaled) to `out`.
-void add_clipping(std::span<const double> recent_norms, std::int64_t step, const TrainConfig& config,
+void add_clipping(std::span<const double> recent_norms, std::int64_t step, const config::TrainConfig& config,
                   Warnings& warnings, nlohmann::json& out);
 
 }  // namespace altgrad::train

@@ -32,7 +32,7 @@ std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec&
 
 // Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
 // embeddings when grid_embeddings says so; never norm gains or biases.
-static bool on_grid(const model::TensorSpec& spec, const TrainConfig& c) {
+static bool on_grid(const model::TensorSpec& spec, const config::TrainConfig& c) {
   switch (spec.role) {
     case model::ParameterRole::linear_weight:
     case model::ParameterRole::residual_projection:
@@ -46,7 +46,7 @@ static bool on_grid(const model::TensorSpec& spec, const TrainConfig& c) {
   return false;
 }
 
-std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const TrainConfig& c) {
+std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const config::TrainConfig& c) {
   std::vector<optim::ParameterRange> ranges;
   for (const auto& spec : layout.tensors()) {
     // nanoGPT decays every tensor of two or more dimensions: embeddings and Linear weights.
@@ -56,7 +56,7 @@ std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout
   return ranges;
 }
 
-optim::OptimizerSpec optimizer_spec(const TrainConfig& c) {
+optim::OptimizerSpec optimizer_spec(const config::TrainConfig& c) {
   optim::OptimizerSpec spec;
   spec.kind = c.optimizer;
   spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};

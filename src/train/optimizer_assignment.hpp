@@ -4,10 +4,10 @@
 // an analysis can read the assignment as data rather than reconstruct it from the config.
 #include <filesystem>
 
+#include "config/config.hpp"
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/optimizer.hpp"
-#include "train/config.hpp"
 #include "train/weight_grids.hpp"
 
 namespace altgrad::train {
@@ -15,9 +15,9 @@ namespace altgrad::train {
 // One range per parameter tensor, in layout order: nanoGPT's decay rule (tensors of 2+ dimensions),
 // and, under a bit-space optimizer, adamw_only for everything but matmul weights (and the
 // embeddings unless grid_embeddings).
-std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const TrainConfig& c);
+std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const config::TrainConfig& c);
 // The optimizer and its hyperparameters as the config names them.
-optim::OptimizerSpec optimizer_spec(const TrainConfig& c);
+optim::OptimizerSpec optimizer_spec(const config::TrainConfig& c);
 
 // Throws FileError on I/O failure, std::invalid_argument if a tensor lies in no optimizer range.
 // Each tensor's entry names the optimizer that updates it: the configured one, or "adamw" for a

@@ -23,15 +23,15 @@ bool has_delayed_points(const QuantHooks& hooks) {
 
 }  // namespace
 
-void write_recipe(const fs::path& file, const Recipe& recipe) {
-  io::write_file_atomically(file, [&](std::ostream& out) { out << recipe_to_json(recipe).dump(2) << '\n'; });
+void write_recipe(const fs::path& file, const config::Recipe& recipe) {
+  io::write_file_atomically(file, [&](std::ostream& out) { out << config::recipe_to_json(recipe).dump(2) << '\n'; });
 }
 
-void write_schedule(const fs::path& file, const Schedule& schedule) {
-  io::write_file_atomically(file, [&](std::ostream& out) { out << schedule_to_json(schedule).dump(2) << '\n'; });
+void write_schedule(const fs::path& file, const config::Schedule& schedule) {
+  io::write_file_atomically(file, [&](std::ostream& out) { out << config::schedule_to_json(schedule).dump(2) << '\n'; });
 }
 
-void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHooks* hooks) {
+void save_quant_state(const fs::path& dir, const config::Recipe& recipe, const QuantHooks* hooks) {
   write_recipe(dir / kRecipeFile, recipe);
   if (!hooks || !has_delayed_points(*hooks)) return;
   // Own the values: TensorRef only points at them.
@@ -52,7 +52,7 @@ void save_quant_state(const fs::path& dir, const Recipe& recipe, const QuantHook
   io::write_safetensors(dir / kStateFile, tensors);
 }
 
-std::optional<Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
+std::optional<config::Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
   const fs::path path = dir / kRecipeFile;
   if (!fs::exists(path)) return std::nullopt;
   std::ifstream in(path);
@@ -62,7 +62,7 @@ std::optional<Recipe> load_checkpoint_recipe(const fs::path& dir, const model::M
   } catch (const nlohmann::json::exception& e) {
     throw io::CheckpointError(path.string() + ": not valid JSON: " + e.what());
   }
-  return recipe_from_json(json, points, path.string());
+  return config::recipe_from_json(json, points, path.string());
 }
 
 void load_quant_state(const fs::path& dir, QuantHooks& hooks) {

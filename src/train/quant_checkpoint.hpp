@@ -8,21 +8,21 @@
 #include <filesystem>
 #include <optional>
 
+#include "config/quant_recipe.hpp"
 #include "model/matmul_points.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/quant_recipe.hpp"
 
 namespace altgrad::train {
 
 // recipe.json, written atomically: a checkpoint's holds the recipe of the phase that ran its last
 // step; the run directory's the whole schedule (schedule_to_json).
-void write_recipe(const std::filesystem::path& file, const Recipe& recipe);
-void write_schedule(const std::filesystem::path& file, const Schedule& schedule);
+void write_recipe(const std::filesystem::path& file, const config::Recipe& recipe);
+void write_schedule(const std::filesystem::path& file, const config::Schedule& schedule);
 
-void save_quant_state(const std::filesystem::path& checkpoint_dir, const Recipe& recipe, const QuantHooks* hooks);
+void save_quant_state(const std::filesystem::path& checkpoint_dir, const config::Recipe& recipe, const QuantHooks* hooks);
 
 // The checkpoint's recipe; nullopt for a checkpoint written without one (treated as fp32).
-std::optional<Recipe> load_checkpoint_recipe(const std::filesystem::path& checkpoint_dir,
+std::optional<config::Recipe> load_checkpoint_recipe(const std::filesystem::path& checkpoint_dir,
                                              const model::MatmulPoints& points);
 
 // Restores every delayed point's history and scale. Throws CheckpointError naming the file and

@@ -8,7 +8,7 @@
 
 namespace altgrad::train {
 
-QuantHooks::QuantHooks(const model::MatmulPoints& points, const Recipe& recipe) {
+QuantHooks::QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe) {
   if (recipe.points.size() != points.operand_count()) {
     throw std::invalid_argument("QuantHooks: the recipe has " + std::to_string(recipe.points.size()) +
                                 " points, the model " + std::to_string(points.operand_count()));

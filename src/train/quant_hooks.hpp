@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "config/quant_recipe.hpp"
+#include "diag/value_profile.hpp"
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
-#include "diag/value_profile.hpp"
 #include "quant/point_quantizer.hpp"
 #include "quant/range_fit.hpp"
-#include "train/quant_recipe.hpp"
 
 namespace altgrad::train {
 
@@ -32,7 +32,7 @@ struct NonFinitePoint {
 
 class QuantHooks final : public model::MatmulHooks<float> {
  public:
-  QuantHooks(const model::MatmulPoints& points, const Recipe& recipe);
+  QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe);
 
   // The point quantizer at a dense index, or null where the point is off.
   quant::PointQuantizer* point(std::size_t index) { return points_[index] ? &*points_[index] : nullptr; }

@@ -39,7 +39,7 @@ QuantMetrics::QuantMetrics(const QuantHooks& hooks)
   }
 }
 
-void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings) {
+void QuantMetrics::add_step(std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const quant::PointQuantizer* point = hooks_.point(i);
     if (!point) continue;
@@ -59,7 +59,7 @@ void QuantMetrics::add_step(std::int64_t step, const TrainConfig& config, Warnin
 // Exponential amax growth: a least-squares line through log2 amax over the last kAmaxWindow steps
 // rising faster than warn_amax_growth binades per 100 steps, with r² ≥ 0.8 so that a trend, not
 // noise, is fitted. The window starts empty in each process (a resumed run refills it).
-void QuantMetrics::check_amax_growth(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+void QuantMetrics::check_amax_growth(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
                                      std::size_t point, float amax) {
   std::vector<double>& window = log2_amax_[point];
   if (!(amax > 0) || !std::isfinite(amax)) return;
@@ -77,7 +77,7 @@ void QuantMetrics::check_amax_growth(std::int64_t step, const TrainConfig& confi
   }
 }
 
-void QuantMetrics::check_thresholds(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+void QuantMetrics::check_thresholds(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
                                     const quant::PointSettings& settings, const Where& where,
                                     const quant::PointStats& s) {
   if (s.calls == 0) return;

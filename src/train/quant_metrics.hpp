@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.hpp"
 #include "quant/point_quantizer.hpp"
-#include "train/config.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/scalar_log.hpp"
 #include "train/warnings.hpp"
@@ -37,7 +37,7 @@ class QuantMetrics {
   explicit QuantMetrics(const QuantHooks& hooks);
 
   // After a training step: warns where a point crossed a threshold and adds the step to the interval.
-  void add_step(std::int64_t step, const TrainConfig& config, Warnings& warnings);
+  void add_step(std::int64_t step, const config::TrainConfig& config, Warnings& warnings);
 
   // The interval's statistics keyed by point name, then a new interval begins.
   nlohmann::json take();
@@ -49,9 +49,9 @@ class QuantMetrics {
     const std::string& point;
     bool columns;
   };
-  void check_amax_growth(std::int64_t step, const TrainConfig& config, Warnings& warnings, std::size_t point,
+  void check_amax_growth(std::int64_t step, const config::TrainConfig& config, Warnings& warnings, std::size_t point,
                          float amax);
-  static void check_thresholds(std::int64_t step, const TrainConfig& config, Warnings& warnings,
+  static void check_thresholds(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
                                const quant::PointSettings& settings, const Where& where, const quant::PointStats& s);
 
   const QuantHooks& hooks_;

@@ -40,7 +40,7 @@ bool act_quantized(const QuantHooks* hooks, const model::MatmulPoint& matmul) {
 // The statistic for every tensor; the warning only where a narrow format reads the tensor. A block's
 // output reaches a quantized operand as the next matmul's input (after its norm): c_attn of the
 // next block, or the LM head after the last block.
-json kurtosis(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
+json kurtosis(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
   json out = json::object();
   const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
     const double k = diag::moments_of(values).kurtosis;
@@ -87,7 +87,7 @@ diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInpu
 // attention_entropy: of the probabilities probs·v multiplied (the quantized ones where the probs
 // point is on), the attention the model actually used. attention_entropy_unquantized: of the
 // softmax output, only for layers whose probs point is quantized, to show what quantizing did.
-json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
+json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
   json used = json::object(), unquantized = json::object();
   for (std::size_t l = 0; l < in.acts.layers.size(); ++l) {
     const auto& layer = in.acts.layers[l];
@@ -109,7 +109,7 @@ json attention_entropy(const DiagnosticInputs& in, std::int64_t step, const Trai
   return out;
 }
 
-json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings) {
+json dead_units(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
   json out = json::object();
   const model::GptConfig& c = in.model.config();
   const std::size_t N = in.acts.B * in.acts.T, H = model::hidden_size(c);
@@ -129,7 +129,7 @@ json dead_units(const DiagnosticInputs& in, std::int64_t step, const TrainConfig
 }
 
 // Per tensor: the gradient's SNR against the shadow FP32 backward, and the weights' log2 histogram.
-json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config,
+json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config,
                            Warnings& warnings, ScalarLog& scalars) {
   json snr = json::object(), weights = json::object();
   for (const auto& spec : in.model.layout().tensors()) {
@@ -153,7 +153,7 @@ json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const 
 
 }  // namespace
 
-json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config, Warnings& warnings,
+json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
                       ScalarLog& scalars) {
   json out = gradients_and_weights(in, step, config, warnings, scalars);
   out["code_usage"] = code_usage(in.hooks);

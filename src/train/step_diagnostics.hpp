@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
-#include "train/config.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/scalar_log.hpp"
 #include "train/warnings.hpp"
@@ -35,7 +35,7 @@ struct DiagnosticInputs {
   std::span<const float> fp32_gradients;    // the shadow backward's, same layout as model.gradients()
 };
 
-nlohmann::json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const TrainConfig& config,
+nlohmann::json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config,
                                 Warnings& warnings, ScalarLog& scalars);
 
 }  // namespace altgrad::train

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "config/quant_recipe.hpp"
 #include "diag/hessian_power_iteration.hpp"
 #include "diag/spike_detectors.hpp"
 #include "format/parse.hpp"
@@ -29,7 +30,6 @@
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/quant_metrics.hpp"
-#include "train/quant_recipe.hpp"
 #include "train/run_cost.hpp"
 #include "train/run_log.hpp"
 #include "train/step_diagnostics.hpp"
@@ -46,32 +46,32 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-optim::CosineSchedule schedule_of(const TrainConfig& c) {
+optim::CosineSchedule schedule_of(const config::TrainConfig& c) {
   return {c.learning_rate, c.min_lr, static_cast<int>(c.warmup_iters), static_cast<int>(c.lr_decay_iters)};
 }
 
 // Everything one run holds, allocated once before the loop.
 struct Session {
-  const TrainConfig& config;
+  const config::TrainConfig& config;
   model::Gpt<float> model;
-  Schedule schedule;
+  config::Schedule schedule;
   std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
-  Recipe recipe;          // that phase's
+  config::Recipe recipe;  // that phase's
   std::optional<QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
   WeightGrids grids;
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
-  ByteDataset data;
+  data::ByteDataset data;
   std::vector<std::int32_t> x, y;
   std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
   std::vector<float> before_step, intended_step;  // the geometry diagnostics of diagnostic steps
   std::optional<diag::HessianPowerIteration> hessian;  // when hessian_interval > 0
 
-  Session(const TrainConfig& c, const fs::path& repo_root)
+  Session(const config::TrainConfig& c, const fs::path& repo_root)
       : config(c),
-        model(gpt_config(c)),
-        schedule(resolve_schedule(c)),
+        model(config::gpt_config(c)),
+        schedule(config::resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
         hooks(make_hooks(c, model, recipe)),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
@@ -92,7 +92,7 @@ struct Session {
 
   // Hooks where the recipe quantizes something or points are profiled; none for an FP32 run that
   // profiles nothing, whose path then stays uncopied.
-  static std::optional<QuantHooks> make_hooks(const TrainConfig& c, const model::Gpt<float>& model, const Recipe& recipe) {
+  static std::optional<QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model, const config::Recipe& recipe) {
     std::optional<QuantHooks> hooks;
     if (!recipe.any_enabled() && !c.profile_points) return hooks;
     hooks.emplace(model.matmuls(), recipe);
@@ -102,7 +102,7 @@ struct Session {
 
   // Code-only weights need a per-tensor or unscaled grid in every phase: found before step 0.
   void check_code_ranges() const {
-    for (const Phase& p : schedule.phases) {
+    for (const config::Phase& p : schedule.phases) {
       const WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
       (void)code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
     }
@@ -135,7 +135,7 @@ struct Session {
     return report;
   }
 
-  float forward(const BatchKey& key, model::MatmulHooks<float>* with) {
+  float forward(const data::BatchKey& key, model::MatmulHooks<float>* with) {
     data.get_batch(key, config.batch_size, config.block_size, x, y);
     return model::gpt_forward(model, acts, x, y, with);
   }
@@ -145,7 +145,7 @@ struct Session {
     if (hooks) hooks->set_frozen(true);
     double sum = 0.0;
     for (int i = 0; i < config.eval_iters; ++i) {
-      sum += forward(BatchKey::evaluation(Split::val, static_cast<std::uint64_t>(i)), quant());
+      sum += forward(data::BatchKey::evaluation(data::Split::val, static_cast<std::uint64_t>(i)), quant());
     }
     if (hooks) hooks->set_frozen(false);
     return sum / config.eval_iters;
@@ -157,7 +157,7 @@ struct Session {
   void unquantized_gradient(std::int64_t step, std::span<float> out) {
     model.zero_gradients();
     for (int micro = 0; micro < config.gradient_accumulation_steps; ++micro) {
-      forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), nullptr);
+      forward(data::BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), nullptr);
       model::gpt_backward(model, acts, static_cast<model::MatmulHooks<float>*>(nullptr));
     }
     average_gradients();
@@ -236,7 +236,7 @@ class Progress {
 // The whole run: the session plus what the loop reports to.
 class Run {
  public:
-  Run(const TrainConfig& config, const TrainOptions& options)
+  Run(const config::TrainConfig& config, const TrainOptions& options)
       : config_(config),
         options_(options),
         s_(config, options.repo_root),
@@ -254,7 +254,7 @@ class Run {
     }
     bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
-    write_config(options.run_dir / "config.toml", config_with_provenance());
+    config::write_config(options.run_dir / "config.toml", config_with_provenance());
     write_schedule(options.run_dir / "recipe.json", s_.schedule);
     write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
@@ -347,7 +347,7 @@ class Run {
                        code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     load_optimizer(from, *s_.optimizer);
     if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
-        saved && recipe_to_json(*saved) != recipe_to_json(s_.recipe)) {
+        saved && config::recipe_to_json(*saved) != config::recipe_to_json(s_.recipe)) {
       throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml" +
                                 (scheduled() ? " (phase " + std::to_string(s_.phase) + " of its schedule)" : ""));
     }
@@ -372,7 +372,7 @@ class Run {
       try {
         load_optimizer(from, *s_.optimizer);
       } catch (const io::CheckpointError& e) {
-        throw ConfigError(std::string("init_optimizer = true: ") + e.what() +
+        throw config::ConfigError(std::string("init_optimizer = true: ") + e.what() +
                           " (set init_optimizer = false to start with fresh optimizer state)");
       }
     }
@@ -391,8 +391,8 @@ class Run {
 
   // The config as run: a warm start's source pinned by its step and checksum, so that rerunning
   // config.toml checks it starts from the same weights.
-  TrainConfig config_with_provenance() const {
-    TrainConfig written = config_;
+  config::TrainConfig config_with_provenance() const {
+    config::TrainConfig written = config_;
     if (!warm_start_.is_null()) {
       const bool checkpoint_named = fs::exists(fs::path(config_.init_from) / "model.safetensors");
       written.init_from_step = checkpoint_named ? 0 : warm_start_.at("step").get<std::int64_t>();
@@ -402,11 +402,11 @@ class Run {
   }
 
   void inject(const std::pair<std::string, std::int64_t>& where) {
-    if (where.second < 1) throw ConfigError("--inject-nan: steps count from 1, got " + std::to_string(where.second));
+    if (where.second < 1) throw config::ConfigError("--inject-nan: steps count from 1, got " + std::to_string(where.second));
     const auto points = s_.model.matmuls().operands();
     const auto found = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == where.first; });
     if (found == points.end()) {
-      throw ConfigError("--inject-nan: no quantization point named \"" + where.first + "\"");
+      throw config::ConfigError("--inject-nan: no quantization point named \"" + where.first + "\"");
     }
     if (!s_.hooks) s_.hooks.emplace(s_.model.matmuls(), s_.recipe);
     if (s_.acts.copies != model::OperandCopies::allocated) {
@@ -461,7 +461,7 @@ class Run {
     s_.model.zero_gradients();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
-      const float micro_loss = s_.forward(BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
+      const float micro_loss = s_.forward(data::BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
       if (!std::isfinite(micro_loss)) return stop(done, "non-finite loss", loop, outcome);
       loss += micro_loss;
       model::gpt_backward(s_.model, s_.acts, static_cast<model::MatmulHooks<float>*>(s_.quant()));
@@ -626,7 +626,7 @@ class Run {
     return true;
   }
 
-  const TrainConfig& config_;
+  const config::TrainConfig& config_;
   const TrainOptions& options_;
   Session s_;
   CheckpointState state_;
@@ -642,6 +642,6 @@ class Run {
 
 }  // namespace
 
-TrainOutcome train(const TrainConfig& config, const TrainOptions& options) { return Run(config, options).run(); }
+TrainOutcome train(const config::TrainConfig& config, const TrainOptions& options) { return Run(config, options).run(); }
 
 }  // namespace altgrad::train

@@ -9,9 +9,9 @@
 #include <string>
 #include <utility>
 
+#include "config/config.hpp"
 #include "model/config.hpp"
 #include "optim/memory_footprint.hpp"
-#include "train/config.hpp"
 
 namespace altgrad::train {
 
@@ -45,6 +45,6 @@ struct TrainOutcome {
 // CheckpointError or FileError on bad input; a non-finite loss or gradient is not an exception but
 // a stop reason naming the first quantization point or layer that held a NaN or Inf, with the last
 // good checkpoint left in place.
-TrainOutcome train(const TrainConfig& config, const TrainOptions& options);
+TrainOutcome train(const config::TrainConfig& config, const TrainOptions& options);
 
 }  // namespace altgrad::train

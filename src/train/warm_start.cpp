@@ -14,8 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void fail(const TrainConfig& config, const std::string& why) {
-  throw ConfigError("init_from = \"" + config.init_from + "\": " + why);
+[[noreturn]] void fail(const config::TrainConfig& config, const std::string& why) {
+  throw config::ConfigError("init_from = \"" + config.init_from + "\": " + why);
 }
 
 // The last event a run wrote; null when the file is absent or empty.
@@ -31,7 +31,7 @@ nlohmann::json last_event(const fs::path& events) {
 
 // A run directory may be used once its run has ended: a run still training (or interrupted, to be
 // resumed) would give a checkpoint that is not its last.
-void check_run_ended(const TrainConfig& config, const fs::path& run_dir) {
+void check_run_ended(const config::TrainConfig& config, const fs::path& run_dir) {
   const fs::path events = run_dir / "events.jsonl";
   if (!fs::exists(events)) return;  // checkpoints copied without their log
   const nlohmann::json last = last_event(events);
@@ -43,7 +43,7 @@ void check_run_ended(const TrainConfig& config, const fs::path& run_dir) {
   }
 }
 
-fs::path source_checkpoint(const TrainConfig& config) {
+fs::path source_checkpoint(const config::TrainConfig& config) {
   const fs::path dir = config.init_from;
   if (!fs::is_directory(dir)) fail(config, "no such directory");
   if (fs::exists(dir / "model.safetensors")) {
@@ -75,7 +75,7 @@ std::string file_checksum(const fs::path& file) {
   return hex;
 }
 
-WarmStartSource find_warm_start(const TrainConfig& config) {
+WarmStartSource find_warm_start(const config::TrainConfig& config) {
   WarmStartSource source;
   source.checkpoint = source_checkpoint(config);
   source.step = load_state(source.checkpoint).step;

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/config.hpp"
+#include "config/config.hpp"
 
 namespace altgrad::train {
 
@@ -24,7 +24,7 @@ struct WarmStartSource {
 // Throws ConfigError naming init_from and the problem: no such directory, a run that has not
 // ended (running now, or interrupted), no checkpoint of init_from_step, or a checksum that differs
 // from init_from_checksum.
-WarmStartSource find_warm_start(const TrainConfig& config);
+WarmStartSource find_warm_start(const config::TrainConfig& config);
 
 // CRC-32C of a file's bytes as 8 lowercase hex digits. Throws io::FileError when unreadable.
 std::string file_checksum(const std::filesystem::path& file);

@@ -16,7 +16,7 @@ std::string weight_tensor(const model::MatmulPoint& matmul) {
 
 }  // namespace
 
-WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const Recipe& recipe,
+WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const config::Recipe& recipe,
                          const std::string& grid_format) {
   const optim::WeightGrid storage{format::make_format(format::parse_format(grid_format))};
   for (const auto& spec : layout.tensors()) {

@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "config/quant_recipe.hpp"
 #include "model/gpt.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/weight_grid.hpp"
 #include "quant/recipe.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/quant_recipe.hpp"
 
 namespace altgrad::train {
 
 class WeightGrids {
  public:
   // One entry per tensor of `layout`, in order (the trainer's parameter ranges).
-  WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const Recipe& recipe,
+  WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const config::Recipe& recipe,
               const std::string& grid_format);
 
   // Range `range`'s grid for the coming step. `hooks` is null when nothing is quantized.

@@ -25,14 +25,14 @@
 #include "io/tensorboard_reader.hpp"
 #include "io/tensorboard_writer.hpp"
 #include "io/tfrecord.hpp"
-#include "train/error_message.hpp"
+#include "support/error_message.hpp"
 
 namespace altgrad::io_test {
 namespace {
 
 namespace fs = std::filesystem;
-using altgrad::train::testing::mentions;
-using altgrad::train::testing::message_of;
+using altgrad::test_support::mentions;
+using altgrad::test_support::message_of;
 using io::read_tensorboard_events;
 using io::TaggedScalar;
 using io::TensorBoardEvent;

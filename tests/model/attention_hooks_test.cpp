@@ -14,6 +14,7 @@
 #include "model_test_support.hpp"
 #include "ops/attention_reference.hpp"
 #include "ops/test_tensors.hpp"
+#include "support/bit_identical.hpp"
 
 namespace {
 
@@ -21,7 +22,7 @@ using namespace altgrad::model;
 using namespace altgrad::model::test;
 using altgrad::ops::test::all_close;
 using altgrad::ops::test::AttentionReference;
-using altgrad::ops::test::bitwise_equal;
+using altgrad::test_support::bit_identical;
 using altgrad::ops::test::straight_through_attention;
 using altgrad::ops::test::Tolerance;
 
@@ -77,8 +78,8 @@ TYPED_TEST(AttentionHooksTyped, IdentityHooksGiveTheSameBits) {
   AttentionHooks<TypeParam> identity(kAttentionOperands, [](TypeParam x) { return x; });
   const Outcome<TypeParam> hooked = forward_backward(model, acts, batch, &identity);
   const Outcome<TypeParam> plain = forward_backward(model, acts, batch, static_cast<MatmulHooks<TypeParam>*>(nullptr));
-  EXPECT_TRUE(bitwise_equal("loss", std::vector<TypeParam>{hooked.loss}, std::vector<TypeParam>{plain.loss}));
-  EXPECT_TRUE(bitwise_equal("gradients", hooked.gradients, plain.gradients));
+  EXPECT_TRUE(bit_identical(std::vector<TypeParam>{hooked.loss}, std::vector<TypeParam>{plain.loss})) << "loss";
+  EXPECT_TRUE(bit_identical(hooked.gradients, plain.gradients)) << "gradients";
 }
 
 // q, k, v and probs rounded to a grid of 1/8: every block's attention output is the reference on
@@ -147,7 +148,7 @@ TEST(AttentionHooks, ZeroedValuesLeaveTheProbabilities) {
   gpt_forward(model, hooked, batch.tokens, batch.targets, &zero_values);
   gpt_forward(model, plain, batch.tokens, batch.targets);
   for (const double y : hooked.layers[0].att_y) ASSERT_EQ(y, 0.0);
-  EXPECT_TRUE(bitwise_equal("probs", to_vector(hooked.layers[0].att_probs), to_vector(plain.layers[0].att_probs)));
+  EXPECT_TRUE(bit_identical(to_vector(hooked.layers[0].att_probs), to_vector(plain.layers[0].att_probs))) << "probs";
 }
 
 // Zeroed probabilities zero the output and dv = probs_usedᵀ·dY, but the softmax is differentiated

@@ -11,13 +11,14 @@
 #include "model_test_support.hpp"
 #include "ops/determinism.hpp"
 #include "ops/test_tensors.hpp"
+#include "support/bit_identical.hpp"
 
 namespace {
 
 using namespace altgrad::model;
 using namespace altgrad::model::test;
 using altgrad::ops::test::all_close;
-using altgrad::ops::test::bitwise_equal;
+using altgrad::test_support::bit_identical;
 using altgrad::ops::test::ScopedThreadCount;
 
 // Big enough that every kernel takes its OpenMP path (B·T·C = 16384 = kMinParallelWork).
@@ -84,8 +85,8 @@ TEST(Forward, TwoRunsGiveTheSameBits) {
     const ForwardOutcome<float> a = forward_backward(model, batch);
     const ForwardOutcome<float> b = forward_backward(model, batch);
     EXPECT_EQ(std::memcmp(&a.loss, &b.loss, sizeof(float)), 0);
-    EXPECT_TRUE(bitwise_equal("logits", a.logits, b.logits));
-    EXPECT_TRUE(bitwise_equal("gradients", a.gradients, b.gradients));
+    EXPECT_TRUE(bit_identical(a.logits, b.logits)) << "logits";
+    EXPECT_TRUE(bit_identical(a.gradients, b.gradients)) << "gradients";
   }
 }
 
@@ -112,7 +113,7 @@ TEST(Forward, IsCausal) {
           const std::vector<double> got(acts.logits.begin() + (b * T + s) * V,
                                         acts.logits.begin() + (b * T + s + 1) * V);
           if (s <= t) {
-            EXPECT_TRUE(bitwise_equal("logits[" + std::to_string(b) + ", " + std::to_string(s) + "]", got, want));
+            EXPECT_TRUE(bit_identical(got, want)) << "logits[" + std::to_string(b) + ", " + std::to_string(s) + "]";
           } else {
             EXPECT_NE(got, want) << "the change at " << s << " must show";
           }
@@ -130,7 +131,7 @@ TEST(Forward, WithoutTargetsComputesLogitsOnly) {
   gpt_forward(model, acts, batch.tokens, batch.targets);
   const std::vector<double> logits = to_vector(std::span(acts.logits));
   EXPECT_TRUE(std::isnan(gpt_forward(model, acts, batch.tokens, {})));
-  EXPECT_TRUE(bitwise_equal("logits", to_vector(std::span(acts.logits)), logits));
+  EXPECT_TRUE(bit_identical(to_vector(std::span(acts.logits)), logits)) << "logits";
   EXPECT_THROW(gpt_backward(model, acts), std::invalid_argument);
 }
 

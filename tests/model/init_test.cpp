@@ -1,20 +1,14 @@
-#include "model/init.hpp"
-
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstring>
-#include <string>
-
 #include "model/gpt.hpp"
+#include "model/init.hpp"
 #include "model_test_support.hpp"
 #include "ops/test_tensors.hpp"
+#include "support/bit_identical.hpp"
 
 namespace {
 
 using namespace altgrad::model;
 using altgrad::model::test::to_vector;
-using altgrad::ops::test::bitwise_equal;
+using altgrad::test_support::bit_identical;
 
 // Large enough for tight statistics (the smallest random tensor, wpe, has 64·64 elements), with
 // n_layer 4 so the residual projections' std is 0.02/√8.
@@ -65,7 +59,7 @@ TEST(Init, ReproducibleBitForBitFromASeed) {
   a.initialize(7);
   b.initialize(7);
   c.initialize(8);
-  EXPECT_TRUE(bitwise_equal("parameters", to_vector(a.parameters()), to_vector(b.parameters())));
+  EXPECT_TRUE(bit_identical(to_vector(a.parameters()), to_vector(b.parameters()))) << "parameters";
   EXPECT_NE(a.parameter("transformer.wte.weight")[0], c.parameter("transformer.wte.weight")[0]);
 }
 
@@ -89,7 +83,7 @@ TEST(Init, EarlierTensorsDoNotDependOnDepth) {
   b.initialize(5);
   for (const std::string name :
        {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight"}) {
-    EXPECT_TRUE(bitwise_equal(name, to_vector(a.parameter(name)), to_vector(b.parameter(name))));
+    EXPECT_TRUE(bit_identical(to_vector(a.parameter(name)), to_vector(b.parameter(name)))) << name;
   }
 }
 

@@ -1,23 +1,14 @@
-#include "model/matmul_hooks.hpp"
-
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <functional>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
 #include "model/gpt.hpp"
+#include "model/matmul_hooks.hpp"
 #include "model_test_support.hpp"
 #include "ops/test_tensors.hpp"
+#include "support/bit_identical.hpp"
 
 namespace {
 
 using namespace altgrad::model;
 using namespace altgrad::model::test;
-using altgrad::ops::test::bitwise_equal;
+using altgrad::test_support::bit_identical;
 
 struct Visit {
   std::string name, matmul;
@@ -73,8 +64,8 @@ Result run(Gpt<double>& model, const Batch& batch, MatmulHooks<double>* hooks) {
 }
 
 void expect_same_bits(const Result& a, const Result& b) {
-  EXPECT_TRUE(bitwise_equal("loss", std::vector<double>{a.loss}, std::vector<double>{b.loss}));
-  EXPECT_TRUE(bitwise_equal("gradients", a.gradients, b.gradients));
+  EXPECT_TRUE(bit_identical(std::vector<double>{a.loss}, std::vector<double>{b.loss})) << "loss";
+  EXPECT_TRUE(bit_identical(a.gradients, b.gradients)) << "gradients";
 }
 
 // Every point named in DESIGN.md, in pass order, with the operand's shape.

@@ -152,7 +152,7 @@ TYPED_TEST(AttentionTyped, HalvesGiveTheFusedBits) {
   std::vector<TypeParam> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T);
   attention_probs_forward<TypeParam>(probs, qkv, k.B, k.T, k.C, k.NH);
   attention_values_forward<TypeParam>(out, probs, qkv, k.B, k.T, k.C, k.NH);
-  EXPECT_TRUE(bitwise_equal(Tensors<TypeParam>{{"out", out}, {"probs", probs}}, run<TypeParam>(k).outputs));
+  EXPECT_TRUE(bit_identical(Tensors<TypeParam>{{"out", out}, {"probs", probs}}, run<TypeParam>(k).outputs));
 }
 
 // With nothing rewritten, the straight-through reference is plain attention.

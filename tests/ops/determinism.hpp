@@ -16,8 +16,8 @@ inline constexpr int kManyThreads = 3;
 
 template <typename Scalar>
 void expect_identical(const Pass<Scalar>& a, const Pass<Scalar>& b) {
-  EXPECT_TRUE(bitwise_equal(a.outputs, b.outputs));
-  EXPECT_TRUE(bitwise_equal(a.gradients, b.gradients));
+  EXPECT_TRUE(bit_identical(a.outputs, b.outputs));
+  EXPECT_TRUE(bit_identical(a.gradients, b.gradients));
 }
 
 // run() returns a Pass. Two runs with kManyThreads threads must agree bit for bit.

@@ -39,8 +39,8 @@ TEST(Residual, ForwardAddsAndBackwardPassesGradientToBoth) {
   const Case k = make_case(50, 1);
   const Pass<double> pass = run<double>(k);
   for (std::size_t i = 0; i < k.a.size(); ++i) ASSERT_EQ(pass.outputs.at("out")[i], k.a[i] + k.b[i]) << i;
-  EXPECT_TRUE(bitwise_equal("da", pass.gradients.at("da"), k.dout));
-  EXPECT_TRUE(bitwise_equal("db", pass.gradients.at("db"), k.dout));
+  EXPECT_TRUE(bit_identical(pass.gradients.at("da"), k.dout)) << "da";
+  EXPECT_TRUE(bit_identical(pass.gradients.at("db"), k.dout)) << "db";
 }
 
 TEST(Residual, GradientsMatchFiniteDifferences) {

@@ -5,14 +5,17 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/bit_identical.hpp"
+
 namespace altgrad::ops::test {
+
+using test_support::bit_identical;
 
 // Uniform values in [lo, hi), each exactly representable as a float, so a float and a double run
 // of a kernel see the same inputs and only the arithmetic differs.
@@ -87,21 +90,6 @@ template <typename A, typename B>
   return ::testing::AssertionFailure() << message.str();
 }
 
-template <typename Scalar>
-::testing::AssertionResult bitwise_equal(const std::string& name, const std::vector<Scalar>& a,
-                                         const std::vector<Scalar>& b) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << name << ": sizes " << a.size() << ", " << b.size();
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(Scalar)) != 0) {
-      std::ostringstream message;
-      message.precision(17);
-      message << name << ": first different bits at [" << i << "]: " << a[i] << " vs " << b[i];
-      return ::testing::AssertionFailure() << message.str();
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // A kernel's outputs or gradients by name, so the generic checks below can walk all of them.
 template <typename Scalar>
 using Tensors = std::map<std::string, std::vector<Scalar>>;
@@ -117,13 +105,14 @@ template <typename A, typename B>
   return ::testing::AssertionSuccess();
 }
 
+// Every tensor of a bit for bit as in b; a failure names the tensor.
 template <typename Scalar>
-::testing::AssertionResult bitwise_equal(const Tensors<Scalar>& a, const Tensors<Scalar>& b) {
+::testing::AssertionResult bit_identical(const Tensors<Scalar>& a, const Tensors<Scalar>& b) {
   if (a.size() != b.size()) return ::testing::AssertionFailure() << "different tensor sets";
   for (const auto& [name, values] : a) {
     const auto it = b.find(name);
     if (it == b.end()) return ::testing::AssertionFailure() << name << " missing";
-    if (auto result = bitwise_equal(name, values, it->second); !result) return result;
+    if (auto result = test_support::bit_identical(values, it->second); !result) return result << " (" << name << ")";
   }
   return ::testing::AssertionSuccess();
 }

@@ -10,7 +10,7 @@ namespace altgrad::sweep {
 namespace {
 
 using testing::expansion_error;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 const std::string kSweep = R"(base = "base.toml"
 [recipes.bf16]

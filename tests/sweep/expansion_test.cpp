@@ -11,7 +11,7 @@ namespace {
 using testing::expand_text;
 using testing::expansion_error;
 using testing::names_of;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 const char* const kRecipes = R"(
 [recipes.fp32]
@@ -76,7 +76,7 @@ seed = [7]
   EXPECT_EQ(names_of(runs), (std::vector<std::string>{"fp32.seed7", "e3m4.optimizer-sgd.lr0.05.seed7", "wide.seed7",
                                                       "preset-bf16.seed7"}));
   EXPECT_EQ(runs[3].config.quant.table()["preset"].value_or(std::string()), "bf16");
-  EXPECT_EQ(runs[1].config.optimizer, train::OptimizerKind::sgd);
+  EXPECT_EQ(runs[1].config.optimizer, config::OptimizerKind::sgd);
   EXPECT_EQ(runs[1].config.learning_rate, 0.05);
   EXPECT_EQ(runs[2].config.n_embd, 32);
   EXPECT_EQ(runs[2].group, "wide");

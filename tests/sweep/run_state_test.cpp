@@ -4,13 +4,13 @@
 
 #include <cmath>
 
+#include "support/scratch_dir.hpp"
 #include "sweep/run_state.hpp"
-#include "train/scratch_dir.hpp"
 
 namespace altgrad::sweep {
 namespace {
 
-using train::testing::ScratchDir;
+using test_support::ScratchDir;
 
 TEST(RunState, NoDirectoryOrNoMetricsIsPending) {
   ScratchDir dir;

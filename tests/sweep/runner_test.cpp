@@ -14,7 +14,7 @@ namespace altgrad::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 TEST(ThreadShare, CoresAreDividedBetweenJobsAndNeverBelowOne) {
   EXPECT_EQ(threads_per_run(2, 1), 2);

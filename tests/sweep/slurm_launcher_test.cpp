@@ -20,7 +20,7 @@ namespace altgrad::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 std::string error_of(const std::string& launcher, const std::vector<std::string>& given) {
   try {

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace altgrad::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-using train::testing::ScratchDir;
+using test_support::ScratchDir;
 
 std::vector<std::string> sbatch_lines(const std::string& script) {
   std::vector<std::string> lines;

@@ -3,14 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "support/scratch_dir.hpp"
 #include "sweep/expansion.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_spec.hpp"
-#include "train/scratch_dir.hpp"
 
 namespace altgrad::sweep::testing {
 
-using train::testing::ScratchDir;
+using test_support::ScratchDir;
 
 // A small model, so that building a config's model in a test is instant.
 inline constexpr const char* kSmallBase = R"(n_layer = 1

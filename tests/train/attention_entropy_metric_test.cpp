@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "config/quant_recipe.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/quant_recipe.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/step_diagnostics.hpp"
 #include "train/trainer.hpp"
 
@@ -47,11 +47,11 @@ struct Diagnosed {
   std::size_t n_head;
 };
 
-Diagnosed diagnose(const std::string& quant_toml, const testing::ScratchDir& dir) {
-  const TrainConfig c = parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-  model::Gpt<float> gpt(gpt_config(c));
+Diagnosed diagnose(const std::string& quant_toml, const test_support::ScratchDir& dir) {
+  const config::TrainConfig c = config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
+  model::Gpt<float> gpt(config::gpt_config(c));
   gpt.initialize(5);
-  const Recipe recipe = resolve_recipe(c);
+  const config::Recipe recipe = config::resolve_recipe(c);
   QuantHooks hooks(gpt.matmuls(), recipe);
   model::Activations<float> acts(gpt.config(), kB, kT, model::OperandCopies::allocated);
   std::vector<std::int32_t> x(kB * kT), y(kB * kT);
@@ -83,7 +83,7 @@ void expect_heads(const nlohmann::json& layer, const std::vector<double>& expect
 }
 
 TEST(AttentionEntropyMetric, IsOfTheQuantizedProbabilitiesWithTheSoftmaxsBeside) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   // E2M1 (values 0, 0.5, 1, 1.5, ...) without scaling: most probabilities of 16 keys round to 0 or 0.5.
   const Diagnosed d = diagnose("[quant]\n[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e2m1\"\n", dir);
   const format::Format f = format::make_format(format::parse_format("e2m1"));
@@ -100,7 +100,7 @@ TEST(AttentionEntropyMetric, IsOfTheQuantizedProbabilitiesWithTheSoftmaxsBeside)
 }
 
 TEST(AttentionEntropyMetric, IsOfTheSoftmaxWhenProbsAreNotQuantized) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const Diagnosed d = diagnose("[quant]\npreset = \"fp8-hybrid\"\n", dir);
   for (std::size_t l = 0; l < d.softmax.size(); ++l) {
     const std::string name = "h." + std::to_string(l) + ".attn";

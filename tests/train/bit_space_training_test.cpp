@@ -9,54 +9,54 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "config/config.hpp"
 #include "diag/grid_geometry.hpp"
 #include "format/parse.hpp"
 #include "io/safetensors.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
-#include "train/config.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/resume_check.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/thread_count_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig bit_space_config(const fs::path& corpus, OptimizerKind kind, const std::string& preset) {
-  TrainConfig c = tiny_config(corpus);
-  c.quant = parse_config("[quant]\npreset = \"" + preset + "\"\n", "test.toml").quant;
+config::TrainConfig bit_space_config(const fs::path& corpus, config::OptimizerKind kind, const std::string& preset) {
+  config::TrainConfig c = tiny_config(corpus);
+  c.quant = config::parse_config("[quant]\npreset = \"" + preset + "\"\n", "test.toml").quant;
   c.optimizer = kind;
-  c.learning_rate = kind == OptimizerKind::madam || kind == OptimizerKind::madam_int ? 0.02 : 3e-3;
+  c.learning_rate = kind == config::OptimizerKind::madam || kind == config::OptimizerKind::madam_int ? 0.02 : 3e-3;
   c.min_lr = c.learning_rate / 10;
   return c;
 }
 
-class BitSpaceTraining : public ::testing::TestWithParam<OptimizerKind> {};
+class BitSpaceTraining : public ::testing::TestWithParam<config::OptimizerKind> {};
 
 TEST_P(BitSpaceTraining, ResumesBitForBitUnderDelayedAndBlockScales) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "fp8-hybrid"), dir.path() / "fp8");
   expect_bit_identical_resume(bit_space_config(corpus, GetParam(), "mx8"), dir.path() / "mx8");
 }
 
 TEST_P(BitSpaceTraining, TheSameBitsOnOneAndTwoThreads) {
-  testing::ScratchDir dir;
-  TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "mx8");
+  test_support::ScratchDir dir;
+  config::TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "mx8");
   c.diag_interval = 4;  // the geometry diagnostics too
   expect_same_bits_on_one_and_two_threads(c, dir.path());
 }
 
 TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOptimizer) {
-  testing::ScratchDir dir;
-  const TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "fp8-hybrid");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), GetParam(), "fp8-hybrid");
   const TrainOutcome outcome = run(c, dir.path() / "run");
-  const std::string name(kOptimizerNames[static_cast<std::size_t>(GetParam())]);
+  const std::string name(config::kOptimizerNames[static_cast<std::size_t>(GetParam())]);
   const auto saved = io::read_safetensors(outcome.last_checkpoint / "optimizer.safetensors");
   EXPECT_EQ(saved.metadata.at("optimizer"), name);
   EXPECT_TRUE(saved.tensors.contains("exp_avg") && saved.tensors.contains("exp_avg_sq"));
-  const bool madam = GetParam() == OptimizerKind::madam || GetParam() == OptimizerKind::madam_int;
+  const bool madam = GetParam() == config::OptimizerKind::madam || GetParam() == config::OptimizerKind::madam_int;
   EXPECT_EQ(saved.tensors.contains("weight_bound"), madam);
 
   std::ifstream in(dir.path() / "run" / "optimizer.json");
@@ -78,15 +78,15 @@ TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOp
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, BitSpaceTraining,
-                         ::testing::Values(OptimizerKind::stiffness_adamw, OptimizerKind::gridwalk, OptimizerKind::madam,
-                                           OptimizerKind::madam_int),
-                         [](const ::testing::TestParamInfo<OptimizerKind>& p) {
-                           return std::string(kOptimizerNames[static_cast<std::size_t>(p.param)]);
+                         ::testing::Values(config::OptimizerKind::stiffness_adamw, config::OptimizerKind::gridwalk, config::OptimizerKind::madam,
+                                           config::OptimizerKind::madam_int),
+                         [](const ::testing::TestParamInfo<config::OptimizerKind>& p) {
+                           return std::string(config::kOptimizerNames[static_cast<std::size_t>(p.param)]);
                          });
 
 TEST(BitSpaceTraining, GridEmbeddingsPutsTheEmbeddingsOnTheGrid) {
-  testing::ScratchDir dir;
-  TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), OptimizerKind::gridwalk, "fp32");
+  test_support::ScratchDir dir;
+  config::TrainConfig c = bit_space_config(dir.write("corpus.txt", generated_corpus()), config::OptimizerKind::gridwalk, "fp32");
   c.grid_embeddings = true;
   c.grid_format = "e5m2";
   c.max_iters = 2;
@@ -103,8 +103,8 @@ TEST(BitSpaceTraining, GridEmbeddingsPutsTheEmbeddingsOnTheGrid) {
 // AdamW run in FP32 measures its matmul weights on the bf16 grid_format, unscaled, with the applied
 // update as the intended one.
 TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
-  testing::ScratchDir dir;
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   c.diag_interval = 4;
   c.checkpoint_interval = 1;
   const TrainOutcome outcome = run(c, dir.path() / "run");
@@ -143,8 +143,8 @@ TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
 
 std::string config_error(const std::string& toml) {
   try {
-    (void)parse_config(toml, "x.toml");
-  } catch (const ConfigError& e) {
+    (void)config::parse_config(toml, "x.toml");
+  } catch (const config::ConfigError& e) {
     return e.what();
   }
   return "(accepted)";
@@ -168,8 +168,8 @@ TEST(BitSpaceConfig, BadValuesAreRefusedWithFileAndLine) {
 // The tensors a bit-space optimizer leaves to AdamW step at adamw_learning_rate on the schedule
 // of learning_rate: the ratio of the two peaks (optim/bit_space_test.cpp checks the step itself).
 TEST(BitSpaceConfig, AdamwLearningRateIsARatioToTheSchedule) {
-  EXPECT_EQ(optimizer_spec(parse_config("optimizer = \"madam\"\n", "x.toml")).bit_space.adamw_lr_ratio, 1.0);
-  const TrainConfig c = parse_config("optimizer = \"madam\"\nlearning_rate = 0.05\nmin_lr = 0.005\n"
+  EXPECT_EQ(optimizer_spec(config::parse_config("optimizer = \"madam\"\n", "x.toml")).bit_space.adamw_lr_ratio, 1.0);
+  const config::TrainConfig c = config::parse_config("optimizer = \"madam\"\nlearning_rate = 0.05\nmin_lr = 0.005\n"
                                      "adamw_learning_rate = 0.002\n", "x.toml");
   EXPECT_DOUBLE_EQ(optimizer_spec(c).bit_space.adamw_lr_ratio, 0.04);
 }

@@ -7,15 +7,15 @@
 #include <cmath>
 #include <string>
 
+#include "support/error_message.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
-#include "train/error_message.hpp"
-#include "train/scratch_dir.hpp"
 
 namespace altgrad::train {
 namespace {
 
-using testing::mentions;
-using testing::message_of;
+using test_support::mentions;
+using test_support::message_of;
 
 const std::string kConfig =
     R"({"block_size": 8, "vocab_size": 256, "n_layer": 1, "n_head": 2, "n_embd": 8, "dropout": 0.0, "bias": false})";
@@ -31,7 +31,7 @@ std::string with(const std::string& json, const std::string& from, const std::st
 }
 
 TEST(CheckpointJson, HandWrittenFilesLoad) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   dir.write("config.json", kConfig);
   dir.write("state.json", kState);
   const model::GptConfig c = load_checkpoint_config(dir.path());
@@ -46,7 +46,7 @@ TEST(CheckpointJson, HandWrittenFilesLoad) {
 
 TEST(CheckpointJson, ConfigIntegersMustBeIntegersInRange) {
   for (const std::string bad : {"1e300", "1.5", "-1", "\"1\"", "18446744073709551616"}) {
-    testing::ScratchDir dir;
+    test_support::ScratchDir dir;
     const auto file = dir.write("config.json", with(kConfig, "\"n_layer\": 1", "\"n_layer\": " + bad));
     EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_checkpoint_config(dir.path()); }),
                          {file.string() + ": ", "n_layer"}))
@@ -65,7 +65,7 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
       {"[0.5, 1.25]", "[0.5, -1.0]", "grad_norm_history"},
   };
   for (const auto& c : cases) {
-    testing::ScratchDir dir;
+    test_support::ScratchDir dir;
     const auto file = dir.write("state.json", with(kState, c.from, c.to));
     EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string() + ": ", c.named}))
         << c.to;
@@ -74,13 +74,13 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
 
 // Every field is required: checkpoints written before stop_loss_multiple existed lack initial_loss.
 TEST(CheckpointJson, AMissingFieldIsRefusedByName) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto file = dir.write("state.json", with(kState, ", \"initial_loss\": null", ""));
   EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "initial_loss"}));
 }
 
 TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto file = dir.write("state.json", "[1, 2]");
   EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "not a JSON object"}));
 }

@@ -11,10 +11,10 @@
 
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -36,7 +36,7 @@ fs::path load_and_save(const fs::path& from, const fs::path& run_dir, optim::Opt
   const auto optimizer = optim::make_optimizer(spec, n, {optim::ParameterRange{0, n, true}});
   load_optimizer(from, *optimizer);
   const CheckpointState state = load_state(from);
-  const std::optional<Recipe> recipe = load_checkpoint_recipe(from, model.matmuls());
+  const std::optional<config::Recipe> recipe = load_checkpoint_recipe(from, model.matmuls());
   EXPECT_TRUE(recipe && recipe->any_enabled());
   QuantHooks hooks(model.matmuls(), *recipe);
   load_quant_state(from, hooks);
@@ -45,10 +45,10 @@ fs::path load_and_save(const fs::path& from, const fs::path& run_dir, optim::Opt
 
 TEST(CheckpointResave, ALoadedCheckpointSavesToTheSameBytes) {
   for (const auto kind : {optim::OptimizerKind::adamw, optim::OptimizerKind::sgd}) {
-    testing::ScratchDir dir;
-    TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+    test_support::ScratchDir dir;
+    config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
     c.optimizer = kind;
-    c.quant = parse_config("[quant]\npreset = \"fp8-hybrid\"\n", "quant.toml").quant;
+    c.quant = config::parse_config("[quant]\npreset = \"fp8-hybrid\"\n", "quant.toml").quant;
     const fs::path written = run(c, dir.path() / "run").last_checkpoint;
     ASSERT_TRUE(fs::exists(written / "quant.safetensors"));
 

@@ -9,23 +9,23 @@
 #include <fstream>
 #include <string>
 
+#include "config/config.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "io/safetensors.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
-#include "train/config.hpp"
 #include "train/resume_check.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/thread_count_check.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig code_only_config(const fs::path& corpus, const std::string& quant_toml) {
-  TrainConfig c = tiny_config(corpus);
-  c.quant = parse_config(quant_toml, "test.toml").quant;
-  c.optimizer = OptimizerKind::gridwalk;
+config::TrainConfig code_only_config(const fs::path& corpus, const std::string& quant_toml) {
+  config::TrainConfig c = tiny_config(corpus);
+  c.quant = config::parse_config(quant_toml, "test.toml").quant;
+  c.optimizer = config::OptimizerKind::gridwalk;
   c.master_weights = false;
   c.learning_rate = 3e-3;
   c.min_lr = 3e-4;
@@ -39,14 +39,14 @@ bool is_matmul_weight(const model::TensorSpec& spec) { return spec.role == model
                                                                spec.role == model::ParameterRole::residual_projection; }
 
 TEST(CodeOnlyWeights, CheckpointsStoreCodesAndAScaleAndLoadModelDecodesThem) {
-  testing::ScratchDir dir;
-  const TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   const TrainOutcome out = run(c, dir.path() / "run");
   const fs::path path = out.last_checkpoint / "model.safetensors";
   const io::SafetensorsFile file = io::read_safetensors(path);
   const std::vector<float> loaded = final_parameters(out.last_checkpoint);
   const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
-  model::ParameterLayout layout(gpt_config(c));
+  model::ParameterLayout layout(config::gpt_config(c));
   std::size_t coded = 0;
   for (const auto& spec : layout.tensors()) {
     if (!is_matmul_weight(spec)) {
@@ -70,14 +70,14 @@ TEST(CodeOnlyWeights, CheckpointsStoreCodesAndAScaleAndLoadModelDecodesThem) {
 }
 
 TEST(CodeOnlyWeights, WeightsStayOnTheGridAndTrainingMovesThem) {
-  testing::ScratchDir dir;
-  TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   c.max_iters = c.lr_decay_iters = 40;
   c.checkpoint_interval = 40;
   c.eval_interval = 40;
   const TrainOutcome out = run(c, dir.path() / "run");
   const io::SafetensorsFile first = io::read_safetensors(dir.path() / "run/checkpoints/step_40/model.safetensors");
-  TrainConfig start = c;
+  config::TrainConfig start = c;
   start.max_iters = 1;  // same initialization, one step
   const TrainOutcome one = run(start, dir.path() / "one");
   const io::SafetensorsFile early = io::read_safetensors(one.last_checkpoint / "model.safetensors");
@@ -93,29 +93,29 @@ TEST(CodeOnlyWeights, WeightsStayOnTheGridAndTrainingMovesThem) {
 }
 
 TEST(CodeOnlyWeights, ResumesBitForBit) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   expect_bit_identical_resume(code_only_config(corpus, kFp8Hybrid), dir.path() / "fp8");
   // Unquantized points: the weights live on grid_format's grid; bf16 codes take two bytes.
-  TrainConfig bf16 = code_only_config(corpus, "");
+  config::TrainConfig bf16 = code_only_config(corpus, "");
   bf16.grid_format = "bf16";
   expect_bit_identical_resume(bf16, dir.path() / "bf16");
 }
 
 TEST(CodeOnlyWeights, TheSameBitsOnOneAndTwoThreads) {
-  testing::ScratchDir dir;
-  TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   c.diag_interval = 4;
   expect_same_bits_on_one_and_two_threads(c, dir.path());
 }
 
 TEST(CodeOnlyWeights, TheMemorySummaryCountsOneBytePerCodePlusScales) {
-  testing::ScratchDir dir;
-  TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   c.grid_embeddings = true;  // wte and wpe as codes too, on grid_format's grid (no point quantizes them)
   c.grid_format = "e4m3";
   const TrainOutcome out = run(c, dir.path() / "run");
-  model::ParameterLayout layout(gpt_config(c));
+  model::ParameterLayout layout(config::gpt_config(c));
   std::size_t coded = 0, tensors = 0;
   for (const auto& spec : layout.tensors()) {
     if (is_matmul_weight(spec) || spec.role == model::ParameterRole::embedding) {
@@ -129,7 +129,7 @@ TEST(CodeOnlyWeights, TheMemorySummaryCountsOneBytePerCodePlusScales) {
   EXPECT_LE(static_cast<double>(coded + 4 * tensors), 0.30 * 4.0 * static_cast<double>(coded));
 }
 
-std::string train_error(const TrainConfig& c, const fs::path& dir, bool resume = false) {
+std::string train_error(const config::TrainConfig& c, const fs::path& dir, bool resume = false) {
   try {
     (void)run(c, dir, resume);
   } catch (const std::exception& e) {
@@ -139,12 +139,12 @@ std::string train_error(const TrainConfig& c, const fs::path& dir, bool resume =
 }
 
 TEST(CodeOnlyWeights, ConfigsThatCannotHoldCodesAreRefused) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   try {
-    (void)parse_config("optimizer = \"adamw\"\nmaster_weights = false\n", "x.toml");
+    (void)config::parse_config("optimizer = \"adamw\"\nmaster_weights = false\n", "x.toml");
     ADD_FAILURE() << "master_weights = false with adamw was accepted";
-  } catch (const ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("x.toml:2"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("gridwalk"), std::string::npos) << e.what();
   }
@@ -153,18 +153,18 @@ TEST(CodeOnlyWeights, ConfigsThatCannotHoldCodesAreRefused) {
 }
 
 TEST(CodeOnlyWeights, CheckpointsThatDoNotMatchTheConfigAreRefused) {
-  testing::ScratchDir dir;
-  TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = code_only_config(dir.write("corpus.txt", generated_corpus()), kFp8Hybrid);
   c.max_iters = 4;
   (void)run(c, dir.path() / "run");
-  TrainConfig master = c;
+  config::TrainConfig master = c;
   master.max_iters = 8;
   master.master_weights = true;
   EXPECT_NE(train_error(master, dir.path() / "run", true).find("stored as codes"), std::string::npos);
   // And the other way: a master-weight checkpoint resumed with master_weights = false.
   master.max_iters = 4;
   (void)run(master, dir.path() / "master");
-  TrainConfig codes = c;
+  config::TrainConfig codes = c;
   codes.max_iters = 8;
   EXPECT_NE(train_error(codes, dir.path() / "master", true).find("stored in FP32"), std::string::npos);
 
@@ -182,7 +182,7 @@ TEST(CodeOnlyWeights, CheckpointsThatDoNotMatchTheConfigAreRefused) {
     }
   }
   io::write_safetensors(model_file, refs, file.metadata);
-  TrainConfig more = c;
+  config::TrainConfig more = c;
   more.max_iters = 8;
   const std::string corrupt = train_error(more, dir.path() / "run", true);
   EXPECT_NE(corrupt.find(name), std::string::npos) << corrupt;

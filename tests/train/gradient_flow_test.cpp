@@ -7,18 +7,18 @@
 #include <vector>
 
 #include "model/gpt.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/gradient_flow.hpp"
 #include "train/run_log.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
 TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
-  testing::ScratchDir dir;
-  const TrainConfig config = parse_config("n_layer = 3\nn_head = 2\nn_embd = 8\nblock_size = 8\n", "t.toml");
-  model::Gpt<float> gpt(gpt_config(config));
+  test_support::ScratchDir dir;
+  const config::TrainConfig config = config::parse_config("n_layer = 3\nn_head = 2\nn_embd = 8\nblock_size = 8\n", "t.toml");
+  model::Gpt<float> gpt(config::gpt_config(config));
   // Gradient element i of the whole buffer: a value that differs per tensor and per element.
   auto grads = gpt.gradients();
   for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = static_cast<float>(std::sin(0.37 * i)) * 1e-3f * (1 + i % 7);
@@ -57,8 +57,8 @@ TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
 }
 
 TEST(GradientFlow, ClippingRateCountsTheStepsTorchWouldClip) {
-  testing::ScratchDir dir;
-  TrainConfig config;
+  test_support::ScratchDir dir;
+  config::TrainConfig config;
   config.grad_clip = 1.0;
   config.warn_clip_rate = 0.5;  // the research notes' rule (off by default)
   RunLog log(dir.path());

@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "config/config.hpp"
 #include "diag/hessian_power_iteration.hpp"
 #include "format/philox_key.hpp"
 #include "io/tensorboard_reader.hpp"
 #include "model/activations.hpp"
-#include "train/config.hpp"
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/training_data.hpp"
 #include "train/training_run.hpp"
 
@@ -41,20 +41,20 @@ std::vector<nlohmann::json> metrics_without(const fs::path& run_dir, bool drop_h
 }
 
 // fp8-hybrid: delayed scales whose history a stray quantized pass would change.
-TrainConfig hessian_config(const fs::path& corpus) {
-  TrainConfig c = tiny_config(corpus);
-  c.quant = parse_config("[quant]\npreset = \"fp8-hybrid\"\n", "test.toml").quant;
+config::TrainConfig hessian_config(const fs::path& corpus) {
+  config::TrainConfig c = tiny_config(corpus);
+  c.quant = config::parse_config("[quant]\npreset = \"fp8-hybrid\"\n", "test.toml").quant;
   c.hessian_interval = 3;
   c.hessian_iterations = 4;
   return c;
 }
 
 TEST(HessianTraining, LeavesTheRunsBitsAsTheyAreWithoutIt) {
-  testing::ScratchDir dir;
-  TrainConfig with = hessian_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig with = hessian_config(dir.write("corpus.txt", generated_corpus()));
   with.diag_interval = 4;  // steps 4 and 8 also take the diagnostics' shadow backward
   with.hessian_interval = 2;
-  TrainConfig without = with;
+  config::TrainConfig without = with;
   without.hessian_interval = 0;
   const TrainOutcome a = run(with, dir.path() / "with");
   const TrainOutcome b = run(without, dir.path() / "without");
@@ -90,14 +90,14 @@ TEST(HessianTraining, LeavesTheRunsBitsAsTheyAreWithoutIt) {
 }
 
 TEST(HessianTraining, TheSameOnOneAndTwoThreadsAndAcrossResume) {
-  testing::ScratchDir dir;
-  const TrainConfig full = hessian_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig full = hessian_config(dir.write("corpus.txt", generated_corpus()));
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);
   run(full, dir.path() / "one");
   omp_set_num_threads(2);
   run(full, dir.path() / "two");
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = 4;
   run(half, dir.path() / "split");
   run(full, dir.path() / "split", /*resume=*/true);
@@ -109,19 +109,19 @@ TEST(HessianTraining, TheSameOnOneAndTwoThreadsAndAcrossResume) {
 // Step 1's estimate is the one at the initial weights on batch (step 0, micro-step 0), through the
 // unquantized model: recomputed here from those, it matches the logged value bit for bit.
 TEST(HessianTraining, IsTheEstimateAtTheWeightsBeforeTheStepOnItsBatch) {
-  testing::ScratchDir dir;
-  TrainConfig c = hessian_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = hessian_config(dir.write("corpus.txt", generated_corpus()));
   c.hessian_interval = 1;
   c.max_iters = 1;
   run(c, dir.path() / "run");
   const double logged =
       json_lines(dir.path() / "run" / "metrics.jsonl").at(0).at("diag").at("hessian").at("top_eigenvalue").get<double>();
 
-  model::Gpt<float> gpt(gpt_config(c));
+  model::Gpt<float> gpt(config::gpt_config(c));
   gpt.initialize(c.seed);
-  const ByteDataset data = load_training_data(c, ALTGRAD_SOURCE_DIR);
+  const data::ByteDataset data = load_training_data(c, ALTGRAD_SOURCE_DIR);
   std::vector<std::int32_t> x(static_cast<std::size_t>(c.batch_size * c.block_size)), y(x.size());
-  data.get_batch(BatchKey::training(0, 0), c.batch_size, c.block_size, x, y);
+  data.get_batch(data::BatchKey::training(0, 0), c.batch_size, c.block_size, x, y);
   model::Activations<float> acts(gpt.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size));
   diag::HessianPowerIteration power(gpt.parameters().size());
   const diag::HessianEstimate expected = power.estimate(
@@ -137,10 +137,10 @@ TEST(HessianTraining, IsTheEstimateAtTheWeightsBeforeTheStepOnItsBatch) {
 }
 
 TEST(HessianTraining, ConfigKeysAreCheckedWithFileAndLine) {
-  EXPECT_THROW(parse_config("hessian_interval = -1\n", "bad.toml"), ConfigError);
-  EXPECT_THROW(parse_config("hessian_iterations = 0\n", "bad.toml"), ConfigError);
-  EXPECT_THROW(parse_config("hessian_epsilon = 0.0\n", "bad.toml"), ConfigError);
-  const TrainConfig c = parse_config("hessian_interval = 50\nhessian_iterations = 7\nhessian_epsilon = 0.01\n", "ok.toml");
+  EXPECT_THROW(config::parse_config("hessian_interval = -1\n", "bad.toml"), config::ConfigError);
+  EXPECT_THROW(config::parse_config("hessian_iterations = 0\n", "bad.toml"), config::ConfigError);
+  EXPECT_THROW(config::parse_config("hessian_epsilon = 0.0\n", "bad.toml"), config::ConfigError);
+  const config::TrainConfig c = config::parse_config("hessian_interval = 50\nhessian_iterations = 7\nhessian_epsilon = 0.01\n", "ok.toml");
   EXPECT_EQ(c.hessian_interval, 50);
   EXPECT_EQ(c.hessian_iterations, 7);
   EXPECT_EQ(c.hessian_epsilon, 0.01);
@@ -148,15 +148,15 @@ TEST(HessianTraining, ConfigKeysAreCheckedWithFileAndLine) {
 
 // The end event and the outcome carry the bytes of weights and optimizer state.
 TEST(MemorySummary, EndEventReportsWeightAndStateBytes) {
-  testing::ScratchDir dir;
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   c.max_iters = 1;
-  c.optimizer = OptimizerKind::madam;
+  c.optimizer = config::OptimizerKind::madam;
   const TrainOutcome outcome = run(c, dir.path() / "run");
   const auto events = json_lines(dir.path() / "run" / "events.jsonl");
   const nlohmann::json& memory = events.back().at("memory");
   const std::size_t n = outcome.parameters;
-  EXPECT_EQ(n, model::Gpt<float>(gpt_config(c)).parameters().size());
+  EXPECT_EQ(n, model::Gpt<float>(config::gpt_config(c)).parameters().size());
   EXPECT_EQ(memory.at("weight_bytes").get<std::size_t>(), 4 * n);
   EXPECT_EQ(memory.at("optimizer_state_bytes").get<std::size_t>(), 3 * 4 * n);  // exp_avg, exp_avg_sq, weight_bound
   EXPECT_EQ(memory.at("total_bytes").get<std::size_t>(), 4 * 4 * n);

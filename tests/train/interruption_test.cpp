@@ -7,15 +7,15 @@
 #include <optional>
 #include <string>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
 TEST(Interruption, CheckpointsTheStepAndResumesToTheSameBytes) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));  // checkpoints at 4 and 8
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));  // checkpoints at 4 and 8
   const TrainOutcome straight = run(c, dir.path() / "straight");
 
   const TrainOutcome stopped = run_interrupted(c, dir.path() / "split", 5);
@@ -41,8 +41,8 @@ TEST(Interruption, CheckpointsTheStepAndResumesToTheSameBytes) {
 }
 
 TEST(Interruption, OnACheckpointStepWritesNoSecondCheckpoint) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome stopped = run_interrupted(c, dir.path() / "run", 4);
   EXPECT_TRUE(stopped.interrupted);
   int checkpoint_events = 0;
@@ -51,8 +51,8 @@ TEST(Interruption, OnACheckpointStepWritesNoSecondCheckpoint) {
 }
 
 TEST(Interruption, AfterTheLastStepTheRunCompletes) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome outcome = run_interrupted(c, dir.path() / "run", static_cast<int>(c.max_iters));
   EXPECT_FALSE(outcome.interrupted);
   EXPECT_EQ(outcome.stop_reason, "completed");

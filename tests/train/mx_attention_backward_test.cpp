@@ -22,23 +22,26 @@
 #include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
 
-namespace altgrad::train {
+// The file's own namespace: in a unity batch (tests/CMakeLists.txt) another file's local B, T or N
+// would shadow its shape constants.
+namespace altgrad::train::mx_attention_backward {
 namespace {
 
-using testing::MxAxis;
-using testing::mx_reference;
+using train::testing::MxAxis;
+using train::testing::mx_reference;
+using train::testing::relative_gap;
 
 // hs = 48 (blocks of 32 + 16 along a head) and T = 40 (32 + 8 along a sequence).
 constexpr std::size_t B = 2, T = 40, C = 96, NH = 2, hs = C / NH, N = B * T;
 
-Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
+config::Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
   quant::RecipeSpec spec;
   quant::SettingsPatch patch;
   patch.enabled = true;
   patch.format = "e4m3";
   patch.scaling = scaling;
   spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test"});
-  return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
+  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
 }
 
 // One third (0 q, 1 k, 2 v) of qkv as an (N, C) matrix.
@@ -106,15 +109,6 @@ std::vector<double> reference_dqkv(const AttentionRun& run, const Operands& o) {
   return dqkv;
 }
 
-double relative_gap(const std::vector<float>& got, const std::vector<double>& want) {
-  double gap = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    gap = std::max(gap, std::fabs(got[i] - want[i]));
-    scale = std::max(scale, std::fabs(want[i]));
-  }
-  return gap / scale;
-}
-
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
   const model::MatmulPoints points(testing::one_block_model(NH, C, T));
   QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
@@ -171,4 +165,4 @@ TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::train::mx_attention_backward

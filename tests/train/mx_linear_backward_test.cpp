@@ -20,6 +20,8 @@
 namespace altgrad::train {
 namespace {
 
+using testing::relative_gap;
+
 using testing::MxAxis;
 using testing::mx_reference;
 
@@ -34,7 +36,7 @@ model::GptConfig model_with_width(std::size_t n_embd, std::size_t n_head) {
 }
 
 // E4M3 activations and weights, E5M2 gradients (OCP MXFP8), blocks of 32, nearest-even.
-Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
+config::Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
   quant::RecipeSpec spec;
   const auto role = [&](quant::Role r, const char* format) {
     quant::SettingsPatch patch;
@@ -51,20 +53,7 @@ Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
     on.enabled = true;
     spec.overrides.push_back({"h.*.attn.[qkvp]*", on, "test"});
   }
-  return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
-}
-
-double largest(const std::vector<double>& v) {
-  double m = 0;
-  for (const double x : v) m = std::max(m, std::fabs(x));
-  return m;
-}
-
-// max |got − want| relative to max |want|.
-double relative_gap(std::span<const float> got, const std::vector<double>& want) {
-  double gap = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) gap = std::max(gap, std::fabs(got[i] - want[i]));
-  return gap / largest(want);
+  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
 }
 
 // Σ_n dY[n, o] of dY as given and of its quantized copy.

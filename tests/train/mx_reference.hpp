@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "format/codec.hpp"
@@ -71,6 +72,16 @@ inline std::vector<double> mx_reference(const std::vector<float>& x, std::size_t
     }
   }
   return q;
+}
+
+// max |got − want| relative to max |want|.
+inline double relative_gap(std::span<const float> got, const std::vector<double>& want) {
+  double gap = 0, scale = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    gap = std::max(gap, std::fabs(got[i] - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  return gap / scale;
 }
 
 }  // namespace altgrad::train::testing

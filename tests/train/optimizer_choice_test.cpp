@@ -11,18 +11,18 @@
 
 #include "io/safetensors.hpp"
 #include "optim/make_optimizer.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
 #include "train/resume_check.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/trainer.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
-  TrainConfig c = tiny_config(corpus);
-  c.optimizer = OptimizerKind::sgd;
+config::TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
+  config::TrainConfig c = tiny_config(corpus);
+  c.optimizer = config::OptimizerKind::sgd;
   c.momentum = momentum;
   c.nesterov = nesterov;
   c.learning_rate = 0.1;
@@ -40,12 +40,12 @@ std::string message_of(const std::function<void()>& action) {
 }
 
 TEST(OptimizerChoice, AdamWResumesBitForBit) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   expect_bit_identical_resume(tiny_config(dir.write("corpus.txt", generated_corpus())), dir.path());
 }
 
 TEST(OptimizerChoice, SgdResumesBitForBit) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   expect_bit_identical_resume(sgd_config(corpus, 0.9, false), dir.path() / "momentum");
   expect_bit_identical_resume(sgd_config(corpus, 0.9, true), dir.path() / "nesterov");
@@ -53,8 +53,8 @@ TEST(OptimizerChoice, SgdResumesBitForBit) {
 }
 
 TEST(OptimizerChoice, SgdLowersTheLoss) {
-  testing::ScratchDir dir;
-  TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.9, false);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.9, false);
   c.max_iters = c.lr_decay_iters = 60;
   c.eval_interval = 60;
   const TrainOutcome outcome = run(c, dir.path() / "run");
@@ -66,7 +66,7 @@ TEST(OptimizerChoice, SgdLowersTheLoss) {
 }
 
 TEST(OptimizerChoice, CheckpointsHoldTheOptimizersNamedState) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const TrainOutcome adamw = run(tiny_config(corpus), dir.path() / "adamw");
   const TrainOutcome sgd = run(sgd_config(corpus, 0.9, false), dir.path() / "sgd");
@@ -82,9 +82,9 @@ TEST(OptimizerChoice, CheckpointsHoldTheOptimizersNamedState) {
 }
 
 TEST(OptimizerChoice, ASgdCheckpointIsRefusedByAnAdamWConfig) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
-  TrainConfig sgd = sgd_config(corpus, 0.9, false);
+  config::TrainConfig sgd = sgd_config(corpus, 0.9, false);
   sgd.max_iters = 4;
   run(sgd, dir.path() / "run");
   const std::string message = message_of([&] { run(tiny_config(corpus), dir.path() / "run", /*resume=*/true); });
@@ -94,7 +94,7 @@ TEST(OptimizerChoice, ASgdCheckpointIsRefusedByAnAdamWConfig) {
 }
 
 TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const TrainOutcome outcome = run(tiny_config(dir.write("corpus.txt", generated_corpus())), dir.path() / "run");
   const fs::path file = outcome.last_checkpoint / "optimizer.safetensors";
   const io::SafetensorsFile saved = io::read_safetensors(file);
@@ -109,9 +109,9 @@ TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
 }
 
 TEST(OptimizerChoice, AnExtraStateTensorIsRefusedWithItsName) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
-  TrainConfig with_momentum = sgd_config(corpus, 0.9, false);
+  config::TrainConfig with_momentum = sgd_config(corpus, 0.9, false);
   with_momentum.max_iters = 4;
   run(with_momentum, dir.path() / "run");
   const std::string message =
@@ -122,10 +122,10 @@ TEST(OptimizerChoice, AnExtraStateTensorIsRefusedWithItsName) {
 
 // Checkpoints written before optimizers were named carry only the step in their metadata.
 TEST(OptimizerChoice, AnUnnamedAdamWCheckpointStillResumesBitForBit) {
-  testing::ScratchDir dir;
-  const TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome straight = run(full, dir.path() / "straight");
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = 4;
   const TrainOutcome first = run(half, dir.path() / "split");
   const fs::path file = first.last_checkpoint / "optimizer.safetensors";
@@ -138,8 +138,8 @@ TEST(OptimizerChoice, AnUnnamedAdamWCheckpointStillResumesBitForBit) {
 }
 
 TEST(OptimizerChoice, TheRunDirectoryNamesEachTensorsOptimizerAndDecay) {
-  testing::ScratchDir dir;
-  const TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.5, true);
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = sgd_config(dir.write("corpus.txt", generated_corpus()), 0.5, true);
   const TrainOutcome outcome = run(c, dir.path() / "run");
   std::ifstream in(dir.path() / "run" / "optimizer.json");
   const nlohmann::json json = nlohmann::json::parse(in);

@@ -10,15 +10,15 @@
 #include "format/philox.hpp"
 #include "model/linear.hpp"
 #include "ops/cpu/matmul.hpp"
+#include "support/bit_identical.hpp"
 #include "train/one_block_model.hpp"
 #include "train/quant_hooks.hpp"
-#include "support/bit_identical.hpp"
 
 namespace altgrad::train {
 namespace {
 
 // E4M3 forward, E5M2 backward with stochastic rounding (so that the words each copy draws matter).
-Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
+config::Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
   quant::RecipeSpec spec;
   const auto role = [&](quant::Role r, const char* format, format::Rounding rounding) {
     quant::SettingsPatch patch;
@@ -30,7 +30,7 @@ Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scali
   role(quant::Role::act, "e4m3", format::Rounding::nearest_even);
   role(quant::Role::weight, "e4m3", format::Rounding::nearest_even);
   role(quant::Role::grad, "e5m2", format::Rounding::stochastic);
-  return Recipe{"test", 3, quant::resolve(spec, recipe_points(points))};
+  return config::Recipe{"test", 3, quant::resolve(spec, config::recipe_points(points))};
 }
 
 std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magnitude) {

@@ -6,18 +6,18 @@
 
 #include <cmath>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
 TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
-  testing::ScratchDir dir;
-  const TrainConfig config =
-      parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\n", "t.toml");
-  const model::MatmulPoints points(gpt_config(config));
-  QuantHooks hooks(points, resolve_recipe(config));
+  test_support::ScratchDir dir;
+  const config::TrainConfig config =
+      config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\n", "t.toml");
+  const model::MatmulPoints points(config::gpt_config(config));
+  QuantHooks hooks(points, config::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
   // 8 values: 2 beyond 448 (overflow), 2 below 2^-10 (underflow), 4 exact in E4M3.
@@ -61,12 +61,12 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
 // (scale 2^8: 1e-6 underflows): 25% overflow, 50% underflow. Column-wise blocks {1000, 1}
 // (1000 overflows) and {1e-6, 1e-6} (exactly scaled): 25% overflow, 0% underflow.
 TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
-  testing::ScratchDir dir;
-  const TrainConfig config = parse_config(
+  test_support::ScratchDir dir;
+  const config::TrainConfig config = config::parse_config(
       "n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\nscaling = \"block\"\n",
       "t.toml");
-  const model::MatmulPoints points(gpt_config(config));
-  QuantHooks hooks(points, resolve_recipe(config));
+  const model::MatmulPoints points(config::gpt_config(config));
+  QuantHooks hooks(points, config::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 2};
   const std::vector<float> x = {1000.0f, 1e-6f, 1.0f, 1e-6f};
@@ -106,11 +106,11 @@ namespace {
 // only wanders does not.
 TEST(QuantMetrics, AmaxGrowingExponentiallyWarns) {
   for (const bool growing : {true, false}) {
-    testing::ScratchDir dir;
-    const TrainConfig config =
-        parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e5m2\"\n", "t.toml");
-    const model::MatmulPoints points(gpt_config(config));
-    QuantHooks hooks(points, resolve_recipe(config));
+    test_support::ScratchDir dir;
+    const config::TrainConfig config =
+        config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e5m2\"\n", "t.toml");
+    const model::MatmulPoints points(config::gpt_config(config));
+    QuantHooks hooks(points, config::resolve_recipe(config));
     const model::OperandPoint& act = points.operands()[0];
     const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
     {

@@ -1,29 +1,29 @@
 // The [quant] table: presets, role defaults, override precedence, resolution against the model's
 // points, errors that name file:line, key and value, and the recipe.json round trip.
-#include "train/quant_recipe.hpp"
+#include "config/quant_recipe.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "error_message.hpp"
 #include "io/safetensors.hpp"
+#include "support/error_message.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::train {
 namespace {
 
 using quant::Scaling;
-using testing::mentions;
-using testing::message_of;
+using test_support::mentions;
+using test_support::message_of;
 
-TrainConfig config_with(const std::string& quant_toml) {
-  return parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
+config::TrainConfig config_with(const std::string& quant_toml) {
+  return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
 }
 
-Recipe recipe_of(const std::string& quant_toml) { return resolve_recipe(config_with(quant_toml)); }
+config::Recipe recipe_of(const std::string& quant_toml) { return config::resolve_recipe(config_with(quant_toml)); }
 
-const quant::PointSettings& at(const Recipe& recipe, std::string_view name) {
+const quant::PointSettings& at(const config::Recipe& recipe, std::string_view name) {
   for (const auto& p : recipe.points) {
     if (p.name == name) return p.settings;
   }
@@ -31,15 +31,15 @@ const quant::PointSettings& at(const Recipe& recipe, std::string_view name) {
 }
 
 TEST(QuantRecipe, EmptyTableIsFp32) {
-  const Recipe r = recipe_of("");
+  const config::Recipe r = recipe_of("");
   EXPECT_EQ(r.preset, "fp32");
   EXPECT_FALSE(r.any_enabled());
-  EXPECT_EQ(r.points.size(), model::MatmulPoints(gpt_config(config_with(""))).operand_count());
-  EXPECT_EQ(r.seed, TrainConfig{}.seed);  // stochastic rounding follows the run's seed
+  EXPECT_EQ(r.points.size(), model::MatmulPoints(config::gpt_config(config_with(""))).operand_count());
+  EXPECT_EQ(r.seed, config::TrainConfig{}.seed);  // stochastic rounding follows the run's seed
 }
 
 TEST(QuantRecipe, Fp8HybridPresetIsE4m3ForwardE5m2BackwardDelayed16) {
-  const Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n");
+  const config::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n");
   for (const char* name : {"h.0.attn.c_attn:act", "h.1.mlp.c_proj:weight"}) {
     EXPECT_TRUE(at(r, name).enabled) << name;
     EXPECT_EQ(at(r, name).format_name, "e4m3") << name;
@@ -57,21 +57,21 @@ TEST(QuantRecipe, PresetsCoverTheDocumentedSet) {
   EXPECT_EQ(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").format_name, "bf16,overflow=inf");
   EXPECT_TRUE(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").enabled);
   EXPECT_EQ(at(recipe_of("[quant]\npreset = \"fp8-e4m3\"\n"), "h.0.mlp.c_fc:grad").format_name, "e4m3");
-  const Recipe mx = recipe_of("[quant]\npreset = \"mx8\"\n");
+  const config::Recipe mx = recipe_of("[quant]\npreset = \"mx8\"\n");
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scaling, Scaling::block);
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").block, 32u);
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scale_rule, quant::MxScaleRule::floor);
 }
 
 TEST(QuantRecipe, SplitRoundingIsOneLine) {
-  const Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
+  const config::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
   EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").rounding, format::Rounding::stochastic);
   EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").format_name, "e5m2");  // the preset's other settings stay
   EXPECT_EQ(at(r, "h.0.attn.c_proj:act").rounding, format::Rounding::nearest_even);
 }
 
 TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
-  const Recipe r = recipe_of(
+  const config::Recipe r = recipe_of(
       "[quant]\npreset = \"fp8-hybrid\"\n"
       "[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e1m6\"\n"
       "[[quant.override]]\nmatch = \"h.1.*\"\nformat = \"e3m4\"\n"
@@ -87,7 +87,7 @@ TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
 }
 
 TEST(QuantRecipe, RoleTablesSwitchTheirRoleOn) {
-  const Recipe r = recipe_of("[quant.act]\nformat = \"e2m5\"\nscaling = \"tensor\"\nmargin = 1\n");
+  const config::Recipe r = recipe_of("[quant.act]\nformat = \"e2m5\"\nscaling = \"tensor\"\nmargin = 1\n");
   EXPECT_TRUE(at(r, "h.0.attn.c_attn:act").enabled);
   EXPECT_EQ(at(r, "h.0.attn.c_attn:act").format_name, "e2m5");
   EXPECT_EQ(at(r, "h.0.attn.c_attn:act").margin, 1);
@@ -97,7 +97,7 @@ TEST(QuantRecipe, RoleTablesSwitchTheirRoleOn) {
 
 TEST(QuantRecipe, ErrorsNameFileLineKeyAndValue) {
   const auto error = [](const std::string& toml) {
-    return message_of<ConfigError>([&] { (void)recipe_of(toml); });
+    return message_of<config::ConfigError>([&] { (void)recipe_of(toml); });
   };
   EXPECT_TRUE(mentions(error("[quant]\npreset = \"fp9\"\n"), {"test.toml:6", "fp9", "fp8-hybrid", "mx8"}));
   EXPECT_TRUE(mentions(error("[quant]\n[[quant.override]]\nmatch = \"h.9.*\"\nformat = \"e4m3\"\n"),
@@ -116,33 +116,33 @@ TEST(QuantRecipe, ErrorsNameFileLineKeyAndValue) {
 }
 
 TEST(QuantRecipe, JsonRoundTripKeepsEverySetting) {
-  const TrainConfig c = config_with(
+  const config::TrainConfig c = config_with(
       "[quant]\npreset = \"mx8\"\nseed = 99\n[quant.grad]\nrounding = \"stochastic\"\nscale_rule = \"round_up\"\n"
       "[[quant.override]]\nmatch = \"h.0.*\"\nformat = \"e5m2\"\nscaling = \"delayed\"\namax = \"most_recent\"\n");
-  const Recipe r = resolve_recipe(c);
-  const model::MatmulPoints points(gpt_config(c));
-  const Recipe back = recipe_from_json(recipe_to_json(r), points, "recipe.json");
+  const config::Recipe r = config::resolve_recipe(c);
+  const model::MatmulPoints points(config::gpt_config(c));
+  const config::Recipe back = config::recipe_from_json(config::recipe_to_json(r), points, "recipe.json");
   EXPECT_EQ(back.preset, "mx8");
   EXPECT_EQ(back.seed, 99u);
   ASSERT_EQ(back.points.size(), r.points.size());
   for (std::size_t i = 0; i < r.points.size(); ++i) EXPECT_EQ(back.points[i].settings, r.points[i].settings) << r.points[i].name;
-  nlohmann::json broken = recipe_to_json(r);
+  nlohmann::json broken = config::recipe_to_json(r);
   broken["points"][3]["rounding"] = "sideways";
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)config::recipe_from_json(broken, points, "ck/recipe.json"); }),
                        {"ck/recipe.json"}));
 }
 
 // Found by fuzz/checkpoint_fuzzer.cpp (fuzz/corpus/checkpoint/regress_recipe_float_history): an
 // integer setting written as 1e300 was converted with a plain cast, which is undefined behaviour.
 TEST(QuantRecipe, JsonIntegersMustBeIntegersInRange) {
-  const TrainConfig c = config_with("[quant]\npreset = \"fp8-hybrid\"\n");
-  const model::MatmulPoints points(gpt_config(c));
+  const config::TrainConfig c = config_with("[quant]\npreset = \"fp8-hybrid\"\n");
+  const model::MatmulPoints points(config::gpt_config(c));
   for (const char* key : {"history", "margin", "block"}) {
     for (const nlohmann::json& bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(-1)}) {
       if (std::string(key) == "margin" && bad == nlohmann::json(-1)) continue;  // a negative margin is valid
-      nlohmann::json broken = recipe_to_json(resolve_recipe(c));
+      nlohmann::json broken = config::recipe_to_json(config::resolve_recipe(c));
       broken["points"][0][key] = bad;
-      EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); }),
+      EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)config::recipe_from_json(broken, points, "ck/recipe.json"); }),
                            {"ck/recipe.json", key}))
           << key << " = " << bad.dump();
     }

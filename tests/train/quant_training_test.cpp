@@ -10,22 +10,22 @@
 #include <string>
 
 #include "io/tensorboard_reader.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig quantized(const fs::path& corpus, const std::string& quant_toml) {
-  TrainConfig c = tiny_config(corpus);
-  c.quant = parse_config(quant_toml, "test.toml").quant;
+config::TrainConfig quantized(const fs::path& corpus, const std::string& quant_toml) {
+  config::TrainConfig c = tiny_config(corpus);
+  c.quant = config::parse_config(quant_toml, "test.toml").quant;
   c.diag_interval = 4;
   return c;
 }
 
-TrainOutcome run_with_nan(const TrainConfig& c, const fs::path& run_dir, const std::string& point, std::int64_t step) {
+TrainOutcome run_with_nan(const config::TrainConfig& c, const fs::path& run_dir, const std::string& point, std::int64_t step) {
   TrainOptions options;
   options.run_dir = run_dir;
   options.inject_nan = {{point, step}};
@@ -41,8 +41,8 @@ std::vector<nlohmann::json> events_of(const fs::path& run, const std::string& ki
 }
 
 TEST(QuantTraining, MetricsCarryPerPointStatisticsAndDiagnostics) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
   EXPECT_EQ(run(c, dir.path() / "run").stop_reason, "completed");
   const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 8u);
@@ -91,8 +91,8 @@ TEST(QuantTraining, MetricsCarryPerPointStatisticsAndDiagnostics) {
 }
 
 TEST(QuantTraining, AttentionOperandsAreQuantizedWhenAnOverrideSwitchesThemOn) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
                                   "[quant]\n[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e1m6\"\n"
                                   "[[quant.override]]\nmatch = \"h.1.attn.[qk]\"\nformat = \"e4m3\"\n"
                                   "scaling = \"tensor\"\n");
@@ -108,8 +108,8 @@ TEST(QuantTraining, AttentionOperandsAreQuantizedWhenAnOverrideSwitchesThemOn) {
 }
 
 TEST(QuantTraining, TensorBoardEventsHoldTheLoggedScalarsAndWeightHistograms) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
   run(c, dir.path() / "run");
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir.path() / "run")) {
@@ -143,8 +143,8 @@ TEST(QuantTraining, TensorBoardEventsHoldTheLoggedScalarsAndWeightHistograms) {
 }
 
 TEST(QuantTraining, TheFp32RecipesGradientSnrIsInfinite) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
   run(c, dir.path() / "run");
   const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
   const nlohmann::json& snr = lines[3].at("diag").at("grad_snr_db");
@@ -154,11 +154,11 @@ TEST(QuantTraining, TheFp32RecipesGradientSnrIsInfinite) {
 }
 
 TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical) {
-  testing::ScratchDir dir;
-  const TrainConfig full = quantized(dir.write("corpus.txt", generated_corpus()),
+  test_support::ScratchDir dir;
+  const config::TrainConfig full = quantized(dir.write("corpus.txt", generated_corpus()),
                                      "[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
   const TrainOutcome straight = run(full, dir.path() / "straight");
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = 4;
   run(half, dir.path() / "split");
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
@@ -168,8 +168,8 @@ TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical
 }
 
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
   // Steps count from 1 everywhere: the NaN goes into the 5th update, which is the one that stops,
   // after 4 completed updates whose metrics lines say steps 1..4.
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.1.mlp.c_fc:act", 5);
@@ -197,8 +197,8 @@ TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpo
 }
 
 TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "");
   const TrainOutcome outcome = run_with_nan(c, dir.path() / "run", "h.0.attn.c_proj:weight", 2);
   EXPECT_EQ(outcome.steps, 1);
   EXPECT_NE(outcome.stop_reason.find("at step 2;"), std::string::npos) << outcome.stop_reason;
@@ -219,8 +219,8 @@ double nearest_power_of_two(float x) {
 // E7M0 everywhere: no mantissa bit. The run is not stopped, and its statistics show the failure
 // mode: precision, not range.
 TEST(QuantTraining, E7m0EverywhereLosesPrecisionAndMostWeightUpdates) {
-  testing::ScratchDir dir;
-  const TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()),
                                   "[quant]\n[quant.act]\nformat = \"e7m0\"\n[quant.weight]\nformat = \"e7m0\"\n"
                                   "[quant.grad]\nformat = \"e7m0\"\n");
   const TrainOutcome outcome = run(c, dir.path() / "run");
@@ -269,9 +269,9 @@ TEST(QuantTraining, E7m0EverywhereLosesPrecisionAndMostWeightUpdates) {
 }
 
 TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   // Unscaled E4M3 gradients: most are far below its smallest subnormal, 2^-9.
-  TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant.grad]\nformat = \"e4m3\"\n");
+  config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant.grad]\nformat = \"e4m3\"\n");
   run(c, dir.path() / "run");
   const auto warnings = events_of(dir.path() / "run", "warning");
   std::map<std::string, int> per_point;
@@ -288,7 +288,7 @@ TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {
 // never below 1, and is 1 only for a two-valued tensor) makes every eligible tensor warn.
 std::set<std::string> kurtosis_warnings(const std::string& quant_toml, const fs::path& run_dir,
                                         const fs::path& corpus) {
-  TrainConfig c = quantized(corpus, quant_toml);
+  config::TrainConfig c = quantized(corpus, quant_toml);
   c.warn_kurtosis = 1.0;
   run(c, run_dir);
   std::set<std::string> where;
@@ -303,7 +303,7 @@ std::set<std::string> kurtosis_warnings(const std::string& quant_toml, const fs:
 }
 
 TEST(QuantTraining, KurtosisWarnsOnlyWhereAQuantizedPointReads) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   EXPECT_EQ(kurtosis_warnings("", dir.path() / "fp32", corpus), std::set<std::string>{});
   EXPECT_EQ(kurtosis_warnings("[quant]\n[[quant.override]]\nmatch = \"h.1.mlp.c_fc:act\"\n", dir.path() / "one", corpus),

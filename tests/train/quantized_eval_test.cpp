@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/torch_reference.hpp"
 #include "train/evaluation_hooks.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -27,9 +27,9 @@ constexpr std::size_t kBatch = 4;
 // A few fp8-hybrid steps (E4M3 forward, delayed scaling), the LM head included: the last checkpoint
 // holds real amax histories and scales far from 1. The LM head is what makes the loss depend
 // visibly on the scales of a model this young, whose blocks still add little to the residual stream.
-fs::path trained_checkpoint(const testing::ScratchDir& dir) {
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
-  c.quant = parse_config("[quant]\npreset = \"fp8-hybrid\"\n[[quant.override]]\nmatch = \"lm_head:*\"\n", "test.toml").quant;
+fs::path trained_checkpoint(const test_support::ScratchDir& dir) {
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  c.quant = config::parse_config("[quant]\npreset = \"fp8-hybrid\"\n[[quant.override]]\nmatch = \"lm_head:*\"\n", "test.toml").quant;
   return run(c, dir.path() / "run").last_checkpoint;
 }
 
@@ -70,7 +70,7 @@ void scale_saved_scales(const fs::path& checkpoint, float factor) {
 
 TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
   if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
   const std::size_t T = load_checkpoint_config(checkpoint).block_size;
   const Batch batch = batch_of(T);
@@ -86,7 +86,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
 }
 
 TEST(QuantizedEval, AChangedSavedScaleChangesTheLoss) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
   const Batch batch = batch_of(load_checkpoint_config(checkpoint).block_size);
   const float saved = evaluated_loss(checkpoint, batch);

@@ -17,7 +17,7 @@ namespace altgrad::train {
 namespace {
 
 // E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
-Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
+config::Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
   quant::RecipeSpec spec;
   const auto role = [&](quant::Role r, const char* format) {
     quant::SettingsPatch patch;
@@ -28,7 +28,7 @@ Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
   role(quant::Role::act, "e4m3");
   role(quant::Role::weight, "e4m3");
   role(quant::Role::grad, "e5m2");
-  return Recipe{"test", 1, quant::resolve(spec, recipe_points(points))};
+  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
 }
 
 std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magnitude) {

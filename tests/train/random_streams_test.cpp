@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "data/byte_dataset.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "format/philox.hpp"
@@ -20,7 +21,6 @@
 #include "model/gpt.hpp"
 #include "model/init.hpp"
 #include "quant/point_quantizer.hpp"
-#include "train/byte_dataset.hpp"
 #include "train/one_block_model.hpp"
 
 namespace altgrad::train {
@@ -65,11 +65,11 @@ TEST(RandomStreams, BatchSamplingDrawsUnderItsOwnKey) {
   std::mt19937 generator(3);
   std::string bytes(5000, '\0');
   for (auto& b : bytes) b = static_cast<char>(generator() & 0xFF);
-  const ByteDataset data(bytes, DatasetOptions{0.1, 16, kSeed, "test corpus"});
+  const data::ByteDataset data(bytes, data::DatasetOptions{0.1, 16, kSeed, "test corpus"});
   constexpr int T = 16;
   std::vector<std::int32_t> x(T), y(T);
-  data.get_batch(BatchKey::training(0), 1, T, x, y);
-  const auto text = data.split(Split::train);
+  data.get_batch(data::BatchKey::training(0), 1, T, x, y);
+  const auto text = data.split(data::Split::train);
   const PhiloxCounter w = batch_words_of_step0();
   const std::size_t offset = (w[0] | (std::uint64_t{w[1]} << 32)) % (text.size() - T);
   for (int t = 0; t < T; ++t) ASSERT_EQ(x[static_cast<std::size_t>(t)], text[offset + static_cast<std::size_t>(t)]) << t;

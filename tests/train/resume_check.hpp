@@ -9,9 +9,9 @@
 
 namespace altgrad::train {
 
-inline void expect_bit_identical_resume(const TrainConfig& full, const std::filesystem::path& dir) {
+inline void expect_bit_identical_resume(const config::TrainConfig& full, const std::filesystem::path& dir) {
   const TrainOutcome straight = run(full, dir / "straight");
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = full.max_iters / 2;  // the schedule (lr_decay_iters) is the full run's
   run(half, dir / "split");
   const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);

@@ -5,14 +5,14 @@
 #include <optional>
 #include <string>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig with_target(const fs::path& corpus, double target) {
-  TrainConfig c = tiny_config(corpus);  // 8 steps, evaluations at 4 and 8, checkpoints at 4 and 8
+config::TrainConfig with_target(const fs::path& corpus, double target) {
+  config::TrainConfig c = tiny_config(corpus);  // 8 steps, evaluations at 4 and 8, checkpoints at 4 and 8
   c.eval_interval = 2;
   c.target_loss = target;
   return c;
@@ -23,7 +23,7 @@ nlohmann::json end_cost(const fs::path& run_dir) {
 }
 
 TEST(RunCost, TheFirstEvaluationAtOrBelowTheTargetIsReported) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   (void)run(with_target(corpus, 0), dir.path() / "probe");
   // A target between the evaluations of steps 2 and 6: the first at or below it is reached.
@@ -39,7 +39,7 @@ TEST(RunCost, TheFirstEvaluationAtOrBelowTheTargetIsReported) {
   }
   ASSERT_GT(want, 2);
 
-  const TrainConfig c = with_target(corpus, target);
+  const config::TrainConfig c = with_target(corpus, target);
   const TrainOutcome outcome = run(c, dir.path() / "run");
   const nlohmann::json cost = end_cost(dir.path() / "run");
   EXPECT_TRUE(cost.at("reached").get<bool>());
@@ -53,7 +53,7 @@ TEST(RunCost, TheFirstEvaluationAtOrBelowTheTargetIsReported) {
   EXPECT_EQ(cost.at("checkpoint_bytes").get<std::uint64_t>(), bytes);
 
   // Resumed after the target was reached: the same step and seconds, and the clock goes on.
-  TrainConfig half = c;
+  config::TrainConfig half = c;
   half.max_iters = 4;
   (void)run(half, dir.path() / "split");
   const double first_session = end_cost(dir.path() / "split").at("train_seconds").get<double>();
@@ -64,7 +64,7 @@ TEST(RunCost, TheFirstEvaluationAtOrBelowTheTargetIsReported) {
 }
 
 TEST(RunCost, NotReachedIsAValue) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   for (const double target : {0.0, 0.01}) {  // no target; one this run cannot reach
     const fs::path run_dir = dir.path() / ("run" + std::to_string(target));

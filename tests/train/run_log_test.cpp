@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -22,7 +22,7 @@ nlohmann::json only_line(const std::filesystem::path& path) {
 }
 
 TEST(RunLog, WritesNonFiniteNumbersByOneRuleInBothLogs) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   constexpr double inf = std::numeric_limits<double>::infinity();
   const nlohmann::json line = {{"step", 3},
                                {"loss", 1.5},

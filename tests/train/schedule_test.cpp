@@ -14,23 +14,23 @@
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
+#include "support/error_message.hpp"
+#include "support/scratch_dir.hpp"
 #include "support/thread_count.hpp"
-#include "train/error_message.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_data.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-using testing::mentions;
-using testing::message_of;
+using test_support::mentions;
+using test_support::message_of;
 
-TrainConfig with_quant(const fs::path& corpus, const std::string& quant_toml) {
-  TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8, evaluations at 4 and 8
-  c.quant = parse_config(quant_toml, "test.toml").quant;
+config::TrainConfig with_quant(const fs::path& corpus, const std::string& quant_toml) {
+  config::TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8, evaluations at 4 and 8
+  c.quant = config::parse_config(quant_toml, "test.toml").quant;
   return c;
 }
 
@@ -66,19 +66,19 @@ fs::path copy_checkpoint(const fs::path& run_dir, std::int64_t step, const fs::p
 }
 
 TEST(ScheduleSyntax, PhasesWithoutAPresetChangeOnlyWhatTheyName) {
-  testing::ScratchDir dir;
-  const TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()),
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()),
                                    kFp8 + "[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e5m2\"\n"
                                           "[[quant.phase]]\nstart = 3\n[quant.phase.act]\nformat = \"e1m6\"\n"
                                           "[[quant.phase]]\nstart = 5\npreset = \"bf16\"\n");
-  const Schedule s = resolve_schedule(c);
+  const config::Schedule s = config::resolve_schedule(c);
   ASSERT_EQ(s.phases.size(), 3u);
   EXPECT_EQ(s.phase_at(0), 0u);
   EXPECT_EQ(s.phase_at(2), 0u);
   EXPECT_EQ(s.phase_at(3), 1u);
   EXPECT_EQ(s.phase_at(4), 1u);
   EXPECT_EQ(s.phase_at(5), 2u);
-  const model::MatmulPoints points(gpt_config(c));
+  const model::MatmulPoints points(config::gpt_config(c));
   const auto settings = [&](std::size_t phase, const std::string& name) {
     for (const auto& p : s.phases[phase].recipe.points) {
       if (p.name == name) return p.settings;
@@ -93,10 +93,10 @@ TEST(ScheduleSyntax, PhasesWithoutAPresetChangeOnlyWhatTheyName) {
 }
 
 TEST(ScheduleSyntax, BadPhasesNameTheirLineKeyAndValue) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const auto error = [&](const std::string& toml) {
-    return message_of<ConfigError>([&] { resolve_schedule(with_quant(corpus, toml)); });
+    return message_of<config::ConfigError>([&] { config::resolve_schedule(with_quant(corpus, toml)); });
   };
   EXPECT_TRUE(mentions(error(kFp8 + "[[quant.phase]]\nstart = 4\n[[quant.phase]]\nstart = 4\n"),
                        {"test.toml:6", "start = 4", "after the previous phase's start (4)"}));
@@ -109,7 +109,7 @@ TEST(ScheduleSyntax, BadPhasesNameTheirLineKeyAndValue) {
 }
 
 TEST(Schedule, PhasesOfTheSameRecipeLeaveTheSameCheckpoints) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const TrainOutcome plain = run(with_quant(corpus, kFp8), dir.path() / "plain");
   const TrainOutcome phased = run(with_quant(corpus, kFp8 + "[[quant.phase]]\nstart = 3\npreset = \"fp8-hybrid\"\n"
@@ -120,9 +120,9 @@ TEST(Schedule, PhasesOfTheSameRecipeLeaveTheSameCheckpoints) {
 }
 
 TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
-  const TrainConfig scheduled = with_quant(corpus, "[quant]\npreset = \"fp32\"\n[[quant.phase]]\nstart = 4\npreset = \"fp8-hybrid\"\n");
+  const config::TrainConfig scheduled = with_quant(corpus, "[quant]\npreset = \"fp32\"\n[[quant.phase]]\nstart = 4\npreset = \"fp8-hybrid\"\n");
   const TrainOutcome switched = run(scheduled, dir.path() / "switched");
 
   // By hand: FP32 for 4 steps; its checkpoint, with the fp8-hybrid recipe and every delayed
@@ -130,9 +130,9 @@ TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
   // checkpoint's.
   (void)run(with_quant(corpus, "[quant]\npreset = \"fp32\"\n"), dir.path() / "fp32");
   const fs::path step4 = copy_checkpoint(dir.path() / "fp32", 4, dir.path() / "assembled");
-  const TrainConfig fp8 = with_quant(corpus, kFp8);
-  const Recipe recipe = resolve_recipe(fp8);
-  const model::MatmulPoints points(gpt_config(fp8));
+  const config::TrainConfig fp8 = with_quant(corpus, kFp8);
+  const config::Recipe recipe = config::resolve_recipe(fp8);
+  const model::MatmulPoints points(config::gpt_config(fp8));
   const QuantHooks fresh(points, recipe);
   save_quant_state(step4, recipe, &fresh);
   const TrainOutcome assembled = run(fp8, dir.path() / "assembled", /*resume=*/true);
@@ -149,7 +149,7 @@ TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
 
 // The checkpoint of a plain run at `step` with `recipe`, every :act point's history emptied: what
 // the documented rule leaves when only the activation format changes.
-void forget_activation_histories(const fs::path& checkpoint, const Recipe& recipe) {
+void forget_activation_histories(const fs::path& checkpoint, const config::Recipe& recipe) {
   const io::SafetensorsFile old = io::read_safetensors(checkpoint / "quant.safetensors");
   std::vector<io::TensorRef> tensors;
   for (const auto& [name, tensor] : old.tensors) {
@@ -167,14 +167,14 @@ void forget_activation_histories(const fs::path& checkpoint, const Recipe& recip
 }
 
 TEST(Schedule, AChangedFormatStartsAfreshWhileTheOtherPointsKeepTheirHistories) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const TrainOutcome switched = run(with_quant(corpus, kFp8 + "[[quant.phase]]\nstart = 4\n[quant.phase.act]\nformat = \"e1m6\"\n"),
                                     dir.path() / "switched");
   (void)run(with_quant(corpus, kFp8), dir.path() / "fp8");
   const fs::path step4 = copy_checkpoint(dir.path() / "fp8", 4, dir.path() / "assembled");
-  const TrainConfig e1m6 = with_quant(corpus, kFp8E1m6Act);
-  forget_activation_histories(step4, resolve_recipe(e1m6));
+  const config::TrainConfig e1m6 = with_quant(corpus, kFp8E1m6Act);
+  forget_activation_histories(step4, config::resolve_recipe(e1m6));
   const TrainOutcome assembled = run(e1m6, dir.path() / "assembled", /*resume=*/true);
 
   expect_same_checkpoint(switched.last_checkpoint, assembled.last_checkpoint);
@@ -186,25 +186,25 @@ TEST(Schedule, AChangedFormatStartsAfreshWhileTheOtherPointsKeepTheirHistories) 
 // recipe. The logged statistics of every activation point are those of E1M6 at scale 1 (no
 // history yet), not those the old E4M3 recipe gives.
 TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
-  TrainConfig c = with_quant(corpus, kFp8 + "[[quant.phase]]\nstart = 4\n[quant.phase.act]\nformat = \"e1m6\"\n");
+  config::TrainConfig c = with_quant(corpus, kFp8 + "[[quant.phase]]\nstart = 4\n[quant.phase.act]\nformat = \"e1m6\"\n");
   c.log_interval = 1;
   (void)run(c, dir.path() / "run");
   const nlohmann::json logged = json_lines(dir.path() / "run" / "metrics.jsonl").at(4).at("quant");  // step 5
 
   const auto recompute = [&](const std::string& quant_toml) {
-    const TrainConfig phase = with_quant(corpus, quant_toml);
+    const config::TrainConfig phase = with_quant(corpus, quant_toml);
     const fs::path step4 = copy_checkpoint(dir.path() / "run", 4, dir.path() / ("recompute" + std::to_string(quant_toml.size())));
-    forget_activation_histories(step4, resolve_recipe(phase));
-    model::Gpt<float> gpt(gpt_config(phase));
+    forget_activation_histories(step4, config::resolve_recipe(phase));
+    model::Gpt<float> gpt(config::gpt_config(phase));
     (void)load_model(step4, gpt);
-    QuantHooks hooks(gpt.matmuls(), resolve_recipe(phase));
+    QuantHooks hooks(gpt.matmuls(), config::resolve_recipe(phase));
     load_quant_state(step4, hooks);
     model::Activations<float> acts(gpt.config(), phase.batch_size, phase.block_size, model::OperandCopies::allocated);
-    const ByteDataset data = load_training_data(phase, ".");
+    const data::ByteDataset data = load_training_data(phase, ".");
     std::vector<std::int32_t> x(static_cast<std::size_t>(phase.batch_size * phase.block_size)), y(x.size());
-    data.get_batch(BatchKey::training(4, 0), phase.batch_size, phase.block_size, x, y);
+    data.get_batch(data::BatchKey::training(4, 0), phase.batch_size, phase.block_size, x, y);
     hooks.begin_step(4, false);
     (void)model::gpt_forward(gpt, acts, x, y, &hooks);
     return hooks;
@@ -226,8 +226,8 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
 }
 
 TEST(Schedule, ResumeInsideEachPhaseAndAtEachSwitchIsBitIdenticalOnOneAndTwoThreads) {
-  testing::ScratchDir dir;
-  const TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()), kThreePhases);
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()), kThreePhases);
   const TrainOutcome straight = test_support::with_threads(2, [&] { return run(c, dir.path() / "straight"); });
   for (const int threads : {1, 2}) {
     for (const int stop : {2, 4, 5, 6, 7}) {  // phase 0, the first switch, phase 1, the second switch, phase 2
@@ -249,10 +249,10 @@ TEST(Schedule, ResumeInsideEachPhaseAndAtEachSwitchIsBitIdenticalOnOneAndTwoThre
 // round to nearest even under a new code scale; the phase event reports how many values moved, as
 // recomputed here from the switch step's checkpoint. Resume across the switch stays bit-identical.
 TEST(Schedule, CodeOnlyWeightsAreReencodedOnTheNewGridAtASwitch) {
-  testing::ScratchDir dir;
-  TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()),
+  test_support::ScratchDir dir;
+  config::TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()),
                              kFp8 + "[[quant.phase]]\nstart = 4\n[quant.phase.weight]\nformat = \"e3m4\"\n");
-  c.optimizer = OptimizerKind::gridwalk;
+  c.optimizer = config::OptimizerKind::gridwalk;
   c.master_weights = false;
   const TrainOutcome straight = run(c, dir.path() / "straight");
   nlohmann::json event;
@@ -263,7 +263,7 @@ TEST(Schedule, CodeOnlyWeightsAreReencodedOnTheNewGridAtASwitch) {
   const nlohmann::json& reencoded = event.at("reencoded");
   ASSERT_FALSE(reencoded.empty());
 
-  model::Gpt<float> gpt(gpt_config(c));
+  model::Gpt<float> gpt(config::gpt_config(c));
   (void)load_model(dir.path() / "straight" / "checkpoints" / "step_4", gpt);
   const format::Format e3m4 = format::make_format(format::parse_format("e3m4"));
   for (const auto& t : reencoded) {
@@ -290,8 +290,8 @@ TEST(Schedule, CodeOnlyWeightsAreReencodedOnTheNewGridAtASwitch) {
 }
 
 TEST(Schedule, MetricsAndEventsRecordThePhases) {
-  testing::ScratchDir dir;
-  TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()), kThreePhases);
+  test_support::ScratchDir dir;
+  config::TrainConfig c = with_quant(dir.write("corpus.txt", generated_corpus()), kThreePhases);
   c.log_interval = 3;  // steps 3 and 6, the evaluations at 4 and 8, and each phase's last step
   (void)run(c, dir.path() / "run");
   std::vector<std::pair<std::int64_t, std::int64_t>> steps;

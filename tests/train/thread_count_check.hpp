@@ -10,7 +10,7 @@
 
 namespace altgrad::train {
 
-inline void expect_same_bits_on_one_and_two_threads(const TrainConfig& config, const std::filesystem::path& dir) {
+inline void expect_same_bits_on_one_and_two_threads(const config::TrainConfig& config, const std::filesystem::path& dir) {
   const TrainOutcome one = test_support::with_threads(1, [&] { return run(config, dir / "one"); });
   const TrainOutcome two = test_support::with_threads(2, [&] { return run(config, dir / "two"); });
   for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {

@@ -9,12 +9,12 @@
 #include <fstream>
 #include <vector>
 
-#include "support/torch_reference.hpp"
+#include "config/quant_recipe.hpp"
 #include "format/bits.hpp"
 #include "format/philox.hpp"
 #include "quant/point_quantizer.hpp"
-#include "train/quant_recipe.hpp"
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/torch_reference.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -38,7 +38,7 @@ std::vector<float> test_values() {
 
 TEST(Bf16Preset, RoundsExactlyAsTorchBfloat16) {
   if (!test_support::python_imports("torch, numpy")) GTEST_SKIP() << test_support::kPython << " cannot import torch and numpy (scripts/setup.sh installs python3-torch)";
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const std::vector<float> values = test_values();
   {
     std::ofstream out(dir.path() / "in.f32", std::ios::binary);
@@ -57,7 +57,7 @@ TEST(Bf16Preset, RoundsExactlyAsTorchBfloat16) {
   g.n_head = 1;
   g.n_embd = 8;
   g.block_size = 8;
-  const Recipe bf16 = preset_recipe(model::MatmulPoints(g), "bf16", 0);
+  const config::Recipe bf16 = config::preset_recipe(model::MatmulPoints(g), "bf16", 0);
   quant::PointQuantizer point(bf16.points.front().settings, 0, 0);
   std::vector<float> ours(values.size());
   point.begin_step(0);

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/torch_reference.hpp"
 #include "train/checkpoint.hpp"
-#include "train/scratch_dir.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -104,7 +104,7 @@ TEST(TorchCrossCheck, LossLogitsGradientsAndAdamWAgreeWithPyTorch) {
       {"layernorm+swiglu+bias", model::Norm::layernorm, model::Mlp::swiglu, true},
   };
   for (const Variant& v : variants) {
-    testing::ScratchDir scratch;
+    test_support::ScratchDir scratch;
     SCOPED_TRACE(v.name);
     cross_check(v, scratch.path() / v.name);
   }

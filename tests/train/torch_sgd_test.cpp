@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "support/torch_reference.hpp"
 #include "io/safetensors.hpp"
 #include "optim/sgd.hpp"
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/torch_reference.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -74,7 +74,7 @@ fs::path write_case(const Case& c, const fs::path& dir) {
 
 TEST(TorchSgd, StepsAndMomentumBufferAgreeWithPyTorch) {
   if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
-  testing::ScratchDir scratch;
+  test_support::ScratchDir scratch;
   const Case cases[] = {
       {"momentum0-decay", {0.0f, false, 0.1f}},
       {"momentum0.9-decay", {0.9f, false, 0.1f}},

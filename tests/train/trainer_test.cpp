@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "model/gpt.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
 TEST(Trainer, LossFallsOnAStructuredCorpus) {
-  testing::ScratchDir dir;
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   c.max_iters = c.lr_decay_iters = 60;
   c.eval_interval = 60;
   c.learning_rate = 3e-3;
@@ -35,8 +35,8 @@ TEST(Trainer, LossFallsOnAStructuredCorpus) {
 }
 
 TEST(Trainer, TheDefaultConfigsLossFalls) {
-  testing::ScratchDir dir;
-  TrainConfig c;  // every default (model, optimizer, schedule), only shortened
+  test_support::ScratchDir dir;
+  config::TrainConfig c;  // every default (model, optimizer, schedule), only shortened
   c.data = dir.write("corpus.txt", generated_corpus()).string();
   c.max_iters = 20;
   c.eval_interval = 20;
@@ -50,8 +50,8 @@ TEST(Trainer, TheDefaultConfigsLossFalls) {
 }
 
 TEST(Trainer, TheSameConfigGivesTheSameBits) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome a = run(c, dir.path() / "a");
   const TrainOutcome b = run(c, dir.path() / "b");
   EXPECT_EQ(final_parameters(a.last_checkpoint), final_parameters(b.last_checkpoint));
@@ -59,11 +59,11 @@ TEST(Trainer, TheSameConfigGivesTheSameBits) {
 }
 
 TEST(Trainer, ResumingHalfwayContinuesBitForBit) {
-  testing::ScratchDir dir;
-  const TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome straight = run(full, dir.path() / "straight");
 
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = 4;  // the schedule (lr_decay_iters = 8) is the full run's
   run(half, dir.path() / "split");
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
@@ -74,8 +74,8 @@ TEST(Trainer, ResumingHalfwayContinuesBitForBit) {
 }
 
 TEST(Trainer, CheckpointsHoldTheModelTheOptimizerAndTheState) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome outcome = run(c, dir.path() / "run");
   EXPECT_EQ(outcome.last_checkpoint, dir.path() / "run" / "checkpoints" / "step_8");
   for (const char* file : {"model.safetensors", "optimizer.safetensors", "config.json", "state.json"}) {
@@ -92,8 +92,8 @@ TEST(Trainer, CheckpointsHoldTheModelTheOptimizerAndTheState) {
 }
 
 TEST(Trainer, KeepsTheLastKCheckpointsAndTheBest) {
-  testing::ScratchDir dir;
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   c.max_iters = c.lr_decay_iters = 12;
   c.eval_interval = 12;  // the only evaluation, so the best is the last
   c.checkpoint_interval = 2;
@@ -106,8 +106,8 @@ TEST(Trainer, KeepsTheLastKCheckpointsAndTheBest) {
 }
 
 TEST(Trainer, ACheckpointOfAnotherShapeIsRefusedWithTheTensorNamed) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome outcome = run(c, dir.path() / "run");
   model::GptConfig other = load_checkpoint_config(outcome.last_checkpoint);
   other.n_embd = 64;
@@ -121,8 +121,8 @@ TEST(Trainer, ACheckpointOfAnotherShapeIsRefusedWithTheTensorNamed) {
 }
 
 TEST(Trainer, ATruncatedCheckpointIsAnErrorNotACrash) {
-  testing::ScratchDir dir;
-  const TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome outcome = run(c, dir.path() / "run");
   const fs::path model_file = outcome.last_checkpoint / "model.safetensors";
   fs::resize_file(model_file, fs::file_size(model_file) / 2);
@@ -139,8 +139,8 @@ namespace {
 // stop_loss_multiple = m stops the run at the first step whose loss exceeds m × the first step's
 // loss: found here in the losses of the same run without the criterion, which it must match.
 TEST(Trainer, StopLossMultipleStopsAtTheFirstLossAboveTheMultiple) {
-  testing::ScratchDir dir;
-  TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   c.learning_rate = 0.5;  // AdamW without clipping at this rate overshoots: the loss rises
   c.min_lr = 0.0;
   c.grad_clip = 0.0;
@@ -169,11 +169,11 @@ TEST(Trainer, StopLossMultipleStopsAtTheFirstLossAboveTheMultiple) {
 // A run interrupted before its first evaluation still tracks its best evaluation after resuming
 // (state.json stores "no evaluation yet" as null, which must read back as no loss, not NaN).
 TEST(Trainer, ResumingBeforeTheFirstEvaluationKeepsTrackingTheBest) {
-  testing::ScratchDir dir;
-  TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  config::TrainConfig full = tiny_config(dir.write("corpus.txt", generated_corpus()));
   full.eval_interval = 8;
   const TrainOutcome straight = run(full, dir.path() / "straight");
-  TrainConfig half = full;
+  config::TrainConfig half = full;
   half.max_iters = 4;
   run(half, dir.path() / "split");
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);

@@ -6,18 +6,18 @@
 
 #include <string>
 
-#include "train/error_message.hpp"
-#include "train/scratch_dir.hpp"
+#include "support/error_message.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace {
 
-using altgrad::train::DataError;
+using altgrad::data::DataError;
 using altgrad::train::load_training_data;
-using altgrad::train::Split;
-using altgrad::train::TrainConfig;
-using altgrad::train::testing::mentions;
-using altgrad::train::testing::message_of;
-using altgrad::train::testing::ScratchDir;
+using altgrad::data::Split;
+using altgrad::config::TrainConfig;
+using altgrad::test_support::mentions;
+using altgrad::test_support::message_of;
+using altgrad::test_support::ScratchDir;
 
 std::string text_of(std::span<const std::uint8_t> bytes) { return {bytes.begin(), bytes.end()}; }
 

@@ -31,8 +31,8 @@ inline std::string generated_corpus() {
   return text;
 }
 
-inline TrainConfig tiny_config(const fs::path& corpus) {
-  TrainConfig c;
+inline config::TrainConfig tiny_config(const fs::path& corpus) {
+  config::TrainConfig c;
   c.n_layer = 2;
   c.n_head = 2;
   c.n_embd = 32;
@@ -64,7 +64,7 @@ inline std::vector<float> final_parameters(const fs::path& checkpoint) {
   return {gpt.parameters().begin(), gpt.parameters().end()};
 }
 
-inline TrainOutcome run(const TrainConfig& config, const fs::path& run_dir, bool resume = false) {
+inline TrainOutcome run(const config::TrainConfig& config, const fs::path& run_dir, bool resume = false) {
   TrainOptions options;
   options.run_dir = run_dir;
   options.resume = resume;
@@ -73,7 +73,7 @@ inline TrainOutcome run(const TrainConfig& config, const fs::path& run_dir, bool
 
 // Trains with an interruption (as SIGTERM interrupts `altgrad train`) that answers after
 // `after_steps` step boundaries: the run checkpoints that step and ends, to be resumed.
-inline TrainOutcome run_interrupted(const TrainConfig& config, const fs::path& run_dir, int after_steps) {
+inline TrainOutcome run_interrupted(const config::TrainConfig& config, const fs::path& run_dir, int after_steps) {
   TrainOptions options;
   options.run_dir = run_dir;
   int boundaries = 0;

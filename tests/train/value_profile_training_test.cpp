@@ -4,22 +4,22 @@
 
 #include <string>
 
-#include "train/scratch_dir.hpp"
+#include "support/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
 namespace {
 
-TrainConfig profiled(const fs::path& corpus, const std::string& quant_toml, bool profile) {
-  TrainConfig c = tiny_config(corpus);
-  if (!quant_toml.empty()) c.quant = parse_config(quant_toml, "test.toml").quant;
+config::TrainConfig profiled(const fs::path& corpus, const std::string& quant_toml, bool profile) {
+  config::TrainConfig c = tiny_config(corpus);
+  if (!quant_toml.empty()) c.quant = config::parse_config(quant_toml, "test.toml").quant;
   c.diag_interval = 2;
   c.profile_points = profile;
   return c;
 }
 
 TEST(ValueProfiles, ProfilingChangesNoBit) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const std::string kRecipes[] = {
       "", "[quant]\npreset = \"fp8-hybrid\"\n[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e4m3\"\n",
@@ -39,8 +39,8 @@ TEST(ValueProfiles, ProfilingChangesNoBit) {
 }
 
 TEST(ValueProfiles, AnFp32RunProfilesEveryMatmulOperand) {
-  testing::ScratchDir dir;
-  const TrainConfig c = profiled(dir.write("corpus.txt", generated_corpus()), "", true);
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = profiled(dir.write("corpus.txt", generated_corpus()), "", true);
   (void)run(c, dir.path() / "run");
   const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
   const nlohmann::json& profile = lines.at(1).at("diag").at("profile");  // step 2

@@ -6,27 +6,27 @@
 #include <optional>
 #include <string>
 
+#include "support/error_message.hpp"
+#include "support/scratch_dir.hpp"
 #include "support/thread_count.hpp"
-#include "train/error_message.hpp"
-#include "train/scratch_dir.hpp"
 #include "train/training_run.hpp"
 #include "train/warm_start.hpp"
 
 namespace altgrad::train {
 namespace {
 
-using testing::mentions;
-using testing::message_of;
+using test_support::mentions;
+using test_support::message_of;
 
 const std::string kFp8 = "[quant]\npreset = \"fp8-hybrid\"\n";
 
-TrainConfig fp8_config(const fs::path& corpus) {
-  TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8
-  c.quant = parse_config(kFp8, "test.toml").quant;
+config::TrainConfig fp8_config(const fs::path& corpus) {
+  config::TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8
+  c.quant = config::parse_config(kFp8, "test.toml").quant;
   return c;
 }
 
-TrainConfig warm_from(TrainConfig c, const fs::path& source) {
+config::TrainConfig warm_from(config::TrainConfig c, const fs::path& source) {
   c.init_from = source.string();
   return c;
 }
@@ -45,8 +45,8 @@ void reset_step_counter(const fs::path& checkpoint) {
 }
 
 TEST(WarmStart, WithEverythingCarriedItIsTheCheckpointResumedFromStepZero) {
-  testing::ScratchDir dir;
-  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
   (void)run(c, dir.path() / "source");
   const TrainOutcome warm = run(warm_from(c, dir.path() / "source"), dir.path() / "warm");
 
@@ -63,13 +63,13 @@ TEST(WarmStart, WithEverythingCarriedItIsTheCheckpointResumedFromStepZero) {
 }
 
 TEST(WarmStart, WithoutCarryingTheOptimizerOrScalingStateTheRunDiffers) {
-  testing::ScratchDir dir;
-  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
   (void)run(c, dir.path() / "source");
   const TrainOutcome both = run(warm_from(c, dir.path() / "source"), dir.path() / "both");
-  TrainConfig no_optimizer = warm_from(c, dir.path() / "source");
+  config::TrainConfig no_optimizer = warm_from(c, dir.path() / "source");
   no_optimizer.init_optimizer = false;
-  TrainConfig no_scaling = warm_from(c, dir.path() / "source");
+  config::TrainConfig no_scaling = warm_from(c, dir.path() / "source");
   no_scaling.init_quant_state = false;
   const TrainOutcome a = run(no_optimizer, dir.path() / "no_optimizer");
   const TrainOutcome b = run(no_scaling, dir.path() / "no_scaling");
@@ -80,30 +80,30 @@ TEST(WarmStart, WithoutCarryingTheOptimizerOrScalingStateTheRunDiffers) {
 }
 
 TEST(WarmStart, ProvenanceIsWrittenAndPinsTheSource) {
-  testing::ScratchDir dir;
-  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
   (void)run(c, dir.path() / "source");
   (void)run(warm_from(c, dir.path() / "source"), dir.path() / "warm");
   const std::string checksum = file_checksum(dir.path() / "source" / "checkpoints" / "step_8" / "model.safetensors");
   const nlohmann::json start = json_lines(dir.path() / "warm" / "events.jsonl").front();
   EXPECT_EQ(start.at("init_from").at("step"), 8);
   EXPECT_EQ(start.at("init_from").at("model_crc32c"), checksum);
-  const TrainConfig written = load_config(dir.path() / "warm" / "config.toml");
+  const config::TrainConfig written = config::load_config(dir.path() / "warm" / "config.toml");
   EXPECT_EQ(written.init_from_step, 8);
   EXPECT_EQ(written.init_from_checksum, checksum);
 
   // The source changes under the pinned config: refused, naming both checksums.
-  TrainConfig pinned = written;
+  config::TrainConfig pinned = written;
   pinned.init_from_step = 4;
-  EXPECT_TRUE(mentions(message_of<ConfigError>([&] { run(pinned, dir.path() / "again"); }),
+  EXPECT_TRUE(mentions(message_of<config::ConfigError>([&] { run(pinned, dir.path() / "again"); }),
                        {"init_from", "CRC-32C", checksum, "init_from_checksum"}));
 }
 
 TEST(WarmStart, ResumingAWarmStartedRunIsBitIdenticalOnOneAndTwoThreads) {
-  testing::ScratchDir dir;
-  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
   (void)run(c, dir.path() / "source");
-  const TrainConfig warm = warm_from(c, dir.path() / "source");
+  const config::TrainConfig warm = warm_from(c, dir.path() / "source");
   const TrainOutcome straight = run(warm, dir.path() / "straight");
   for (const int threads : {1, 2}) {
     const fs::path split = dir.path() / ("split" + std::to_string(threads));
@@ -119,29 +119,29 @@ TEST(WarmStart, ResumingAWarmStartedRunIsBitIdenticalOnOneAndTwoThreads) {
 }
 
 TEST(WarmStart, BadSourcesAreClearErrors) {
-  testing::ScratchDir dir;
-  const TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
-  const auto error = [&](const TrainConfig& config) {
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  const auto error = [&](const config::TrainConfig& config) {
     return message_of<std::runtime_error>([&] { run(config, dir.path() / "warm"); });
   };
   EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "missing")), {"init_from", "missing", "no such directory"}));
 
   (void)run(c, dir.path() / "source");
-  TrainConfig wider = warm_from(c, dir.path() / "source");
+  config::TrainConfig wider = warm_from(c, dir.path() / "source");
   wider.n_embd = 64;
   EXPECT_TRUE(mentions(error(wider), {"transformer.wte.weight", "[256,32]", "[256,64]"}));
-  TrainConfig step = warm_from(c, dir.path() / "source");
+  config::TrainConfig step = warm_from(c, dir.path() / "source");
   step.init_from_step = 6;
   EXPECT_TRUE(mentions(error(step), {"init_from_step = 6", "no checkpoint"}));
 
   (void)run_interrupted(c, dir.path() / "running", 3);
   EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "running")), {"init_from", "has not finished", "step_N"}));
-  TrainConfig from_checkpoint = warm_from(c, dir.path() / "running" / "checkpoints" / "step_3");
+  config::TrainConfig from_checkpoint = warm_from(c, dir.path() / "running" / "checkpoints" / "step_3");
   EXPECT_EQ(run(from_checkpoint, dir.path() / "from_checkpoint").steps, 8);  // a checkpoint is complete
 
   // Code-only weights whose format this build cannot read.
-  TrainConfig codes = c;
-  codes.optimizer = OptimizerKind::gridwalk;
+  config::TrainConfig codes = c;
+  codes.optimizer = config::OptimizerKind::gridwalk;
   codes.master_weights = false;
   (void)run(codes, dir.path() / "codes");
   const fs::path model = dir.path() / "codes" / "checkpoints" / "step_8" / "model.safetensors";
@@ -152,13 +152,13 @@ TEST(WarmStart, BadSourcesAreClearErrors) {
 }
 
 TEST(WarmStart, CodeWeightsLoadAcrossFormatsThroughTheirValues) {
-  testing::ScratchDir dir;
-  TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
-  c.optimizer = OptimizerKind::gridwalk;
+  test_support::ScratchDir dir;
+  config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
+  c.optimizer = config::OptimizerKind::gridwalk;
   c.master_weights = false;
   (void)run(c, dir.path() / "e4m3");
-  TrainConfig e3m4 = warm_from(c, dir.path() / "e4m3");
-  e3m4.quant = parse_config(kFp8 + "[quant.weight]\nformat = \"e3m4\"\n", "test.toml").quant;
+  config::TrainConfig e3m4 = warm_from(c, dir.path() / "e4m3");
+  e3m4.quant = config::parse_config(kFp8 + "[quant.weight]\nformat = \"e3m4\"\n", "test.toml").quant;
   e3m4.init_optimizer = false;
   e3m4.max_iters = 1;
   (void)run(e3m4, dir.path() / "e3m4");

@@ -1,0 +1,77 @@
+#pragma once
+// The [quant] table of a training config, read into a quantization recipe and resolved against
+// the model's quantization points (quant/recipe.hpp has the semantics):
+//
+//   [quant]
+//   preset = "fp8-hybrid"        # fp32 (default) | bf16 | fp8-hybrid | fp8-e4m3 | mx8
+//   seed = 7                     # stochastic rounding; default: the run's seed
+//   [quant.grad]                 # role defaults: [quant.act], [quant.weight], [quant.grad]
+//   rounding = "stochastic"
+//   [[quant.override]]           # later entries win
+//   match = "h.*.attn.probs"
+//   format = "e1m6"
+//
+//   [[quant.phase]]              # from step `start` on (docs/quantization.md, "Schedules")
+//   start = 1000                 # after this many steps; strictly increasing
+//   preset = "fp8-hybrid"        # a fresh recipe; without a preset the phase changes only what
+//   [quant.phase.act]            #   it names in the previous phase's recipe (role tables patch
+//   format = "e1m6"              #   its defaults, overrides are appended)
+//
+// Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
+// margin, block, scale_rule. Every problem is a ConfigError naming file:line, key and value.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "model/matmul_points.hpp"
+#include "quant/recipe.hpp"
+
+namespace altgrad::config {
+
+struct Recipe {
+  std::string preset;
+  std::uint64_t seed = 0;
+  std::vector<quant::ResolvedPoint> points;  // by the model's dense point index
+
+  bool any_enabled() const;
+};
+
+// The model's points in recipe terms, by dense index.
+std::vector<quant::PointName> recipe_points(const model::MatmulPoints& points);
+
+// A run's recipes over time: phases[0] starts at step 0; phase i runs the steps from its start up
+// to the next phase's. A [quant] table without phases is a one-phase schedule.
+struct Phase {
+  std::int64_t start = 0;  // the first step (0-based, as the trainer counts the step in progress)
+  Recipe recipe;
+};
+
+struct Schedule {
+  std::vector<Phase> phases;
+
+  std::size_t phase_at(std::int64_t step) const;
+  bool any_enabled() const;
+};
+
+// Reads config.quant, its phases included, and resolves every phase for config's model. Throws
+// ConfigError.
+Schedule resolve_schedule(const TrainConfig& config);
+// The first phase's recipe.
+Recipe resolve_recipe(const TrainConfig& config);
+
+// A preset resolved for a model (altgrad eval --recipe). Throws ConfigError naming the presets.
+Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset, std::uint64_t seed);
+
+// The resolved recipe as the run directory and checkpoints store it (recipe.json), and back.
+// recipe_from_json throws CheckpointError naming `source` on a malformed file or on points that
+// differ from the model's.
+nlohmann::json recipe_to_json(const Recipe& recipe);
+Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source);
+// The run directory's recipe.json: the recipe itself for one phase, else {"phases": [{"start",
+// "recipe"}, ...]}.
+nlohmann::json schedule_to_json(const Schedule& schedule);
+
+}  // namespace altgrad::config

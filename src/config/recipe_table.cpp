@@ -1,0 +1,213 @@
+#include "config/recipe_table.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "config/config_error.hpp"
+#include "config/nearest_name.hpp"
+#include "format/parse.hpp"
+#include "quant/mx.hpp"
+#include "quant/point_quantizer.hpp"
+
+namespace altgrad::config {
+namespace {
+
+using quant::SettingsPatch;
+
+constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
+constexpr std::array<std::string_view, 7> kQuantKeys = {"preset", "seed", "act", "weight", "grad", "override", "phase"};
+constexpr std::array<std::string_view, 6> kPhaseKeys = {"start", "preset", "act", "weight", "grad", "override"};
+constexpr std::array<std::string_view, 9> kSettingKeys = {"enabled", "format", "rounding", "scaling", "history",
+                                                          "amax", "margin", "block", "scale_rule"};
+
+// "file:line"; a table built in code (a recipe given to Python as a dict) has neither: "config".
+std::string where(const toml::node& node) {
+  const toml::source_region& region = node.source();
+  const std::string file = region.path ? *region.path : std::string("config");
+  return region.begin.line > 0 ? file + ":" + std::to_string(region.begin.line) : file;
+}
+
+std::string type_of(const toml::node& node) {
+  std::ostringstream out;
+  out << node.type();
+  return out.str();
+}
+
+[[noreturn]] void bad_value(const toml::node& node, std::string_view key, const std::string& expected) {
+  std::ostringstream value;
+  node.visit([&](const auto& v) { value << v; });
+  throw ConfigError(where(node) + ": quant: " + std::string(key) + " = " + value.str() + " is not valid; expected " +
+                    expected);
+}
+
+template <typename Names>
+std::string joined(const Names& names, std::string_view separator = " | ") {
+  std::string out;
+  for (const auto name : names) out += (out.empty() ? "" : std::string(separator)) + std::string(name);
+  return out;
+}
+
+[[noreturn]] void unknown_key(const toml::node& node, std::string_view key, std::span<const std::string_view> valid) {
+  std::string message = where(node) + ": quant: unknown key '" + std::string(key) + "'";
+  if (const auto near = nearest_name(key, valid)) message += " (did you mean '" + std::string(*near) + "'?)";
+  throw ConfigError(message + "; valid keys: " + joined(valid, ", "));
+}
+
+std::string text_of(const toml::node& node, std::string_view key, const std::string& expected) {
+  if (const auto text = node.value_exact<std::string>()) return *text;
+  bad_value(node, key, expected);
+}
+
+std::int64_t integer_of(const toml::node& node, std::string_view key, std::int64_t lo, std::int64_t hi) {
+  const auto value = node.value_exact<std::int64_t>();
+  if (!value || *value < lo || *value > hi) {
+    bad_value(node, key, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return *value;
+}
+
+template <typename Enum, typename Parse, typename Names>
+Enum choice_of(const toml::node& node, std::string_view key, Parse parse, const Names& names) {
+  const std::string expected = "one of " + joined(names);
+  if (const auto parsed = parse(text_of(node, key, expected))) return *parsed;
+  bad_value(node, key, expected);
+}
+
+void check_format(const std::string& name, const toml::node& node) {
+  try {
+    const format::FormatSpec spec = format::parse_format(name);
+    if (const std::string why = format::validation_error(spec); !why.empty()) throw format::FormatError(why);
+  } catch (const format::FormatError& e) {
+    throw ConfigError(where(node) + ": quant: format = \"" + name + "\": " + e.what());
+  }
+}
+
+void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& node) {
+  if (key == "enabled") {
+    const auto value = node.value_exact<bool>();
+    if (!value) bad_value(node, key, "true or false");
+    patch.enabled = *value;
+  } else if (key == "format") {
+    patch.format = text_of(node, key, "a format name such as \"e4m3\" (altgrad formats lists them)");
+    check_format(*patch.format, node);
+  } else if (key == "rounding") {
+    patch.rounding = choice_of<format::Rounding>(node, key, format::parse_rounding, format::kRoundingNames);
+  } else if (key == "scaling") {
+    patch.scaling = choice_of<quant::Scaling>(node, key, quant::parse_scaling, quant::kScalingNames);
+  } else if (key == "history") {
+    patch.history = static_cast<std::size_t>(integer_of(node, key, 1, 1024));
+  } else if (key == "amax") {
+    patch.amax = choice_of<quant::AmaxAlgorithm>(node, key, quant::parse_amax, quant::kAmaxNames);
+  } else if (key == "margin") {
+    patch.margin = static_cast<int>(integer_of(node, key, -64, 64));
+  } else if (key == "block") {
+    patch.block = static_cast<std::size_t>(integer_of(node, key, 1, quant::kMaxMxBlock));
+  } else if (key == "scale_rule") {
+    patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule, quant::kScaleRuleNames);
+  }
+}
+
+const toml::table& table_of(const toml::node& node, std::string_view name) {
+  if (const toml::table* table = node.as_table()) return *table;
+  throw ConfigError(where(node) + ": quant: " + std::string(name) + " must be a table, got " + type_of(node));
+}
+
+// A role table or an override: settings keys (plus `match` for an override).
+SettingsPatch read_patch(const toml::table& table, bool is_override) {
+  static const std::vector<std::string_view> kOverrideKeys = [] {
+    std::vector<std::string_view> keys{"match"};
+    keys.insert(keys.end(), kSettingKeys.begin(), kSettingKeys.end());
+    return keys;
+  }();
+  SettingsPatch patch;
+  for (auto&& [key, node] : table) {
+    if (is_override && key.str() == "match") continue;
+    if (std::find(kSettingKeys.begin(), kSettingKeys.end(), key.str()) == kSettingKeys.end()) {
+      if (is_override) unknown_key(node, key.str(), kOverrideKeys);
+      unknown_key(node, key.str(), kSettingKeys);
+    }
+    read_setting(patch, key.str(), node);
+  }
+  return patch;
+}
+
+void read_overrides(quant::RecipeSpec& spec, const toml::node& node) {
+  const toml::array* entries = node.as_array();
+  if (!entries) throw ConfigError(where(node) + ": quant: override must be an array of tables ([[quant.override]])");
+  for (const toml::node& entry : *entries) {
+    const toml::table& table = table_of(entry, "each [[quant.override]]");
+    const toml::node* match = table.get("match");
+    if (!match) throw ConfigError(where(entry) + ": quant: [[quant.override]] needs match = \"<glob over point names>\"");
+    const std::string pattern = text_of(*match, "match", "a glob such as \"h.*.attn.probs\"");
+    spec.overrides.push_back({pattern, read_patch(table, true), where(*match)});
+  }
+}
+
+void apply_patch(quant::PointSettings& settings, const SettingsPatch& patch, const std::string& origin) {
+  try {
+    patch.apply_to(settings, origin);
+  } catch (const quant::RecipeError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
+// A recipe table: [quant] itself, or one [[quant.phase]] entry on top of `base` (the previous
+// phase's recipe) when it names no preset. `keys` are the table's valid keys.
+template <std::size_t N>
+quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, const std::array<std::string_view, N>& keys) {
+  quant::RecipeSpec spec = std::move(base);
+  if (const toml::node* preset = quant.get("preset")) {
+    const std::string name = text_of(*preset, "preset", "one of " + joined(quant::preset_names()));
+    try {
+      spec = quant::preset(name);
+    } catch (const quant::RecipeError& e) {
+      throw ConfigError(where(*preset) + ": quant: " + e.what());
+    }
+  }
+  for (auto&& [key, node] : quant) {
+    const auto role = std::find(kRoleNames.begin(), kRoleNames.end(), key.str());
+    if (role != kRoleNames.end()) {
+      const auto index = static_cast<std::size_t>(role - kRoleNames.begin());
+      apply_patch(spec.roles[index], read_patch(table_of(node, key.str()), false), where(node));
+    } else if (key.str() == "override") {
+      read_overrides(spec, node);
+    } else if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) {
+      unknown_key(node, key.str(), keys);
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+RecipeTable read_recipe_table(const toml::table& quant) {
+  RecipeTable table;
+  if (const toml::node* node = quant.get("seed")) {
+    table.seed = static_cast<std::uint64_t>(integer_of(*node, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+  }
+  table.phases.push_back({0, read_spec(quant, quant::RecipeSpec{}, kQuantKeys)});
+  const toml::node* phases = quant.get("phase");
+  if (!phases) return table;
+  const toml::array* entries = phases->as_array();
+  if (!entries || !entries->is_array_of_tables()) {
+    throw ConfigError(where(*phases) + ": quant: phase must be an array of tables ([[quant.phase]])");
+  }
+  for (const toml::node& entry : *entries) {
+    const toml::table& phase = *entry.as_table();
+    const toml::node* start = phase.get("start");
+    if (!start) throw ConfigError(where(entry) + ": quant: [[quant.phase]] needs start = <the step it begins at>");
+    const std::int64_t previous = table.phases.back().start;
+    const std::optional<std::int64_t> step = start->value_exact<std::int64_t>();
+    if (!step || *step <= previous || *step >= quant::PointQuantizer::kMaxSteps) {
+      bad_value(*start, "start", "an integer step after the previous phase's start (" + std::to_string(previous) + ")");
+    }
+    table.phases.push_back({*step, read_spec(phase, table.phases.back().spec, kPhaseKeys)});
+  }
+  return table;
+}
+
+}  // namespace altgrad::config
