@@ -1,13 +1,14 @@
 """Compares two run directories of the same config (scripts/compare_runs.sh): checkpoints byte for
-byte, metrics.jsonl without tokens_per_s, events.jsonl with each run's own directory replaced by
-a placeholder. Prints one line per run, plus one per difference; exit status 1 when any differs.
+byte, metrics.jsonl and events.jsonl without what the machine measures (wall-clock times, speed,
+resident memory), with each run's own directory replaced by a placeholder. Prints one line per run, plus one per difference; exit status 1 when any differs.
 Usage: compare_run_dirs.py BASELINE_RUN_DIR CANDIDATE_RUN_DIR"""
 import collections
 import json
 import os
 import sys
 
-TIMING_KEYS = {"tokens_per_s"}
+# Measured, not computed: they differ between any two runs. Matched on a key's last component.
+MEASURED_KEYS = {"tokens_per_s", "train_seconds", "peak_rss_bytes"}
 
 
 def flattened(record, prefix=""):
@@ -25,7 +26,7 @@ def json_lines(path, run_dir):
     with open(path, encoding="utf-8") as f:
         text = f.read().replace(run_dir, "RUN_DIR")
     records = [json.loads(line) for line in text.splitlines() if line]
-    return [flattened({k: v for k, v in r.items() if k not in TIMING_KEYS}) for r in records]
+    return [{k: v for k, v in flattened(r).items() if k.rsplit(".", 1)[-1] not in MEASURED_KEYS} for r in records]
 
 
 def checkpoint_files(run_dir):

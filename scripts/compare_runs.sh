@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Do two altgrad binaries give the same runs? Trains a fixed set of small configs with each binary
-# and compares what the runs wrote: every checkpoint file byte for byte, metrics.jsonl without its
-# timing (tokens_per_s) and events.jsonl without the run directory's path. TensorBoard files carry
+# and compares what the runs wrote: every checkpoint file byte for byte, metrics.jsonl and
+# events.jsonl without what the machine measures (times, speed, resident memory) and the run
+# directory's path. TensorBoard files carry
 # wall-clock times and are left out; they hold the metrics.jsonl values.
 #
 # The configs cover every path a refactor or a kernel change can move: fp32; fp8-hybrid with

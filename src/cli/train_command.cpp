@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "config/config.hpp"
+#include "io/run_directory.hpp"
 #include "io/safetensors.hpp"
 #include "model/sample.hpp"
 #include "optim/memory_footprint.hpp"
@@ -53,7 +54,7 @@ std::pair<std::string, std::int64_t> parse_injection(const std::string& text) {
 config::TrainConfig resolve_config(const TrainArgs& args) {
   if (!args.resume.empty()) {
     // A resumed run keeps its resolved config; --set may still change e.g. max_iters.
-    return config::load_config(fs::path(args.resume) / "config.toml", args.overrides);
+    return config::load_config(fs::path(args.resume) / io::run_directory::kConfig, args.overrides);
   }
   if (args.config.empty()) return config::parse_config("", "(defaults)", args.overrides);
   return config::load_config(args.config, args.overrides);
@@ -90,7 +91,7 @@ void run(const TrainArgs& args) {
   train::TrainOptions options;
   options.resume = !args.resume.empty();
   options.run_dir = options.resume ? fs::path(args.resume) : fs::path(args.out.empty() ? config.out_dir : args.out);
-  if (!options.resume && fs::exists(options.run_dir / "metrics.jsonl")) {
+  if (!options.resume && fs::exists(options.run_dir / io::run_directory::kMetrics)) {
     throw std::invalid_argument("run directory " + options.run_dir.string() +
                                 " already holds a run; continue it with --resume " + options.run_dir.string() +
                                 " or choose another --out");

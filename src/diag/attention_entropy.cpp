@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "diag/chunked_reduction.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -40,7 +40,7 @@ std::vector<double> attention_entropy_per_head(std::span<const float> probs, std
   // (B, NH): one sum per slice, each written by one thread.
   std::vector<double> slice_sums(B * NH);
   const std::size_t slices = B * NH;
-#pragma omp parallel for schedule(static) if (slices > 1 && probs.size() >= kMinChunk)
+#pragma omp parallel for schedule(static) if (slices > 1 && probs.size() >= quant::kStatisticsChunking.min_chunk)
   for (std::size_t slice = 0; slice < slices; ++slice) {
     slice_sums[slice] = slice_entropy_sum(probs.data() + slice * T * T, T);
   }

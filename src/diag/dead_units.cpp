@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "diag/chunked_reduction.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -60,7 +60,7 @@ DeadUnits count_dead(const char* caller, std::span<const float> z, std::size_t N
   if (N == 0 || H == 0) return result;
   const std::size_t blocks = (H + kUnitBlock - 1) / kUnitBlock;
   std::size_t dead = 0;
-#pragma omp parallel for schedule(static) reduction(+ : dead) if (blocks > 1 && N * H >= kMinChunk)
+#pragma omp parallel for schedule(static) reduction(+ : dead) if (blocks > 1 && N * H >= quant::kStatisticsChunking.min_chunk)
   for (std::size_t block = 0; block < blocks; ++block) {
     const std::size_t begin = block * kUnitBlock;
     dead += count_dead_in_block<InTail>(z.data(), N, stride, begin, std::min(H, begin + kUnitBlock));

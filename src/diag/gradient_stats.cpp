@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "diag/chunked_reduction.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -25,7 +25,7 @@ struct SignalAndNoise {
 }  // namespace
 
 double squared_l2_norm(std::span<const float> x) {
-  return reduce_in_chunks<double>(x.size(), [x](std::size_t begin, std::size_t end) {
+  return quant::reduce_in_chunks<double>(x.size(), [x](std::size_t begin, std::size_t end) {
     double sum = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const double v = x[i];
@@ -49,7 +49,7 @@ double snr_db(std::span<const float> g_quantized, std::span<const float> g_refer
     throw std::invalid_argument("snr_db: quantized gradient has " + std::to_string(g_quantized.size()) +
                                 " elements but the reference has " + std::to_string(g_reference.size()));
   }
-  const auto sums = reduce_in_chunks<SignalAndNoise>(
+  const auto sums = quant::reduce_in_chunks<SignalAndNoise>(
       g_reference.size(), [g_quantized, g_reference](std::size_t begin, std::size_t end) {
         SignalAndNoise s;
         for (std::size_t i = begin; i < end; ++i) {

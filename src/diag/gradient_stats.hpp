@@ -2,7 +2,7 @@
 // Gradient statistics: norms, and how much signal a quantized gradient keeps relative to its FP32
 // reference.
 //
-// Both accumulate in double over fixed chunks (chunked_reduction.hpp), so the results are the same
+// Both accumulate in double over fixed chunks (quant/chunked_reduction.hpp), so the results are the same
 // bits for any thread count.
 #include <span>
 

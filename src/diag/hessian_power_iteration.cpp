@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "diag/chunked_reduction.hpp"
 #include "format/philox.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -65,7 +65,7 @@ HessianEstimate HessianPowerIteration::estimate(std::span<float> params, const G
     const std::uint32_t word = format::philox_word(options.key, options.stream, i);
     v_[i] = static_cast<float>((static_cast<double>(word) + 0.5) * 0x1p-32 - 0.5);
   }
-  const double start_norm = std::sqrt(reduce_in_chunks<Sum>(n, [&](std::size_t b, std::size_t e) {
+  const double start_norm = std::sqrt(quant::reduce_in_chunks<Sum>(n, [&](std::size_t b, std::size_t e) {
     Sum s;
     for (std::size_t i = b; i < e; ++i) s.value += static_cast<double>(v_[i]) * v_[i];
     return s;
@@ -84,7 +84,7 @@ HessianEstimate HessianPowerIteration::estimate(std::span<float> params, const G
     const auto d_at = [&](std::size_t i) {
       return (static_cast<double>(displaced(w_[i], v_[i], eps)) - displaced(w_[i], v_[i], -eps)) / two_eps;
     };
-    const Sums s = reduce_in_chunks<Sums>(n, [&](std::size_t b, std::size_t e) {
+    const Sums s = quant::reduce_in_chunks<Sums>(n, [&](std::size_t b, std::size_t e) {
       Sums part;
       for (std::size_t i = b; i < e; ++i) {
         const double hv = (static_cast<double>(plus_[i]) - minus_[i]) / two_eps;
@@ -100,7 +100,7 @@ HessianEstimate HessianPowerIteration::estimate(std::span<float> params, const G
     out.eigenvalue = s.dh / s.dd;
     // ‖Hv − λd‖² = ‖Hv‖² − 2λ dᵀHv + λ² ‖d‖², summed directly rather than by that cancellation.
     const double lambda = out.eigenvalue;
-    const double r2 = reduce_in_chunks<Sum>(n, [&](std::size_t b, std::size_t e) {
+    const double r2 = quant::reduce_in_chunks<Sum>(n, [&](std::size_t b, std::size_t e) {
       Sum part;
       for (std::size_t i = b; i < e; ++i) {
         const double r = plus_[i] - lambda * d_at(i);

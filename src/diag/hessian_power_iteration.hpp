@@ -8,7 +8,7 @@
 // caller for the gradient there, and puts the buffer back bit for bit, so a training run that
 // measures the Hessian continues exactly as one that does not. Each iteration costs two gradient
 // evaluations. The start vector is drawn from Philox at (key, stream), element i of the buffer
-// reading word i; every reduction is chunked (chunked_reduction.hpp): the same result on any
+// reading word i; every reduction is chunked (quant/chunked_reduction.hpp): the same result on any
 // thread count.
 #include <cstddef>
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "diag/chunked_reduction.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -52,7 +52,7 @@ std::size_t slot_of(float x) {
 SlotCounts count_slots(std::span<const float> w) {
   SlotCounts total;
   const std::size_t n = w.size();
-#pragma omp parallel if (n >= 2 * kMinChunk)
+#pragma omp parallel if (n >= 2 * quant::kStatisticsChunking.min_chunk)
   {
     SlotCounts local;
 #pragma omp for schedule(static) nowait

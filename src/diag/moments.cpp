@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "diag/chunked_reduction.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::diag {
 namespace {
@@ -20,7 +20,7 @@ struct CentredSums {
 };
 
 double sum_of(std::span<const float> x) {
-  return reduce_in_chunks<double>(x.size(), [x](std::size_t begin, std::size_t end) {
+  return quant::reduce_in_chunks<double>(x.size(), [x](std::size_t begin, std::size_t end) {
     double sum = 0;
     for (std::size_t i = begin; i < end; ++i) sum += x[i];
     return sum;
@@ -28,7 +28,7 @@ double sum_of(std::span<const float> x) {
 }
 
 CentredSums centred_sums_of(std::span<const float> x, double mean) {
-  return reduce_in_chunks<CentredSums>(x.size(), [x, mean](std::size_t begin, std::size_t end) {
+  return quant::reduce_in_chunks<CentredSums>(x.size(), [x, mean](std::size_t begin, std::size_t end) {
     CentredSums sums;
     for (std::size_t i = begin; i < end; ++i) {
       const double d = x[i] - mean;

@@ -12,7 +12,7 @@
 // variance and kurtosis NaN. An empty span gives NaN for all three and count 0.
 //
 // Two passes (the mean, then the centred sums), so the variance does not lose digits to cancellation
-// as E[x²] − μ² would. Deterministic: the sums are reduced in fixed chunks (chunked_reduction.hpp).
+// as E[x²] − μ² would. Deterministic: the sums are reduced in fixed chunks (quant/chunked_reduction.hpp).
 #include <cstdint>
 #include <span>
 

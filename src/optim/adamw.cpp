@@ -4,12 +4,13 @@
 #include <cmath>
 
 #include "optim/adam_moments.hpp"
+#include "quant/chunked_reduction.hpp"
 
 namespace altgrad::optim {
 namespace {
 
-constexpr std::size_t kNormChunk = 1 << 16;
-constexpr std::size_t kMaxNormChunks = 4096;
+// The gradient norm's chunks: at least 2^16 elements, at most 4096 chunks.
+constexpr quant::Chunking kNormChunking{std::size_t{1} << 16, 4096};
 
 }  // namespace
 
@@ -45,18 +46,11 @@ bool clips(double norm, double max_norm) { return max_norm > 0.0 && max_norm / (
 
 double clip_grad_norm(std::span<float> grads, double max_norm) {
   const std::size_t n = grads.size();
-  const std::size_t chunk = std::max(kNormChunk, (n + kMaxNormChunks - 1) / kMaxNormChunks);
-  const std::size_t chunks = (n + chunk - 1) / chunk;
-  double partial[kMaxNormChunks] = {};
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (std::size_t c = 0; c < chunks; ++c) {
+  const double total = quant::reduce_in_chunks<double, kNormChunking>(n, [&](std::size_t begin, std::size_t end) {
     double sum = 0.0;
-    const std::size_t end = std::min(n, (c + 1) * chunk);
-    for (std::size_t i = c * chunk; i < end; ++i) sum += static_cast<double>(grads[i]) * grads[i];
-    partial[c] = sum;
-  }
-  double total = 0.0;
-  for (std::size_t c = 0; c < chunks; ++c) total += partial[c];
+    for (std::size_t i = begin; i < end; ++i) sum += static_cast<double>(grads[i]) * grads[i];
+    return sum;
+  });
   const double norm = std::sqrt(total);
   if (clips(norm, max_norm)) {
     const auto scale = static_cast<float>(max_norm / (norm + 1e-6));

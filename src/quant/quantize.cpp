@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/codec.hpp"
+#include "quant/chunked_reduction.hpp"
 #include "quant/scaled_input.hpp"
 #include "quant/vector_kernel.hpp"
 
@@ -17,15 +18,9 @@ using format::Format;
 using format::Rounding;
 
 constexpr std::size_t kTile = 1024;           // elements per random-word buffer (stack)
-constexpr std::size_t kMinChunk = 16 * kTile; // smallest unit of parallel work
-constexpr std::size_t kMaxChunks = 256;       // bounds the partial-statistics array on the stack
-
-// Depends only on n, never on the thread count: that is what makes the sums reproducible.
-std::size_t chunk_size(std::size_t n) {
-  const std::size_t even_split = (n + kMaxChunks - 1) / kMaxChunks;
-  const std::size_t c = std::max(kMinChunk, even_split);
-  return (c + kTile - 1) / kTile * kTile;
-}
+// At least 16 tiles per chunk, at most 256 chunks, whole tiles: a chunk's random words start at a
+// tile boundary.
+constexpr Chunking kQuantizeChunking{16 * kTile, 256, kTile};
 
 constexpr std::size_t kStep = 1024;  // elements per rounding step: its side arrays live on the stack
 
@@ -216,22 +211,16 @@ QuantStats quantize(const Format& f, std::span<const float> in, std::span<float>
     }
     histogram = options.code_histogram.data();
   }
-  const std::size_t n = in.size();
-  const std::size_t chunk = chunk_size(n);
-  const std::size_t chunks = (n + chunk - 1) / chunk;
-  QuantStats partial[kMaxChunks];
   const bool stochastic = format::is_stochastic(options.rounding);
-
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (std::size_t c = 0; c < chunks; ++c) {
+  const auto quantize_chunk = [&](std::size_t chunk_begin, std::size_t chunk_end) {
+    QuantStats stats;
     std::uint32_t words[kTile];
     std::uint64_t local_histogram[256] = {};
-    const std::size_t end = std::min(n, (c + 1) * chunk);
-    for (std::size_t begin = c * chunk; begin < end; begin += kTile) {
-      const std::size_t len = std::min(kTile, end - begin);
+    for (std::size_t begin = chunk_begin; begin < chunk_end; begin += kTile) {
+      const std::size_t len = std::min(kTile, chunk_end - begin);
       if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
       quantize_block(f, options.rounding, in.data() + begin, out.data() + begin, len, options.scale,
-                     words, histogram ? local_histogram : nullptr, partial[c]);
+                     words, histogram ? local_histogram : nullptr, stats);
     }
     if (histogram) {
       for (std::size_t code = 0; code < options.code_histogram.size(); ++code) {
@@ -240,11 +229,10 @@ QuantStats quantize(const Format& f, std::span<const float> in, std::span<float>
         histogram[code] += local_histogram[code];
       }
     }
-  }
-
-  QuantStats total;
-  for (std::size_t c = 0; c < chunks; ++c) total.merge(partial[c]);
-  return total;
+    return stats;
+  };
+  return reduce_in_chunks<kQuantizeChunking, QuantStats>(in.size(), quantize_chunk,
+                                                         [](QuantStats& total, const QuantStats& part) { total.merge(part); });
 }
 
 }  // namespace altgrad::quant

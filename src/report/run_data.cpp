@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "io/run_directory.hpp"
+
 namespace altgrad::report {
 namespace {
 
@@ -69,7 +71,7 @@ void flatten(RunData& run, const std::string& key, double step, const json& valu
 }
 
 void read_metrics(RunData& run) {
-  const auto path = run.dir / "metrics.jsonl";
+  const auto path = run.dir / io::run_directory::kMetrics;
   for_each_json_line(path, [&](std::size_t line, json& object) {
     if (!object.contains("step") || !object["step"].is_number_integer()) {
       throw ReportError(path.string() + ":" + std::to_string(line) + ": key \"step\" is missing or not an integer");
@@ -90,9 +92,9 @@ T get_or(const json& object, const char* key, T fallback) {
 }
 
 void read_events(RunData& run) {
-  const auto path = run.dir / "events.jsonl";
+  const auto path = run.dir / io::run_directory::kEvents;
   for_each_json_line(path, [&](std::size_t line, const json& object) {
-    const std::string event = get_or<std::string>(object, "event", "");
+    const std::string event = get_or<std::string>(object, io::run_directory::kEventKey.data(), "");
     try {
       if (event == "warning") {
         run.warnings.push_back({get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
@@ -104,10 +106,10 @@ void read_events(RunData& run) {
         const auto step = get_or<std::int64_t>(object, "step", 0);
         // A run resumed at a switch logs it again.
         if (run.phase_switches.empty() || run.phase_switches.back() < step) run.phase_switches.push_back(step);
-      } else if (event == "stop") {
+      } else if (event == io::run_directory::kStopEvent) {
         run.stop_step = get_or<std::int64_t>(object, "step", 0);
         run.status = get_or<std::string>(object, "reason", "stopped");
-      } else if (event == "end") {
+      } else if (event == io::run_directory::kEndEvent) {
         run.status = get_or<std::string>(object, "reason", "completed");
         if (const auto cost = object.find("cost"); cost != object.end() && cost->is_object()) {
           const auto number = [&](const char* key) -> std::optional<double> {
@@ -134,7 +136,7 @@ void read_events(RunData& run) {
 }
 
 void read_preset(RunData& run) {
-  const auto path = run.dir / "config.toml";
+  const auto path = run.dir / io::run_directory::kConfig;
   if (!std::filesystem::exists(path)) return;  // pending: unknown preset
   run.preset = "fp32";
   try {

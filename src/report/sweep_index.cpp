@@ -2,7 +2,9 @@
 
 #include <fstream>
 
+#include "io/run_directory.hpp"
 #include "report/run_data.hpp"
+
 
 namespace altgrad::report {
 namespace {
@@ -65,9 +67,9 @@ Criterion parse_criterion(const json& object, const std::string& where) {
 
 SweepIndex load_sweep_index(const std::filesystem::path& dir) {
   SweepIndex index;
-  const auto path = dir / "index.json";
+  const auto path = dir / io::sweep_directory::kIndex;
   if (!std::filesystem::exists(path)) {
-    if (!std::filesystem::exists(dir / "metrics.jsonl") && !std::filesystem::exists(dir / "config.toml")) {
+    if (!std::filesystem::exists(dir / io::run_directory::kMetrics) && !std::filesystem::exists(dir / io::run_directory::kConfig)) {
       throw ReportError(dir.string() + ": neither a sweep (no index.json) nor a run (no metrics.jsonl or config.toml)");
     }
     index.single_run = true;
@@ -85,7 +87,7 @@ SweepIndex load_sweep_index(const std::filesystem::path& dir) {
     throw ReportError(path.string() + ": key \"format\" is \"" + format + "\", expected \"altgrad-sweep/1\"");
   }
   index.base = root.value("base", "");
-  const json& runs = require(root, "runs", path.string(), json::value_t::array);
+  const json& runs = require(root, std::string(io::sweep_directory::kRunsKey), path.string(), json::value_t::array);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     index.runs.push_back(parse_run(runs[i], dir, path.string() + ": runs[" + std::to_string(i) + "]"));
   }

@@ -4,8 +4,10 @@
 #include <map>
 
 #include "config/quant_recipe.hpp"
+#include "io/run_directory.hpp"
 #include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
+
 
 namespace altgrad::sweep {
 namespace {
@@ -152,7 +154,7 @@ void resolve_sources(std::vector<PlannedRun>& runs, const std::vector<std::strin
 }  // namespace
 
 std::filesystem::path source_dir(const std::filesystem::path& sweep_dir, const PlannedRun& run) {
-  return std::filesystem::absolute(sweep_dir / "runs" / run.source);
+  return std::filesystem::absolute(sweep_dir / io::sweep_directory::kRuns / run.source);
 }
 
 std::vector<PlannedRun> expand(const SweepSpec& spec) {

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/run_directory.hpp"
+
 namespace altgrad::sweep {
 namespace {
 
@@ -35,27 +37,27 @@ const char* status_name(RunStatus status) {
 RunState read_run_state(const fs::path& run_dir) {
   RunState state;
   state.val_loss = std::nan("");
-  if (!fs::exists(run_dir / "metrics.jsonl")) return state;
+  if (!fs::exists(run_dir / io::run_directory::kMetrics)) return state;
   state.status = RunStatus::unfinished;
-  each_line(run_dir / "metrics.jsonl", [&](const nlohmann::json& m) {
+  each_line(run_dir / io::run_directory::kMetrics, [&](const nlohmann::json& m) {
     if (m.contains("step")) state.step = m["step"].get<std::int64_t>();
     if (m.contains("val_loss") && m["val_loss"].is_number()) state.val_loss = m["val_loss"].get<double>();
   });
   // A resumed run logs "resume" after an interrupted attempt; only an "end" closes the run, and not
   // one marked interrupted (SIGTERM: a checkpoint was written for --resume to continue from).
-  each_line(run_dir / "events.jsonl", [&](const nlohmann::json& e) {
-    const std::string kind = e.value("event", "");
-    if (kind == "resume" || kind == "start") {
+  each_line(run_dir / io::run_directory::kEvents, [&](const nlohmann::json& e) {
+    const std::string kind = e.value(io::run_directory::kEventKey, "");
+    if (kind == io::run_directory::kResumeEvent || kind == io::run_directory::kStartEvent) {
       state.status = RunStatus::unfinished;
       state.stop_reason.clear();
-    } else if (kind == "end" && !e.value("interrupted", false)) {
-      state.stop_reason = e.value("reason", "");
-      state.status = state.stop_reason == "completed" ? RunStatus::completed : RunStatus::stopped;
+    } else if (kind == io::run_directory::kEndEvent && !e.value(io::run_directory::kInterruptedKey, false)) {
+      state.stop_reason = e.value(io::run_directory::kReasonKey, "");
+      state.status = state.stop_reason == io::run_directory::kCompleted ? RunStatus::completed : RunStatus::stopped;
     }
   });
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
-    if (entry.path().filename().string().starts_with("step_")) state.has_checkpoint = true;
+  for (const auto& entry : fs::directory_iterator(run_dir / io::run_directory::kCheckpoints, ec)) {
+    if (entry.path().filename().string().starts_with(io::run_directory::kCheckpointPrefix)) state.has_checkpoint = true;
   }
   return state;
 }

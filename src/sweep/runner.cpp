@@ -10,11 +10,13 @@
 #include <memory>
 
 #include "io/atomic_file.hpp"
+#include "io/run_directory.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_index.hpp"
 #include "sweep/thread_share.hpp"
 #include "sweep/threshold_search.hpp"
+
 
 namespace altgrad::sweep {
 namespace {
@@ -101,7 +103,7 @@ class Runner {
     return {};
   }
 
-  fs::path run_dir(const PlannedRun& run) const { return options_.sweep_dir / "runs" / run.name; }
+  fs::path run_dir(const PlannedRun& run) const { return options_.sweep_dir / io::sweep_directory::kRuns / run.name; }
 
   // The source's process has exited (its files say the run ended before it does).
   bool source_ended(const PlannedRun& run) const {
@@ -109,14 +111,14 @@ class Runner {
     for (const auto& [pid, running] : running_) {
       if (running.next.run->name == run.source) return false;
     }
-    return read_run_state(options_.sweep_dir / "runs" / run.source).finished();
+    return read_run_state(options_.sweep_dir / io::sweep_directory::kRuns / run.source).finished();
   }
 
   // Runs left waiting when nothing runs any more: their source failed without ending its run.
   void fail_orphans() {
     for (const PlannedRun* run : queue_) {
       say("failed " + run->name + ": its source run " + run->source + " did not end (see " +
-          (options_.sweep_dir / "runs" / run->source / "train.log").string() + ")");
+          (options_.sweep_dir / io::sweep_directory::kRuns / run->source / io::run_directory::kTrainLog).string() + ")");
       ++finished_;
       ++outcome_.failed;
     }
@@ -132,10 +134,10 @@ class Runner {
       say("resume " + run.name + " from its last checkpoint (logged up to step " + std::to_string(state.step) + ")");
     } else {
       write_fresh_run_dir(options_.sweep_dir, run);
-      argv.insert(argv.end(), {(dir / "config.toml").string(), "--out", dir.string()});
+      argv.insert(argv.end(), {(dir / io::run_directory::kConfig).string(), "--out", dir.string()});
       say("start " + run.name);
     }
-    const pid_t pid = start_child(argv, {{"OMP_NUM_THREADS", std::to_string(threads_)}}, dir / "train.log");
+    const pid_t pid = start_child(argv, {{"OMP_NUM_THREADS", std::to_string(threads_)}}, dir / io::run_directory::kTrainLog);
     running_.emplace(pid, Running{next, Clock::now()});
   }
 
@@ -148,7 +150,7 @@ class Runner {
                     state.status == RunStatus::stopped ? state.stop_reason.c_str() : "");
     } else {
       std::snprintf(line, sizeof line, "failed %s: exit status %d without ending the run (see %s)", run.name.c_str(),
-                    exit_status, (run_dir(run) / "train.log").c_str());
+                    exit_status, (run_dir(run) / io::run_directory::kTrainLog).c_str());
     }
     say(line);
   }
@@ -196,7 +198,7 @@ class Runner {
 }  // namespace
 
 void prepare_sweep_dir(const SweepSpec& spec, const fs::path& sweep_dir) {
-  fs::create_directories(sweep_dir / "runs");
+  fs::create_directories(sweep_dir / io::sweep_directory::kRuns);
   const fs::path copy = sweep_dir / "sweep.toml";
   if (fs::exists(copy)) {
     if (read_text(copy) != spec.text) {
@@ -209,13 +211,13 @@ void prepare_sweep_dir(const SweepSpec& spec, const fs::path& sweep_dir) {
 }
 
 void write_fresh_run_dir(const fs::path& sweep_dir, const PlannedRun& run) {
-  const fs::path dir = sweep_dir / "runs" / run.name;
+  const fs::path dir = sweep_dir / io::sweep_directory::kRuns / run.name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   config::TrainConfig config = run.config;
   config.out_dir = "runs/" + run.name;
   if (!run.source.empty()) config.init_from = source_dir(sweep_dir, run).string();
-  config::write_config(dir / "config.toml", config);
+  config::write_config(dir / io::run_directory::kConfig, config);
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs, const SweepOptions& options) {

@@ -7,11 +7,13 @@
 #include <stdexcept>
 
 #include "io/atomic_file.hpp"
+#include "io/run_directory.hpp"
 #include "sweep/run_state.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/slurm_commands.hpp"
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_index.hpp"
+
 
 namespace altgrad::sweep {
 namespace {
@@ -174,7 +176,7 @@ void launch_on_slurm(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
   write_index(sweep_dir, index_json(spec.base_label, indexed, {}, spec.criteria));
   std::vector<std::int64_t> submit;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const RunState state = read_run_state(sweep_dir / "runs" / runs[i].name);
+    const RunState state = read_run_state(sweep_dir / io::sweep_directory::kRuns / runs[i].name);
     if (state.finished()) {
       out << "skip " << runs[i].name << ": already " << status_name(state.status) << "\n";
       continue;

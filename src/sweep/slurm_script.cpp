@@ -3,6 +3,9 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+
+#include "io/run_directory.hpp"
 
 namespace altgrad::sweep {
 namespace {
@@ -31,6 +34,24 @@ std::string array_range(std::size_t task_count, int limit) {
   return range;
 }
 
+// The names the task body reads in a run directory, as shell variables (io/run_directory.hpp).
+std::string run_directory_names() {
+  namespace rd = io::run_directory;
+  const auto json_pair = [](std::string_view key, std::string_view value) {
+    return "'\"" + std::string(key) + "\":" + std::string(value) + "'";
+  };
+  std::ostringstream s;
+  s << "# The names in a run directory.\n"
+    << "runs_dir=" << io::sweep_directory::kRuns << "\n"
+    << "config_file=" << rd::kConfig << "\n"
+    << "metrics_file=" << rd::kMetrics << "\n"
+    << "events_file=" << rd::kEvents << "\n"
+    << "checkpoint_glob='" << rd::kCheckpoints << "/" << rd::kCheckpointPrefix << "*'\n"
+    << "end_event=" << json_pair(rd::kEventKey, "\"" + std::string(rd::kEndEvent) + "\"") << "\n"
+    << "interrupted_end=" << json_pair(rd::kInterruptedKey, "true") << "\n";
+  return s.str();
+}
+
 // What every task does, after the #SBATCH header and the two variables naming the sweep and the
 // binary. Kept as one readable block: the user may edit it.
 constexpr const char* kTaskBody = R"BODY(
@@ -39,24 +60,24 @@ if [[ -z "$run" ]]; then
   echo "altgrad sweep: no run for array task $SLURM_ARRAY_TASK_ID in $sweep_dir/slurm/tasks.txt" >&2
   exit 2
 fi
-run_dir=$sweep_dir/runs/$run
+run_dir=$sweep_dir/$runs_dir/$run
 
-# Finished runs are never rerun: the last end event in events.jsonl says "completed" or why the run
-# stopped (divergence, a non-finite loss). Only an interrupted end ("interrupted":true) continues.
-last_end=$(grep '"event":"end"' "$run_dir/events.jsonl" 2>/dev/null | tail -n 1)
-if [[ -n "$last_end" && "$last_end" != *'"interrupted":true'* ]]; then
+# Finished runs are never rerun: the last end event in the events log says "completed" or why the
+# run stopped (divergence, a non-finite loss). Only an interrupted end continues.
+last_end=$(grep "$end_event" "$run_dir/$events_file" 2>/dev/null | tail -n 1)
+if [[ -n "$last_end" && "$last_end" != *"$interrupted_end"* ]]; then
   echo "altgrad sweep: run $run has finished, nothing to do: $last_end"
   exit 0
 fi
 
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}
-if compgen -G "$run_dir/checkpoints/step_*" >/dev/null; then
+if compgen -G "$run_dir/$checkpoint_glob" >/dev/null; then
   args=(--resume "$run_dir")
 else
   # No checkpoint yet: start the run over. The logs of an attempt that died before its first
   # checkpoint describe steps the new attempt repeats, so they go.
-  rm -f "$run_dir/metrics.jsonl" "$run_dir/events.jsonl" "$run_dir"/events.out.tfevents.*
-  args=("$run_dir/config.toml" --out "$run_dir")
+  rm -f "$run_dir/$metrics_file" "$run_dir/$events_file" "$run_dir"/events.out.tfevents.*
+  args=("$run_dir/$config_file" --out "$run_dir")
 fi
 
 # USR1 is Slurm's warning before the time limit (--signal=B:USR1@...): checkpoint, then requeue.
@@ -142,7 +163,7 @@ std::string slurm_array_script(const fs::path& sweep_dir, const fs::path& altgra
     << "sweep_dir='" << dir << "'\n"
     << "altgrad='" << altgrad.lexically_normal().string() << "'\n"
     << "INTERRUPTED=" << kExitInterrupted << "  # altgrad train's exit status after a checkpoint on SIGTERM\n"
-    << kTaskBody;
+    << run_directory_names() << kTaskBody;
   return s.str();
 }
 

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "io/run_directory.hpp"
 #include "sweep/run_state.hpp"
 #include "sweep/sweep_error.hpp"
+
 
 namespace altgrad::sweep {
 namespace {
@@ -16,15 +18,15 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> run_names(const fs::path& sweep_dir) {
-  const fs::path path = sweep_dir / "index.json";
+  const fs::path path = sweep_dir / io::sweep_directory::kIndex;
   std::ifstream in(path);
   if (!in) throw SweepError(path.string() + ": no sweep index here (is " + sweep_dir.string() + " a sweep directory?)");
   const nlohmann::json index = nlohmann::json::parse(in, nullptr, false);
-  if (!index.is_object() || !index.contains("runs") || !index["runs"].is_array()) {
+  if (!index.is_object() || !index.contains(io::sweep_directory::kRunsKey) || !index[io::sweep_directory::kRunsKey].is_array()) {
     throw SweepError(path.string() + ": not a sweep index (no \"runs\" array)");
   }
   std::vector<std::string> names;
-  for (const auto& run : index["runs"]) names.push_back(run.value("name", ""));
+  for (const auto& run : index[io::sweep_directory::kRunsKey]) names.push_back(run.value("name", ""));
   return names;
 }
 
@@ -43,7 +45,7 @@ std::string status_table(const fs::path& sweep_dir, const std::optional<SlurmCol
   if (slurm) rows[0].insert(rows[0].end(), {"slurm job", "slurm state"});
   rows[0].push_back("stop reason");
   for (const std::string& name : run_names(sweep_dir)) {
-    const RunState state = read_run_state(sweep_dir / "runs" / name);
+    const RunState state = read_run_state(sweep_dir / io::sweep_directory::kRuns / name);
     Row row = {name, status_name(state.status), std::to_string(state.step), val_loss_text(state.val_loss)};
     if (slurm) {
       const auto cell = slurm->find(name);

@@ -1,6 +1,7 @@
 #include "sweep/sweep_index.hpp"
-
 #include "io/atomic_file.hpp"
+#include "io/run_directory.hpp"
+
 
 namespace altgrad::sweep {
 namespace {
@@ -39,12 +40,12 @@ nlohmann::json index_json(const std::string& base_label, const std::vector<Index
     criterion_list.push_back({{"baseline", c.baseline}, {"max_gap_pct", c.max_gap_pct}, {"min_seeds", c.min_seeds},
                               {"min_steps", c.min_steps}});
   }
-  return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {"runs", run_list}, {"searches", search_list},
+  return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {io::sweep_directory::kRunsKey, run_list}, {"searches", search_list},
           {"criteria", criterion_list}};
 }
 
 void write_index(const std::filesystem::path& sweep_dir, const nlohmann::json& index) {
-  io::write_file_atomically(sweep_dir / "index.json", [&](std::ostream& out) { out << index.dump(2) << '\n'; });
+  io::write_file_atomically(sweep_dir / io::sweep_directory::kIndex, [&](std::ostream& out) { out << index.dump(2) << '\n'; });
 }
 
 }  // namespace altgrad::sweep

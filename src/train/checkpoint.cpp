@@ -10,6 +10,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/json_integer.hpp"
+#include "io/run_directory.hpp"
 #include "train/code_checkpoint.hpp"
 
 namespace altgrad::train {
@@ -17,12 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kModelFile = "model.safetensors";
-constexpr const char* kOptimizerFile = "optimizer.safetensors";
-constexpr const char* kConfigFile = "config.json";
-constexpr const char* kStateFile = "state.json";
-// Checkpoints written before optimizers were named hold AdamW's moments.
-constexpr const char* kUnnamedOptimizer = "adamw";
+using io::run_directory::kModel;
+using io::run_directory::kModelConfig;
+using io::run_directory::kOptimizer;
+using io::run_directory::kState;
 
 [[noreturn]] void fail(const fs::path& path, const std::string& why) { throw io::CheckpointError(path.string() + ": " + why); }
 
@@ -65,7 +64,7 @@ nlohmann::json config_json(const model::GptConfig& c) {
 
 std::optional<std::int64_t> step_of(const fs::path& dir) {
   const std::string name = dir.filename().string();
-  if (name.rfind("step_", 0) != 0) return std::nullopt;
+  if (!name.starts_with(io::run_directory::kCheckpointPrefix)) return std::nullopt;
   try {
     std::size_t used = 0;
     const std::int64_t step = std::stoll(name.substr(5), &used);
@@ -78,7 +77,7 @@ std::optional<std::int64_t> step_of(const fs::path& dir) {
 
 std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const fs::path& run_dir) {
   std::vector<std::pair<std::int64_t, fs::path>> found;
-  const fs::path dir = run_dir / "checkpoints";
+  const fs::path dir = run_dir / io::run_directory::kCheckpoints;
   if (!fs::is_directory(dir)) return found;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (const auto step = step_of(entry.path()); step && entry.is_directory()) found.emplace_back(*step, entry.path());
@@ -106,9 +105,12 @@ void save_optimizer(const fs::path& path, const optim::Optimizer& optimizer) {
                     {{"optimizer", std::string(optimizer.name())}, {"step", std::to_string(optimizer.step_count())}});
 }
 
-std::string saved_optimizer_name(const io::SafetensorsFile& file) {
+// Every checkpoint names its optimizer; those written before optimizers were named (early
+// development, no published result) are refused rather than read as AdamW's.
+std::string saved_optimizer_name(const fs::path& path, const io::SafetensorsFile& file) {
   const auto it = file.metadata.find("optimizer");
-  return it == file.metadata.end() ? kUnnamedOptimizer : it->second;
+  if (it == file.metadata.end()) fail(path, "names no optimizer (its metadata has no \"optimizer\" entry)");
+  return it->second;
 }
 
 // What `optimizer` keeps, for messages: "exp_avg, exp_avg_sq" or "no state tensors".
@@ -135,16 +137,20 @@ void write_model_file(const fs::path& path, const model::Gpt<float>& model, cons
 fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model, const optim::Optimizer& optimizer,
                          const CheckpointState& state, const CheckpointExtras& extras,
                          const optim::CodeWeights* codes) {
-  const fs::path final_dir = run_dir / "checkpoints" / ("step_" + std::to_string(state.step));
-  const fs::path staging = run_dir / "checkpoints" / (".step_" + std::to_string(state.step) + ".partial");
+  const fs::path final_dir = io::run_directory::checkpoint_dir(run_dir, state.step);
+  // A hidden folder beside it until complete: ".step_N.partial".
+  std::string staging_name = ".";
+  staging_name += final_dir.filename().string();
+  staging_name += ".partial";
+  const fs::path staging = final_dir.parent_path() / staging_name;
   fs::remove_all(staging);
   fs::create_directories(staging);
 
-  write_model_file(staging / kModelFile, model, codes);
-  save_optimizer(staging / kOptimizerFile, optimizer);
-  write_json(staging / kConfigFile, config_json(model.config()));
+  write_model_file(staging / kModel, model, codes);
+  save_optimizer(staging / kOptimizer, optimizer);
+  write_json(staging / kModelConfig, config_json(model.config()));
   const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
-  write_json(staging / kStateFile, {{"step", state.step},
+  write_json(staging / kState, {{"step", state.step},
                                     {"seed", state.seed},
                                     {"val_loss", number_or_null(state.val_loss)},
                                     {"best_val_loss", number_or_null(state.best_val_loss)},
@@ -164,12 +170,12 @@ void export_model(const fs::path& checkpoint_dir, const fs::path& out_dir) {
   model::Gpt<float> model(config);
   load_model(checkpoint_dir, model);
   fs::create_directories(out_dir);
-  write_model_file(out_dir / kModelFile, model, nullptr);
-  write_json(out_dir / kConfigFile, config_json(config));
+  write_model_file(out_dir / kModel, model, nullptr);
+  write_json(out_dir / kModelConfig, config_json(config));
 }
 
 model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
-  const fs::path path = checkpoint_dir / kConfigFile;
+  const fs::path path = checkpoint_dir / kModelConfig;
   const nlohmann::json j = read_json(path);
   model::GptConfig c;
   try {
@@ -193,7 +199,7 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
 }
 
 optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
-  const fs::path path = checkpoint_dir / kModelFile;
+  const fs::path path = checkpoint_dir / kModel;
   const io::SafetensorsFile file = io::read_safetensors(path);
   const auto tensors = model.layout().tensors();
   optim::CodeWeights stored;
@@ -215,7 +221,7 @@ optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>&
 void check_code_weights(const fs::path& checkpoint_dir, const optim::CodeWeights& stored,
                         const model::ParameterLayout& layout,
                         const std::vector<std::pair<std::size_t, std::string>>& expected) {
-  const fs::path path = checkpoint_dir / kModelFile;
+  const fs::path path = checkpoint_dir / kModel;
   const auto tensors = layout.tensors();
   for (std::size_t range = 0; range < tensors.size(); ++range) {
     const auto want = std::find_if(expected.begin(), expected.end(), [&](const auto& e) { return e.first == range; });
@@ -232,9 +238,9 @@ void check_code_weights(const fs::path& checkpoint_dir, const optim::CodeWeights
 }
 
 void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {
-  const fs::path path = checkpoint_dir / kOptimizerFile;
+  const fs::path path = checkpoint_dir / kOptimizer;
   const io::SafetensorsFile file = io::read_safetensors(path);
-  if (const std::string saved = saved_optimizer_name(file); saved != optimizer.name()) {
+  if (const std::string saved = saved_optimizer_name(path, file); saved != optimizer.name()) {
     fail(path, "written by optimizer '" + saved + "', but the config asks for optimizer '" +
                    std::string(optimizer.name()) + "' (set optimizer = \"" + saved + "\" to resume this run)");
   }
@@ -261,7 +267,7 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer)
 }
 
 CheckpointState load_state(const fs::path& checkpoint_dir) {
-  const fs::path path = checkpoint_dir / kStateFile;
+  const fs::path path = checkpoint_dir / kState;
   const nlohmann::json j = read_json(path);
   const auto number = [&](const char* key) {
     const auto& v = j.at(key);
@@ -289,9 +295,9 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
 }
 
 fs::path resolve_checkpoint(const fs::path& path) {
-  if (fs::exists(path / kModelFile)) return path;
+  if (fs::exists(path / kModel)) return path;
   const auto found = list_checkpoints(path);
-  if (found.empty()) fail(path, "neither a checkpoint (no " + std::string(kModelFile) + ") nor a run directory with checkpoints");
+  if (found.empty()) fail(path, "neither a checkpoint (no " + std::string(kModel) + ") nor a run directory with checkpoints");
   return found.back().second;
 }
 

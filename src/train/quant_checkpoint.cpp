@@ -5,14 +5,16 @@
 #include <vector>
 
 #include "io/atomic_file.hpp"
+#include "io/run_directory.hpp"
 #include "io/safetensors.hpp"
+
 
 namespace altgrad::train {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kRecipeFile = "recipe.json";
-constexpr const char* kStateFile = "quant.safetensors";
+using io::run_directory::kQuant;
 
 bool has_delayed_points(const QuantHooks& hooks) {
   for (std::size_t i = 0; i < hooks.size(); ++i) {
@@ -49,7 +51,7 @@ void save_quant_state(const fs::path& dir, const config::Recipe& recipe, const Q
     tensors.push_back({name + ".amax_history", {static_cast<std::int64_t>(histories.back().size())}, histories.back()});
     tensors.push_back({name + ".scale", {1}, std::span<const float>(&scales.back(), 1)});
   }
-  io::write_safetensors(dir / kStateFile, tensors);
+  io::write_safetensors(dir / kQuant, tensors);
 }
 
 std::optional<config::Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
@@ -67,7 +69,7 @@ std::optional<config::Recipe> load_checkpoint_recipe(const fs::path& dir, const 
 
 void load_quant_state(const fs::path& dir, QuantHooks& hooks) {
   if (!has_delayed_points(hooks)) return;
-  const fs::path path = dir / kStateFile;
+  const fs::path path = dir / kQuant;
   const io::SafetensorsFile file = io::read_safetensors(path);
   const auto tensor = [&](const std::string& name) -> const io::Tensor& {
     const auto found = file.tensors.find(name);

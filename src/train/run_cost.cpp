@@ -5,6 +5,8 @@
 #include <fstream>
 #include <string>
 
+#include "io/run_directory.hpp"
+
 namespace altgrad::train {
 namespace {
 
@@ -14,7 +16,7 @@ namespace fs = std::filesystem;
 // JSON objects (a line cut by a crash) are skipped.
 template <typename Visit>
 void for_each_event(const fs::path& run_dir, Visit visit) {
-  std::ifstream in(run_dir / "events.jsonl");
+  std::ifstream in(run_dir / io::run_directory::kEvents);
   std::string line;
   while (std::getline(in, line)) {
     const nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "io/atomic_file.hpp"
+#include "io/run_directory.hpp"
+
 
 namespace altgrad::train {
 namespace {
@@ -48,9 +50,9 @@ std::ofstream open_append(const std::filesystem::path& path) {
 
 RunLog::RunLog(const std::filesystem::path& run_dir, std::int64_t resume_step) {
   std::filesystem::create_directories(run_dir);
-  if (resume_step >= 0) keep_steps_up_to(run_dir / "metrics.jsonl", resume_step);
-  metrics_ = open_append(run_dir / "metrics.jsonl");
-  events_ = open_append(run_dir / "events.jsonl");
+  if (resume_step >= 0) keep_steps_up_to(run_dir / io::run_directory::kMetrics, resume_step);
+  metrics_ = open_append(run_dir / io::run_directory::kMetrics);
+  events_ = open_append(run_dir / io::run_directory::kEvents);
 }
 
 void RunLog::metrics(const nlohmann::json& line) { metrics_ << json_line(line) << std::endl; }

@@ -15,6 +15,7 @@
 #include "diag/spike_detectors.hpp"
 #include "format/parse.hpp"
 #include "format/philox_key.hpp"
+#include "io/run_directory.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
@@ -39,6 +40,7 @@
 #include "train/warm_start.hpp"
 #include "train/warnings.hpp"
 #include "train/weight_grids.hpp"
+
 
 namespace altgrad::train {
 namespace {
@@ -254,7 +256,7 @@ class Run {
     }
     bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
-    config::write_config(options.run_dir / "config.toml", config_with_provenance());
+    config::write_config(options.run_dir / io::run_directory::kConfig, config_with_provenance());
     write_schedule(options.run_dir / "recipe.json", s_.schedule);
     write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
@@ -269,7 +271,7 @@ class Run {
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
     const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
-    nlohmann::json start = {{"event", options_.resume ? "resume" : "start"}, {"step", state_.step},
+    nlohmann::json start = {{io::run_directory::kEventKey, options_.resume ? io::run_directory::kResumeEvent : io::run_directory::kStartEvent}, {"step", state_.step},
                             {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
                             {"optimizer", s_.optimizer->name()}, {"blas_kernel", blas.kernel},
                             {"blas_kernel_source", ops::cpu::to_string(blas.source)},
@@ -279,7 +281,7 @@ class Run {
     if (!warm_start_.is_null()) start["init_from"] = warm_start_;
     log.event(start);
     Loop loop{log, progress, warnings, tensorboard};
-    TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), "completed", 0, false, 0, {}};
+    TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), std::string(io::run_directory::kCompleted), 0, false, 0, {}};
     const auto started = Clock::now();
     const std::int64_t first_step = state_.step;
     for (std::int64_t step = state_.step; step < config_.max_iters; ++step) {
@@ -298,10 +300,10 @@ class Run {
     outcome.warnings = warnings.emitted();
     outcome.parameters = s_.model.layout().size();
     outcome.memory = optim::memory_footprint(*s_.optimizer, &s_.codes);
-    nlohmann::json end = {{"event", "end"}, {"step", outcome.steps}, {"reason", outcome.stop_reason},
+    nlohmann::json end = {{io::run_directory::kEventKey, io::run_directory::kEndEvent}, {"step", outcome.steps}, {io::run_directory::kReasonKey, outcome.stop_reason},
                           {"warnings", warnings.emitted()}, {"warnings_suppressed", warnings.suppressed()}};
     // An interrupted run is not finished: a sweep resumes it rather than reporting it stopped.
-    if (outcome.interrupted) end["interrupted"] = true;
+    if (outcome.interrupted) end[io::run_directory::kInterruptedKey] = true;
     end["memory"] = memory_json(outcome.memory);
     end["cost"] = cost_json(outcome);
     log.event(end);
@@ -394,7 +396,7 @@ class Run {
   config::TrainConfig config_with_provenance() const {
     config::TrainConfig written = config_;
     if (!warm_start_.is_null()) {
-      const bool checkpoint_named = fs::exists(fs::path(config_.init_from) / "model.safetensors");
+      const bool checkpoint_named = fs::exists(fs::path(config_.init_from) / io::run_directory::kModel);
       written.init_from_step = checkpoint_named ? 0 : warm_start_.at("step").get<std::int64_t>();
       written.init_from_checksum = warm_start_.at("model_crc32c").get<std::string>();
     }
@@ -419,7 +421,7 @@ class Run {
   // `done` is the failed step's number as metrics count it: the update it would have made.
   bool stop(std::int64_t done, const std::string& what, Loop& loop, TrainOutcome& outcome) {
     outcome.stop_reason = what + " at step " + std::to_string(done) + "; " + s_.locate_non_finite();
-    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}});
+    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done}, {io::run_directory::kReasonKey, outcome.stop_reason}});
     loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
     return false;
   }
@@ -442,7 +444,7 @@ class Run {
     std::snprintf(text, sizeof text, "loss diverged at step %lld: loss %.6g is above stop_loss_multiple %g x the first step's loss %.6g",
                   static_cast<long long>(done), loss, config_.stop_loss_multiple, state_.initial_loss);
     outcome.stop_reason = text;
-    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}});
+    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done}, {io::run_directory::kReasonKey, outcome.stop_reason}});
     loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
     return false;
   }
@@ -621,7 +623,7 @@ class Run {
     outcome.interrupted = true;
     outcome.stop_reason = "interrupted by " + *cause + " after step " + std::to_string(done) +
                           "; checkpoint step_" + std::to_string(done) + " written, continue with --resume";
-    loop.log.event({{"event", "stop"}, {"step", done}, {"reason", outcome.stop_reason}, {"interrupted", true}});
+    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done}, {io::run_directory::kReasonKey, outcome.stop_reason}, {io::run_directory::kInterruptedKey, true}});
     loop.progress.note("stopped: " + outcome.stop_reason);
     return true;
   }
