@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the sweep file of the learning-rate scan behind configs/optimizers.toml (docs/results.md):
+"""Prints the sweep file of the learning-rate scan behind configs/studies/stiffness_e7m0.toml (docs/results.md):
 each optimizer of the comparison at a grid of learning rates, for E4M3 and E7M0 weights, 300 steps
 of the default model at its seed, each run decaying to a tenth of its rate. stiffness_adamw and
 madam leave the embeddings, norm gains and biases to AdamW at AdamW's rate (ADAMW_PART): their own

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the tables of docs/results.md from a finished `altgrad sweep configs/optimizers.toml`.
+"""Prints the tables of docs/results.md from a finished `altgrad sweep configs/studies/stiffness_e7m0.toml`.
 
-Usage: scripts/results_tables.py SWEEP_DIR        (e.g. sweeps/optimizers)
+Usage: scripts/results_tables.py SWEEP_DIR        (e.g. sweeps/stiffness_e7m0)
 
 Reads each run's config.toml, metrics.jsonl and events.jsonl; nothing else. Groups are run names
 without their seed part; every number is a mean over the group's seeds unless a column names a seed.
@@ -9,12 +9,15 @@ Geometry metrics are means over the matmul weight tensors (the 16 c_attn, c_proj
 """
 import array
 import json
+import math
 import pathlib
 import re
 import statistics
 import struct
 import sys
 
+# Student t's 0.975 quantile by degrees of freedom (any statistics table): the 95% interval of a mean.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
 GEOMETRY_STEPS = (100, 1500)
 GEOMETRY = (("update_underflow", "underflow"), ("update_success", "success"), ("misalignment", "misalign."),
             ("capacity", "capacity"), ("alignment", "cos(Δw, −g)"))
@@ -45,6 +48,17 @@ def load(sweep):
     return {name: runs for name, runs in groups.items() if runs}
 
 
+def mean_ci(values, spec):
+    """'mean ± half-width' of the 95% Student t interval over seeds; the mean alone for one value."""
+    if not values:
+        return "—"
+    m = statistics.fmean(values)
+    if len(values) < 2:
+        return format(m, spec)
+    half = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
+    return f"{format(m, spec)} ± {half:.4f}"
+
+
 def mean(values):
     values = [v for v in values if v is not None]
     return statistics.fmean(values) if values else None
@@ -60,22 +74,27 @@ def final_val(run):
 
 def final_losses(groups):
     # Runs that share a seed share initial weights and batches, so the paired difference to the
-    # same format's AdamW run, seed by seed, is the cleanest comparison two seeds allow.
+    # same format's AdamW run, seed by seed, is the cleanest comparison: its mean, 95% interval over
+    # seeds, and how many seeds it is negative in.
     reference = mean(final_val(r) for r in groups.get("fp32.adamw", {}).values())
     seeds = sorted({s for g in groups.values() for s in g})
     print("| run | learning_rate | " + " | ".join(f"seed {s}" for s in seeds) +
-          " | mean | vs fp32 adamw | − same format's adamw, per seed |")
-    print("|---|---|" + "---|" * len(seeds) + "---|---|---|")
+          " | mean ± 95% CI | vs fp32 adamw | − same format's adamw, paired | seeds lower |")
+    print("|---|---|" + "---|" * len(seeds) + "---|---|---|---|")
     for name, runs in groups.items():
         finals = [final_val(runs[s]) if s in runs else None for s in seeds]
         m = mean(finals)
         lr = next(iter(runs.values()))["lr"]
         versus = "—" if m is None or reference is None else f"{100 * (m / reference - 1):+.2f}%"
         baseline = groups.get(name.split(".")[0] + ".adamw", {})
-        paired = [f"{f - final_val(baseline[s]):+.4f}" for s, f in zip(seeds, finals)
+        paired = [f - final_val(baseline[s]) for s, f in zip(seeds, finals)
                   if f is not None and s in baseline and final_val(baseline[s]) is not None]
-        same = "—" if name.endswith(".adamw") or not paired else " / ".join(paired)
-        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) + f" | {fmt(m)} | {versus} | {same} |")
+        if name.endswith(".adamw") or not paired:
+            same, lower = "—", "—"
+        else:
+            same, lower = f"{mean_ci(paired, '+.4f')}", f"{sum(d < 0 for d in paired)} of {len(paired)}"
+        print(f"| {name} | {lr:g} | " + " | ".join(fmt(f) for f in finals) +
+              f" | {mean_ci([f for f in finals if f is not None], '.4f')} | {versus} | {same} | {lower} |")
 
 
 def loss_curves(groups):

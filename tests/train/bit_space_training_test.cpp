@@ -23,6 +23,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 config::TrainConfig bit_space_config(const fs::path& corpus, config::OptimizerKind kind, const std::string& preset) {
   config::TrainConfig c = tiny_config(corpus);
   c.quant = config::parse_config("[quant]\npreset = \"" + preset + "\"\n", "test.toml").quant;

@@ -20,6 +20,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 std::set<std::string> file_names(const fs::path& dir) {
   std::set<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());

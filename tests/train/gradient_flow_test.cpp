@@ -15,6 +15,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
   test_support::ScratchDir dir;
   const config::TrainConfig config = config::parse_config("n_layer = 3\nn_head = 2\nn_embd = 8\nblock_size = 8\n", "t.toml");

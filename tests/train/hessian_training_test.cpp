@@ -23,6 +23,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 std::string bytes_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

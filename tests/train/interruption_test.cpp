@@ -13,6 +13,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 TEST(Interruption, CheckpointsTheStepAndResumesToTheSameBytes) {
   test_support::ScratchDir dir;
   const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));  // checkpoints at 4 and 8

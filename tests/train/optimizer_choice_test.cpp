@@ -20,6 +20,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 config::TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
   config::TrainConfig c = tiny_config(corpus);
   c.optimizer = config::OptimizerKind::sgd;

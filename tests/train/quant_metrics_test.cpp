@@ -12,6 +12,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   test_support::ScratchDir dir;
   const config::TrainConfig config =

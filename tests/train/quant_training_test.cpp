@@ -18,6 +18,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 config::TrainConfig quantized(const fs::path& corpus, const std::string& quant_toml) {
   config::TrainConfig c = tiny_config(corpus);
   c.quant = config::parse_config(quant_toml, "test.toml").quant;

@@ -21,6 +21,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 constexpr std::size_t kBatch = 4;
 
 

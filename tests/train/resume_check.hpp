@@ -7,7 +7,7 @@
 
 #include "train/training_run.hpp"
 
-namespace altgrad::train {
+namespace altgrad::train::testing {
 
 inline void expect_bit_identical_resume(const config::TrainConfig& full, const std::filesystem::path& dir) {
   const TrainOutcome straight = run(full, dir / "straight");
@@ -22,4 +22,4 @@ inline void expect_bit_identical_resume(const config::TrainConfig& full, const s
   EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::train::testing

@@ -11,6 +11,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 config::TrainConfig with_target(const fs::path& corpus, double target) {
   config::TrainConfig c = tiny_config(corpus);  // 8 steps, evaluations at 4 and 8, checkpoints at 4 and 8
   c.eval_interval = 2;

@@ -25,6 +25,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 using test_support::mentions;
 using test_support::message_of;
 

@@ -8,7 +8,7 @@
 #include "support/thread_count.hpp"
 #include "train/training_run.hpp"
 
-namespace altgrad::train {
+namespace altgrad::train::testing {
 
 inline void expect_same_bits_on_one_and_two_threads(const config::TrainConfig& config, const std::filesystem::path& dir) {
   const TrainOutcome one = test_support::with_threads(1, [&] { return run(config, dir / "one"); });
@@ -19,4 +19,4 @@ inline void expect_same_bits_on_one_and_two_threads(const config::TrainConfig& c
   EXPECT_EQ(metrics_without_timing(dir / "one"), metrics_without_timing(dir / "two"));
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::train::testing

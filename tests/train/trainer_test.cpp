@@ -19,6 +19,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 TEST(Trainer, LossFallsOnAStructuredCorpus) {
   test_support::ScratchDir dir;
   config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));

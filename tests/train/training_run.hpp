@@ -14,7 +14,7 @@
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
-namespace altgrad::train {
+namespace altgrad::train::testing {
 
 namespace fs = std::filesystem;
 
@@ -107,4 +107,4 @@ inline std::vector<nlohmann::json> metrics_without_timing(const std::filesystem:
   return lines;
 }
 
-}  // namespace altgrad::train
+}  // namespace altgrad::train::testing

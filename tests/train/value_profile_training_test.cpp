@@ -10,6 +10,8 @@
 namespace altgrad::train {
 namespace {
 
+using namespace testing;
+
 config::TrainConfig profiled(const fs::path& corpus, const std::string& quant_toml, bool profile) {
   config::TrainConfig c = tiny_config(corpus);
   if (!quant_toml.empty()) c.quant = config::parse_config(quant_toml, "test.toml").quant;
