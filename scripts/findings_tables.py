@@ -22,9 +22,9 @@ import sys
 import tempfile
 import tomllib
 
+from seed_interval import half_width
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# Student t's 0.975 quantile by degrees of freedom (any statistics table): the 95% interval of a mean.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
 def mean_ci(values):
@@ -35,8 +35,7 @@ def mean_ci(values):
     m = statistics.fmean(values)
     if len(values) < 2:
         return f"{m:.4g}"
-    half = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
-    return f"{m:.4g} ± {half:.2g}"
+    return f"{m:.4g} ± {half_width(values):.2g}"
 
 
 def runs(sweep):

@@ -9,15 +9,14 @@ Geometry metrics are means over the matmul weight tensors (the 16 c_attn, c_proj
 """
 import array
 import json
-import math
 import pathlib
 import re
 import statistics
 import struct
 import sys
 
-# Student t's 0.975 quantile by degrees of freedom (any statistics table): the 95% interval of a mean.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+from seed_interval import half_width
+
 GEOMETRY_STEPS = (100, 1500)
 GEOMETRY = (("update_underflow", "underflow"), ("update_success", "success"), ("misalignment", "misalign."),
             ("capacity", "capacity"), ("alignment", "cos(Δw, −g)"))
@@ -55,8 +54,7 @@ def mean_ci(values, spec):
     m = statistics.fmean(values)
     if len(values) < 2:
         return format(m, spec)
-    half = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
-    return f"{format(m, spec)} ± {half:.4f}"
+    return f"{format(m, spec)} ± {half_width(values):.4f}"
 
 
 def mean(values):
