@@ -1,10 +1,10 @@
 #include "report/run_data.hpp"
 
 #include <algorithm>
-
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <toml++/toml.h>
 
 #include "io/run_directory.hpp"
@@ -85,7 +85,7 @@ void read_metrics(RunData& run) {
 }
 
 template <class T>
-T get_or(const json& object, const char* key, T fallback) {
+T get_or(const json& object, std::string_view key, T fallback) {
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return fallback;
   return it->get<T>();
@@ -94,7 +94,7 @@ T get_or(const json& object, const char* key, T fallback) {
 void read_events(RunData& run) {
   const auto path = run.dir / io::run_directory::kEvents;
   for_each_json_line(path, [&](std::size_t line, const json& object) {
-    const std::string event = get_or<std::string>(object, io::run_directory::kEventKey.data(), "");
+    const std::string event = get_or<std::string>(object, io::run_directory::kEventKey, "");
     try {
       if (event == "warning") {
         run.warnings.push_back({get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
@@ -108,9 +108,9 @@ void read_events(RunData& run) {
         if (run.phase_switches.empty() || run.phase_switches.back() < step) run.phase_switches.push_back(step);
       } else if (event == io::run_directory::kStopEvent) {
         run.stop_step = get_or<std::int64_t>(object, "step", 0);
-        run.status = get_or<std::string>(object, "reason", "stopped");
+        run.status = get_or<std::string>(object, io::run_directory::kReasonKey, "stopped");
       } else if (event == io::run_directory::kEndEvent) {
-        run.status = get_or<std::string>(object, "reason", "completed");
+        run.status = get_or<std::string>(object, io::run_directory::kReasonKey, std::string(io::run_directory::kCompleted));
         if (const auto cost = object.find("cost"); cost != object.end() && cost->is_object()) {
           const auto number = [&](const char* key) -> std::optional<double> {
             const auto v = cost->find(key);

@@ -5,7 +5,6 @@
 #include "io/run_directory.hpp"
 #include "report/run_data.hpp"
 
-
 namespace altgrad::report {
 namespace {
 

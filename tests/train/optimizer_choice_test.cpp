@@ -11,6 +11,7 @@
 
 #include "io/safetensors.hpp"
 #include "optim/make_optimizer.hpp"
+#include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
 #include "train/checkpoint.hpp"
 #include "train/resume_check.hpp"
@@ -21,6 +22,7 @@ namespace altgrad::train {
 namespace {
 
 using namespace testing;
+using test_support::message_of;
 
 config::TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {
   config::TrainConfig c = tiny_config(corpus);
@@ -30,15 +32,6 @@ config::TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nes
   c.learning_rate = 0.1;
   c.min_lr = 0.01;
   return c;
-}
-
-std::string message_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(OptimizerChoice, AdamWResumesBitForBit) {
@@ -89,7 +82,7 @@ TEST(OptimizerChoice, ASgdCheckpointIsRefusedByAnAdamWConfig) {
   config::TrainConfig sgd = sgd_config(corpus, 0.9, false);
   sgd.max_iters = 4;
   run(sgd, dir.path() / "run");
-  const std::string message = message_of([&] { run(tiny_config(corpus), dir.path() / "run", /*resume=*/true); });
+  const std::string message = message_of<std::exception>([&] { run(tiny_config(corpus), dir.path() / "run", /*resume=*/true); });
   EXPECT_NE(message.find("optimizer.safetensors"), std::string::npos) << message;
   EXPECT_NE(message.find("optimizer 'sgd'"), std::string::npos) << message;
   EXPECT_NE(message.find("optimizer 'adamw'"), std::string::npos) << message;
@@ -105,7 +98,7 @@ TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
 
   model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message = message_of<std::exception>([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("'exp_avg_sq'"), std::string::npos) << message;
 }
@@ -117,7 +110,7 @@ TEST(OptimizerChoice, AnExtraStateTensorIsRefusedWithItsName) {
   with_momentum.max_iters = 4;
   run(with_momentum, dir.path() / "run");
   const std::string message =
-      message_of([&] { run(sgd_config(corpus, 0.0, false), dir.path() / "run", /*resume=*/true); });
+      message_of<std::exception>([&] { run(sgd_config(corpus, 0.0, false), dir.path() / "run", /*resume=*/true); });
   EXPECT_NE(message.find("'momentum_buffer'"), std::string::npos) << message;
   EXPECT_NE(message.find("optimizer.safetensors"), std::string::npos) << message;
 }
@@ -134,7 +127,7 @@ TEST(OptimizerChoice, ACheckpointThatNamesNoOptimizerIsRefused) {
                         {{"step", saved.metadata.at("step")}});
   model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message = message_of<std::exception>([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("names no optimizer"), std::string::npos) << message;
 }
