@@ -8,7 +8,8 @@
 # The configs cover every path a refactor or a kernel change can move: fp32; fp8-hybrid with
 # stochastic rounding of gradients; mx8; gridwalk with code-only weights; stiffness_adamw on the
 # bf16 grid with its own AdamW rate; madam on E7M0 weights.
-# Each has a Hessian probe and every diagnostic on, and logs every step.
+# Each has a Hessian probe and every diagnostic on; it logs every third step, so that plain, logged,
+# diagnostic and evaluated steps all occur.
 #
 # Usage: scripts/compare_runs.sh BASELINE_ALTGRAD CANDIDATE_ALTGRAD [STEPS]
 # Exit status 0 when every run agrees, 1 when any differs (the differing files are named).
@@ -34,7 +35,7 @@ lr_decay_iters = $steps
 warmup_iters = 5
 eval_interval = 10
 eval_iters = 2
-log_interval = 1
+log_interval = 3
 checkpoint_interval = 10
 keep_checkpoints = 0
 diag_interval = 5

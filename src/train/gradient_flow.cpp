@@ -65,4 +65,17 @@ void add_clipping(std::span<const double> recent_norms, std::int64_t step, const
   }
 }
 
+namespace {
+
+class GradientFlow final : public StepObserver {
+ public:
+  void after_backward(RunView& run, StepRecord& step) override {
+    if (step.plan.logged) step.metrics["grad"] = gradient_norms(run.model, step.done, run.config, run.warnings);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StepObserver> gradient_flow_observer() { return std::make_unique<GradientFlow>(); }
+
 }  // namespace altgrad::train

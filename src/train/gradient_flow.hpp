@@ -5,12 +5,14 @@
 // over the recent steps. Warnings when more than half of the recent steps clip, and when the
 // layer ratio exceeds its threshold.
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "model/gpt.hpp"
+#include "train/step_observer.hpp"
 #include "train/warnings.hpp"
 
 namespace altgrad::train {
@@ -31,5 +33,9 @@ nlohmann::json gradient_norms(const model::Gpt<float>& model, std::int64_t step,
 // the last steps with this one last, that clipping scaled) to `out`.
 void add_clipping(std::span<const double> recent_norms, std::int64_t step, const config::TrainConfig& config,
                   Warnings& warnings, nlohmann::json& out);
+
+// gradient_norms at every logged step, into metrics.jsonl's "grad". The clipping keys come from
+// spike_watch.hpp, which holds the recent norms.
+std::unique_ptr<StepObserver> gradient_flow_observer();
 
 }  // namespace altgrad::train

@@ -119,4 +119,29 @@ nlohmann::json QuantMetrics::take() {
   return points;
 }
 
+namespace {
+
+class QuantMetricsObserver final : public StepObserver {
+ public:
+  void begin_phase(const QuantHooks* hooks, const config::Recipe& recipe) override {
+    metrics_.reset();
+    if (recipe.any_enabled()) metrics_.emplace(*hooks);
+  }
+
+  void after_clip(RunView& run, StepRecord& step) override {
+    if (metrics_) metrics_->add_step(step.done, run.config, run.warnings);
+  }
+
+  void after_update(RunView& /*run*/, StepRecord& step) override {
+    if (metrics_ && step.plan.logged) step.metrics["quant"] = metrics_->take();
+  }
+
+ private:
+  std::optional<QuantMetrics> metrics_;  // the current phase's, when it quantizes
+};
+
+}  // namespace
+
+std::unique_ptr<StepObserver> quant_metrics_observer() { return std::make_unique<QuantMetricsObserver>(); }
+
 }  // namespace altgrad::train

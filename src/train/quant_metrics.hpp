@@ -14,6 +14,8 @@
 // points also give scale_changes: the steps of the interval whose recorded amax changed the scale
 // (the FP8 counterpart of a loss scaler's adjustment count).
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "quant/point_quantizer.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/scalar_log.hpp"
+#include "train/step_observer.hpp"
 #include "train/warnings.hpp"
 
 namespace altgrad::train {
@@ -64,5 +67,9 @@ class QuantMetrics {
   // Each point's log2 amax of its last kAmaxWindow steps, oldest first, for the growth warning.
   std::vector<std::vector<double>> log2_amax_;
 };
+
+// QuantMetrics of each phase that quantizes: every step checked after clipping, the interval taken
+// at each logged step into metrics.jsonl's "quant".
+std::unique_ptr<StepObserver> quant_metrics_observer();
 
 }  // namespace altgrad::train

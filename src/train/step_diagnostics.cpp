@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "diag/attention_entropy.hpp"
 #include "diag/code_usage.hpp"
@@ -162,6 +163,42 @@ json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const confi
   out["dead_units"] = dead_units(in, step, config, warnings);
   if (in.hooks && config.profile_points) out["profile"] = value_profiles(*in.hooks, config.range_fit_format, scalars);
   return out;
+}
+
+namespace {
+
+class StepDiagnostics final : public StepObserver {
+ public:
+  StepDiagnostics(const config::TrainConfig& config, std::size_t parameters)
+      : config_(config), fp32_gradients_(parameters) {}
+
+  void plan(std::int64_t done, StepPlan& plan) const override {
+    if (!due(done)) return;
+    plan.logged = true;
+    plan.point_details = true;
+  }
+
+  void before_forward(RunView& run, StepRecord& step) override {
+    if (due(step.done)) run.unquantized_gradient(fp32_gradients_);
+  }
+
+  void after_backward(RunView& run, StepRecord& step) override {
+    if (!due(step.done)) return;
+    step.diag().update(step_diagnostics({run.model, run.acts, run.hooks, fp32_gradients_}, step.done, config_,
+                                        run.warnings, step.scalars));
+  }
+
+ private:
+  bool due(std::int64_t done) const { return done % config_.diag_interval == 0; }
+
+  const config::TrainConfig& config_;
+  std::vector<float> fp32_gradients_;  // the shadow backward's
+};
+
+}  // namespace
+
+std::unique_ptr<StepObserver> step_diagnostics_observer(const config::TrainConfig& config, std::size_t parameters) {
+  return std::make_unique<StepDiagnostics>(config, parameters);
 }
 
 }  // namespace altgrad::train

@@ -14,7 +14,9 @@
 //   weight_log2        per parameter tensor, counts of log2|w| in integer buckets
 // Entropy beyond its threshold is a warning; so is kurtosis, but only for a tensor that a
 // quantized :act point reads (a plain FP32 run has no narrow format to clip its outliers).
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,7 @@
 #include "model/gpt.hpp"
 #include "train/quant_hooks.hpp"
 #include "train/scalar_log.hpp"
+#include "train/step_observer.hpp"
 #include "train/warnings.hpp"
 
 namespace altgrad::train {
@@ -37,5 +40,9 @@ struct DiagnosticInputs {
 
 nlohmann::json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config,
                                 Warnings& warnings, ScalarLog& scalars);
+
+// Every diag_interval steps: the shadow backward before the step's forward (its quantization points
+// record code histograms and value profiles), then step_diagnostics into metrics.jsonl's "diag".
+std::unique_ptr<StepObserver> step_diagnostics_observer(const config::TrainConfig& config, std::size_t parameters);
 
 }  // namespace altgrad::train

@@ -1,5 +1,6 @@
 #include "train/step_geometry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -41,6 +42,45 @@ nlohmann::json step_geometry(const StepGeometryInputs& in) {
                       {"grad_stiffness_correlation", g.grad_stiffness_correlation}};
   }
   return out;
+}
+
+namespace {
+
+class StepGeometry final : public StepObserver {
+ public:
+  StepGeometry(const config::TrainConfig& config, std::size_t parameters)
+      : config_(config), before_(parameters), intended_(parameters) {}
+
+  void plan(std::int64_t done, StepPlan& plan) const override { plan.logged |= due(done); }
+
+  void before_update(RunView& run, StepRecord& step) override {
+    if (!due(step.done)) return;
+    const std::span<const float> params = run.model.parameters();
+    grids_before_.clear();
+    for (std::size_t r = 0; r < run.grids.size(); ++r) grids_before_.push_back(run.grids.grid_at(r, run.hooks, params));
+    std::copy(params.begin(), params.end(), before_.begin());
+    run.optimizer.record_intended(intended_);
+  }
+
+  void after_update(RunView& run, StepRecord& step) override {
+    if (!due(step.done)) return;
+    run.optimizer.record_intended({});
+    step.diag()["geometry"] = step_geometry({run.model.layout(), run.optimizer, grids_before_, before_,
+                                             run.model.parameters(), intended_, run.model.gradients()});
+  }
+
+ private:
+  bool due(std::int64_t done) const { return done % config_.diag_interval == 0; }
+
+  const config::TrainConfig& config_;
+  std::vector<optim::WeightGrid> grids_before_;
+  std::vector<float> before_, intended_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepObserver> step_geometry_observer(const config::TrainConfig& config, std::size_t parameters) {
+  return std::make_unique<StepGeometry>(config, parameters);
 }
 
 }  // namespace altgrad::train

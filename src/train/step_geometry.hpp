@@ -3,6 +3,8 @@
 // each tensor that lives on a grid — the matmul weights, and the embeddings a bit-space optimizer
 // updates under grid_embeddings — diag::grid_geometry of the optimizer step just taken, written as
 // metrics.jsonl's diag.geometry.<tensor> (TensorBoard: diag/geometry/<tensor>/<metric>).
+#include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -11,7 +13,9 @@
 #include "model/gpt.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/weight_grid.hpp"
+#include "config/config.hpp"
 #include "train/scalar_log.hpp"
+#include "train/step_observer.hpp"
 
 namespace altgrad::train {
 
@@ -25,5 +29,9 @@ struct StepGeometryInputs {
 };
 
 nlohmann::json step_geometry(const StepGeometryInputs& in);
+
+// Every diag_interval steps: the grids, the weights and the optimizer's intended update kept around
+// the optimizer step, then step_geometry into metrics.jsonl's diag.geometry.
+std::unique_ptr<StepObserver> step_geometry_observer(const config::TrainConfig& config, std::size_t parameters);
 
 }  // namespace altgrad::train

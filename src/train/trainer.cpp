@@ -11,10 +11,7 @@
 #include <vector>
 
 #include "config/quant_recipe.hpp"
-#include "diag/hessian_power_iteration.hpp"
-#include "diag/spike_detectors.hpp"
 #include "format/parse.hpp"
-#include "format/philox_key.hpp"
 #include "io/run_directory.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
@@ -24,17 +21,14 @@
 #include "optim/schedule.hpp"
 #include "train/checkpoint.hpp"
 #include "train/code_only_weights.hpp"
-#include "train/gradient_flow.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/phase_switch.hpp"
 #include "train/quant_checkpoint.hpp"
 #include "train/quant_hooks.hpp"
-#include "train/quant_metrics.hpp"
 #include "train/run_cost.hpp"
 #include "train/run_log.hpp"
-#include "train/step_diagnostics.hpp"
-#include "train/step_geometry.hpp"
+#include "train/step_observers.hpp"
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
 #include "train/warm_start.hpp"
@@ -66,9 +60,6 @@ struct Session {
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
-  std::vector<float> fp32_gradients;  // the shadow backward of diagnostic steps
-  std::vector<float> before_step, intended_step;  // the geometry diagnostics of diagnostic steps
-  std::optional<diag::HessianPowerIteration> hessian;  // when hessian_interval > 0
 
   Session(const config::TrainConfig& c, const fs::path& repo_root)
       : config(c),
@@ -82,11 +73,7 @@ struct Session {
         grids(model.layout(), model.matmuls(), recipe, c.grid_format),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
-        y(x.size()),
-        fp32_gradients(model.layout().size()),
-        before_step(model.layout().size()),
-        intended_step(model.layout().size()) {
-    if (c.hessian_interval > 0) hessian.emplace(model.layout().size());
+        y(x.size()) {
     check_code_ranges();
   }
 
@@ -166,21 +153,6 @@ struct Session {
     std::copy(model.gradients().begin(), model.gradients().end(), out.begin());
   }
 
-  // The shadow backward of a diagnostic step, into fp32_gradients.
-  void shadow_backward(std::int64_t step) { unquantized_gradient(step, fp32_gradients); }
-
-  // The unquantized loss's top Hessian eigenvalue at the weights before step `step`'s update, on
-  // that step's batch (docs/optimizers.md, "Top Hessian eigenvalue"). The weights come back bit
-  // for bit, and the start vector depends on the seed and the step only: the run's trajectory and
-  // the estimate are the same with or without it, on any thread count and across resume.
-  diag::HessianEstimate hessian_estimate(std::int64_t step) {
-    const diag::HessianOptions options{config.hessian_epsilon, config.hessian_iterations,
-                                       format::philox_key(config.seed, format::RandomPurpose::hessian_probe),
-                                       static_cast<std::uint64_t>(step)};
-    return hessian->estimate(model.parameters(), [&](std::span<float> out) { unquantized_gradient(step, out); },
-                             options);
-  }
-
   void average_gradients() {
     if (config.gradient_accumulation_steps == 1) return;
     const float inverse = 1.0f / static_cast<float>(config.gradient_accumulation_steps);
@@ -243,8 +215,7 @@ class Run {
         options_(options),
         s_(config, options.repo_root),
         state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan("")},
-        loss_spikes_(config.warn_loss_spike),
-        norm_spikes_(diag::GradNormSpikeOptions{config.warn_grad_norm_spike, 100, 10}) {
+        observers_(step_observers(config, s_.model.layout().size())) {
     fs::create_directories(options.run_dir);
     if (options.resume) {
       restore();
@@ -267,7 +238,7 @@ class Run {
     RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
     Progress progress(options_, config_.max_iters);
     Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
-    if (s_.recipe.any_enabled()) quant_metrics_.emplace(*s_.hooks);
+    for (const auto& o : observers_) o->begin_phase(s_.quant(), s_.recipe);
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
     const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
@@ -328,8 +299,7 @@ class Run {
     nlohmann::json event = {{"event", "phase"}, {"step", step}, {"phase", index}, {"from_phase", s_.phase},
                             {"recipe", s_.schedule.phases[index].recipe.preset}};
     event.update(s_.switch_phase(index));
-    quant_metrics_.reset();
-    if (s_.recipe.any_enabled()) quant_metrics_.emplace(*s_.hooks);
+    for (const auto& o : observers_) o->begin_phase(s_.quant(), s_.recipe);
     loop.log.event(event);
     loop.progress.note("phase " + std::to_string(index) + " from step " + std::to_string(step) + ": recipe " +
                        s_.recipe.preset);
@@ -354,8 +324,7 @@ class Run {
                                 (scheduled() ? " (phase " + std::to_string(s_.phase) + " of its schedule)" : ""));
     }
     if (s_.hooks) load_quant_state(from, *s_.hooks);
-    norm_spikes_.restore(state_.grad_norm_history);
-    if (std::isfinite(state_.last_loss)) loss_spikes_.restore(state_.last_loss);
+    for (const auto& o : observers_) o->restore(state_);
   }
 
   // Step 0 from another run's checkpoint (warm_start.hpp): its weights, decoded and re-encoded
@@ -426,14 +395,6 @@ class Run {
     return false;
   }
 
-  // Whether step `done` writes a metrics line: every log_interval, the last step, each phase's last
-  // step (so that no line mixes two phases' statistics), evaluations, and diagnostic steps.
-  bool logged_step(std::int64_t done, bool diagnostic) const {
-    const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
-    return done % config_.log_interval == 0 || done == config_.max_iters || phase_ends ||
-           done % config_.eval_interval == 0 || diagnostic;
-  }
-
   bool loss_diverged(double loss) const {
     return config_.stop_loss_multiple > 0 && loss > config_.stop_loss_multiple * state_.initial_loss;
   }
@@ -449,17 +410,42 @@ class Run {
     return false;
   }
 
+  // What step `done` does beyond training: a metrics line every log_interval, at the last step, at
+  // each phase's last step (so that no line mixes two phases' statistics) and at evaluations, and
+  // whatever the observers ask for.
+  StepPlan plan_step(std::int64_t done) const {
+    const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
+    StepPlan plan;
+    plan.logged = done % config_.log_interval == 0 || done == config_.max_iters || phase_ends ||
+                  done % config_.eval_interval == 0;
+    for (const auto& o : observers_) o->plan(done, plan);
+    return plan;
+  }
+
+  RunView view_of(std::int64_t step, Loop& loop) {
+    return {config_, s_.model, s_.acts, s_.quant(), *s_.optimizer, s_.grids, loop.warnings,
+            [this, step](std::span<float> out) { s_.unquantized_gradient(step, out); }};
+  }
+
+  // Every observer's `phase` of this step, in their order.
+  template <typename Phase>
+  void observe(Phase phase, RunView& run, StepRecord& record) {
+    for (const auto& o : observers_) ((*o).*phase)(run, record);
+  }
+
   // One optimizer step; false when the run must stop.
   bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
     const std::int64_t done = step + 1;
     enter_phase(step, loop);
-    // Before the step's clock starts: tokens_per_s stays the training step's throughput.
-    std::optional<diag::HessianEstimate> hessian;
-    if (config_.hessian_interval > 0 && done % config_.hessian_interval == 0) hessian = s_.hessian_estimate(step);
+    StepRecord record;
+    record.step = step;
+    record.done = done;
+    record.plan = plan_step(done);
+    RunView run = view_of(step, loop);
+    observe(&StepObserver::before_step, run, record);
     const auto t0 = Clock::now();
-    const bool diag_step = done % config_.diag_interval == 0;
-    if (diag_step) s_.shadow_backward(step);
-    if (s_.hooks) s_.hooks->begin_step(step, diag_step, diag_step);
+    observe(&StepObserver::before_forward, run, record);
+    if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details);
     s_.model.zero_gradients();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
@@ -473,52 +459,47 @@ class Run {
     if (loss_diverged(loss)) return stop_diverged(done, loss, loop, outcome);
     s_.average_gradients();
     if (s_.hooks) s_.hooks->end_step();
+    record.loss = loss;
+    observe(&StepObserver::after_backward, run, record);
 
-    ScalarLog scalars;
-    nlohmann::json diagnostics;
-    if (diag_step) {
-      diagnostics = step_diagnostics({s_.model, s_.acts, s_.quant(), s_.fp32_gradients}, done, config_, loop.warnings,
-                                     scalars);
-    }
-    if (hessian) diagnostics["hessian"] = hessian_metrics(*hessian);
-    const bool logged = logged_step(done, diag_step || hessian.has_value());
-    nlohmann::json gradient = logged ? gradient_norms(s_.model, done, config_, loop.warnings) : nullptr;
-    const double grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
-    if (!std::isfinite(grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
-    if (quant_metrics_) quant_metrics_->add_step(done, config_, loop.warnings);
-    check_spikes(done, loss, grad_norm, loop.warnings);
-    if (logged) add_clipping(norm_spikes_.history(), done, config_, loop.warnings, gradient);
+    record.grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
+    if (!std::isfinite(record.grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
+    observe(&StepObserver::after_clip, run, record);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
-    if (diag_step) {
-      diagnostics["geometry"] = measured_optimizer_step(static_cast<float>(lr));
-    } else {
-      s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
-    }
+    observe(&StepObserver::before_update, run, record);
+    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
+    observe(&StepObserver::after_update, run, record);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
     last_lr_ = lr;
     last_tokens_per_s_ = static_cast<double>(config_.batch_size) * config_.block_size *
                          config_.gradient_accumulation_steps / seconds;
-    nlohmann::json metrics = {{"step", done}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
-                              {"tokens_per_s", last_tokens_per_s_}};
+    persist(record, lr, loop, outcome);
+    return true;
+  }
+
+  // The step's metrics line, evaluation and checkpoint.
+  void persist(StepRecord& record, double lr, Loop& loop, TrainOutcome& outcome) {
+    const std::int64_t done = record.done;
+    nlohmann::json& metrics = record.metrics;
+    metrics.update({{"step", done}, {"loss", record.loss}, {"lr", lr}, {"grad_norm", record.grad_norm},
+                    {"tokens_per_s", last_tokens_per_s_}});
     if (scheduled()) metrics["phase"] = s_.phase;
     const bool last = done == config_.max_iters;
     state_.val_loss = std::nan("");  // until this step is evaluated
     if (done % config_.eval_interval == 0 || last) evaluate(done, metrics, loop, outcome);
-    if (logged) {
-      metrics["grad"] = std::move(gradient);
-      if (!diagnostics.is_null()) metrics["diag"] = std::move(diagnostics);
-      log_metrics(done, metrics, scalars, loop);
+    if (record.plan.logged) {
+      add_scalars_of(metrics, record.scalars);
+      loop.log.metrics(metrics);
+      loop.tensorboard.write(done, record.scalars);
     }
     state_.step = done;
-    state_.grad_norm_history = norm_spikes_.history();
-    state_.last_loss = loss;
+    for (const auto& o : observers_) o->save(state_);
     const bool checkpoint_due = config_.checkpoint_interval > 0 && done % config_.checkpoint_interval == 0;
     if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
-    return true;
   }
 
   // The end event's cost of the result (run_cost.hpp): "not reached" is reached = false with null
@@ -544,36 +525,6 @@ class Run {
             {"decoded_weight_bytes", m.decoded_weight_bytes}};
   }
 
-  static nlohmann::json hessian_metrics(const diag::HessianEstimate& h) {
-    return {{"top_eigenvalue", h.eigenvalue}, {"residual", h.residual}, {"iterations", h.iterations}};
-  }
-
-  // The optimizer step of a diagnostic step, with its geometry diagnostics (step_geometry.hpp).
-  nlohmann::json measured_optimizer_step(float lr) {
-    std::vector<optim::WeightGrid> grids_before;
-    for (std::size_t r = 0; r < s_.grids.size(); ++r) grids_before.push_back(s_.grids.grid_at(r, s_.quant(), s_.model.parameters()));
-    std::copy(s_.model.parameters().begin(), s_.model.parameters().end(), s_.before_step.begin());
-    s_.optimizer->record_intended(s_.intended_step);
-    s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), lr);
-    s_.optimizer->record_intended({});
-    return step_geometry({s_.model.layout(), *s_.optimizer, grids_before, s_.before_step, s_.model.parameters(),
-                          s_.intended_step, s_.model.gradients()});
-  }
-
-  void check_spikes(std::int64_t step, double loss, double grad_norm, Warnings& warnings) {
-    const std::optional<double> previous = loss_spikes_.previous();
-    if (loss_spikes_.observe(loss)) {
-      warnings.warn(step, "loss_spike", "", loss / *previous, config_.warn_loss_spike,
-                    "loss spiked from " + std::to_string(*previous) + " to " + std::to_string(loss));
-    }
-    const double median = norm_spikes_.median();
-    if (norm_spikes_.observe(grad_norm)) {
-      warnings.warn(step, "grad_norm_spike", "", grad_norm / median, config_.warn_grad_norm_spike,
-                    "gradient norm " + std::to_string(grad_norm) + " is " + std::to_string(grad_norm / median) +
-                        " times its running median");
-    }
-  }
-
   void evaluate(std::int64_t done, nlohmann::json& metrics, Loop& loop, TrainOutcome& outcome) {
     state_.val_loss = s_.evaluate();
     metrics["val_loss"] = state_.val_loss;
@@ -593,13 +544,6 @@ class Run {
     std::snprintf(line, sizeof line, "step %lld: val loss %.4f (perplexity %.2f)", static_cast<long long>(done),
                   state_.val_loss, std::exp(state_.val_loss));
     loop.progress.note(line);
-  }
-
-  void log_metrics(std::int64_t done, nlohmann::json& metrics, ScalarLog& scalars, Loop& loop) {
-    if (quant_metrics_) metrics["quant"] = quant_metrics_->take();
-    add_scalars_of(metrics, scalars);
-    loop.log.metrics(metrics);
-    loop.tensorboard.write(done, scalars);
   }
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
@@ -632,9 +576,7 @@ class Run {
   const TrainOptions& options_;
   Session s_;
   CheckpointState state_;
-  diag::LossSpikeDetector loss_spikes_;
-  diag::GradNormSpikeDetector norm_spikes_;
-  std::optional<QuantMetrics> quant_metrics_;  // the current phase's, when it quantizes
+  std::vector<std::unique_ptr<StepObserver>> observers_;  // the monitors (step_observers.hpp)
   nlohmann::json warm_start_;                  // the source of a warm start (provenance), else null
   std::optional<RunClock> clock_;              // training seconds, across resumes
   nlohmann::json target_event_;                // when target_loss was first reached, else null
