@@ -13,10 +13,10 @@
 #include "optim/code_weights.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/memory_footprint.hpp"
-#include "train/code_only_weights.hpp"
+#include "quantized/code_only_weights.hpp"
+#include "quantized/weight_grids.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/trainer.hpp"
-#include "train/weight_grids.hpp"
 
 namespace altgrad::bench {
 namespace {
@@ -32,7 +32,7 @@ struct Contender {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::vector<float> params;
   std::unique_ptr<optim::CodeWeights> codes;  // gridwalk-codes only
-  std::optional<train::WeightGrids> grids;     // gridwalk-codes only: its own, with the codes' scales
+  std::optional<quantized::WeightGrids> grids;     // gridwalk-codes only: its own, with the codes' scales
   double best = std::numeric_limits<double>::infinity();  // seconds per step
 };
 
@@ -46,11 +46,11 @@ optim::OptimizerKind kind_named(const std::string& name) {
 
 // Keeps the contender's grid-walked weights as codes, exactly as the trainer does, on a copy of
 // the grids (code-only tensors live on their codes' fixed scale).
-void keep_as_codes(Contender& c, const train::WeightGrids& grids, config::TrainConfig config, const model::ParameterLayout& layout) {
+void keep_as_codes(Contender& c, const quantized::WeightGrids& grids, config::TrainConfig config, const model::ParameterLayout& layout) {
   config.master_weights = false;
   c.grids.emplace(grids);
-  c.codes = std::make_unique<optim::CodeWeights>(train::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
-  train::bind_code_weights(*c.codes, c.params, *c.grids, nullptr, *c.optimizer);
+  c.codes = std::make_unique<optim::CodeWeights>(quantized::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
+  quantized::bind_code_weights(*c.codes, c.params, *c.grids, nullptr, *c.optimizer);
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out)
   const model::Gpt<float> model(config::gpt_config(config));
   const auto& layout = model.layout();
   const config::Recipe recipe = config::resolve_recipe(config);
-  const train::WeightGrids grids(layout, model.matmuls(), recipe, config.grid_format);
+  const quantized::WeightGrids grids(layout, model.matmuls(), recipe, config.grid_format);
 
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 0.02f);

@@ -19,7 +19,7 @@
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
-#include "train/quant_hooks.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::bench {
@@ -34,7 +34,7 @@ class EngineStep {
   EngineStep(const config::TrainConfig& c, const std::string& recipe)
       : gpt_(config::gpt_config(c)),
         recipe_(config::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
-        hooks_(recipe_.any_enabled() ? std::optional<train::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
+        hooks_(recipe_.any_enabled() ? std::optional<quantized::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
                                      : std::nullopt),
         acts_(gpt_.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
               hooks_ ? model::OperandCopies::allocated : model::OperandCopies::none),
@@ -80,7 +80,7 @@ class EngineStep {
  private:
   model::Gpt<float> gpt_;
   config::Recipe recipe_;
-  std::optional<train::QuantHooks> hooks_;
+  std::optional<quantized::QuantHooks> hooks_;
   model::Activations<float> acts_;
   optim::AdamW adam_;
   std::vector<std::int32_t> x_, y_;

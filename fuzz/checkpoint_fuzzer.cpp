@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/quant_checkpoint.hpp"
 #include "fuzz_support.hpp"
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
-#include "train/checkpoint.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
+#include "quantized/quant_hooks.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;
@@ -33,9 +33,9 @@ struct Loaded {
   model::GptConfig config;
   std::unique_ptr<model::Gpt<float>> model;
   std::unique_ptr<optim::Optimizer> optimizer;
-  train::CheckpointState state;
+  checkpoint::CheckpointState state;
   std::optional<config::Recipe> recipe;
-  std::optional<train::QuantHooks> hooks;
+  std::optional<quantized::QuantHooks> hooks;
   optim::CodeWeights codes;
 };
 
@@ -56,7 +56,7 @@ optim::OptimizerKind saved_kind(const fs::path& dir) {
   return optim::OptimizerKind::adamw;
 }
 
-void check_state_rules(const train::CheckpointState& s) {
+void check_state_rules(const checkpoint::CheckpointState& s) {
   if (s.step < 0 || s.best_step < -1) fuzz::fail("loaded a negative step");
   for (const double g : s.grad_norm_history) {
     if (!std::isfinite(g) || g < 0) fuzz::fail("loaded a gradient norm that is negative or not finite");
@@ -65,29 +65,29 @@ void check_state_rules(const train::CheckpointState& s) {
 
 std::unique_ptr<Loaded> load(const fs::path& dir) {
   auto l = std::make_unique<Loaded>();
-  l->config = train::load_checkpoint_config(dir);
+  l->config = checkpoint::load_checkpoint_config(dir);
   if (parameter_estimate(l->config) > kMaxParameters) return nullptr;
   // The small files first, so that short inputs reach each reader.
-  l->state = train::load_state(dir);
+  l->state = checkpoint::load_state(dir);
   check_state_rules(l->state);
-  l->recipe = train::load_checkpoint_recipe(dir, model::MatmulPoints(l->config));
+  l->recipe = checkpoint::load_checkpoint_recipe(dir, model::MatmulPoints(l->config));
   l->model = std::make_unique<model::Gpt<float>>(l->config);
-  l->codes = train::load_model(dir, *l->model);
+  l->codes = checkpoint::load_model(dir, *l->model);
   optim::OptimizerSpec spec;
   spec.kind = saved_kind(dir);
   const std::size_t n = l->model->layout().size();
   l->optimizer = optim::make_optimizer(spec, n, {optim::ParameterRange{0, n, true}});
-  train::load_optimizer(dir, *l->optimizer);
+  checkpoint::load_optimizer(dir, *l->optimizer);
   if (l->recipe && l->recipe->any_enabled()) {
     l->hooks.emplace(l->model->matmuls(), *l->recipe);
-    train::load_quant_state(dir, *l->hooks);
+    checkpoint::load_quant_state(dir, *l->hooks);
   }
   return l;
 }
 
 fs::path save(const fs::path& run_dir, const Loaded& l) {
-  return train::save_checkpoint(run_dir, *l.model, *l.optimizer, l.state, [&](const fs::path& staging) {
-    if (l.recipe) train::save_quant_state(staging, *l.recipe, l.hooks ? &*l.hooks : nullptr);
+  return checkpoint::save_checkpoint(run_dir, *l.model, *l.optimizer, l.state, [&](const fs::path& staging) {
+    if (l.recipe) checkpoint::save_quant_state(staging, *l.recipe, l.hooks ? &*l.hooks : nullptr);
   }, &l.codes);
 }
 
@@ -122,7 +122,7 @@ void check_same(const Loaded& a, const Loaded& b) {
   for (std::size_t i = 0; i < sa.size(); ++i) {
     if (sa[i].name != sb[i].name || !same_bits(sa[i].values, sb[i].values)) fuzz::fail("optimizer state differs");
   }
-  const train::CheckpointState &x = a.state, &y = b.state;
+  const checkpoint::CheckpointState &x = a.state, &y = b.state;
   if (x.step != y.step || x.seed != y.seed || x.best_step != y.best_step || !same_number(x.val_loss, y.val_loss) ||
       !same_number(x.best_val_loss, y.best_val_loss) || !same_number(x.last_loss, y.last_loss) ||
       !same_number(x.initial_loss, y.initial_loss) ||

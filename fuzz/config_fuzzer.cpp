@@ -12,7 +12,6 @@
 #include "config/quant_recipe.hpp"
 #include "fuzz_support.hpp"
 #include "model/matmul_points.hpp"
-#include "train/trainer.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;

@@ -9,12 +9,12 @@
 #include <memory>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/evaluation_hooks.hpp"
 #include "cli/commands.hpp"
 #include "data/byte_dataset.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
-#include "train/checkpoint.hpp"
-#include "train/evaluation_hooks.hpp"
 
 namespace altgrad::cli {
 namespace {
@@ -35,9 +35,9 @@ std::string read_file(const std::string& path) {
 // Consecutive non-overlapping windows of block_size + 1 bytes from the start of the text: inputs are
 // the first block_size bytes, targets the same shifted by one. The loss is the mean over windows.
 void run(const EvalArgs& args) {
-  const auto dir = train::resolve_checkpoint(args.checkpoint);
-  model::Gpt<float> gpt(train::load_checkpoint_config(dir));
-  train::load_model(dir, gpt);
+  const auto dir = checkpoint::resolve_checkpoint(args.checkpoint);
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(dir));
+  checkpoint::load_model(dir, gpt);
   const std::string text = read_file(args.text);
   const std::size_t T = gpt.config().block_size;
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
@@ -47,7 +47,7 @@ void run(const EvalArgs& args) {
     throw std::invalid_argument(args.text + " has " + std::to_string(text.size()) + " bytes, fewer than one window of " +
                                 std::to_string(T + 1));
   }
-  train::EvaluationHooks hooks = train::evaluation_hooks(dir, gpt.matmuls(), args.recipe);
+  checkpoint::EvaluationHooks hooks = checkpoint::evaluation_hooks(dir, gpt.matmuls(), args.recipe);
   model::MatmulHooks<float>* hooked = hooks.get();
   model::Activations<float> acts(gpt.config(), 1, T, hooked ? model::OperandCopies::allocated : model::OperandCopies::none);
   double sum = 0.0;

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
 #include "cli/commands.hpp"
-#include "train/checkpoint.hpp"
 
 namespace altgrad::cli {
 
@@ -16,7 +16,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--checkpoint", *checkpoint, "Checkpoint directory, or a run directory (its latest)")->required();
   cmd->add_option("--out", *out, "Directory to write model.safetensors and config.json into")->required();
   cmd->callback([checkpoint, out] {
-    train::export_model(train::resolve_checkpoint(*checkpoint), *out);
+    checkpoint::export_model(checkpoint::resolve_checkpoint(*checkpoint), *out);
     std::printf("wrote %s/model.safetensors and %s/config.json\n", out->c_str(), out->c_str());
   });
 }

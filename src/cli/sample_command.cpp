@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/evaluation_hooks.hpp"
 #include "cli/commands.hpp"
 #include "model/sample.hpp"
-#include "train/checkpoint.hpp"
-#include "train/evaluation_hooks.hpp"
 
 namespace altgrad::cli {
 
@@ -30,10 +30,10 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--recipe", args->recipe,
                   "Quantize the forward pass with this preset, or with the recipe of this run or checkpoint directory, instead of the checkpoint's own (fp32: none)");
   cmd->callback([args] {
-    const auto dir = train::resolve_checkpoint(args->checkpoint);
-    model::Gpt<float> gpt(train::load_checkpoint_config(dir));
-    train::load_model(dir, gpt);
-    train::EvaluationHooks hooks = train::evaluation_hooks(dir, gpt.matmuls(), args->recipe);
+    const auto dir = checkpoint::resolve_checkpoint(args->checkpoint);
+    model::Gpt<float> gpt(checkpoint::load_checkpoint_config(dir));
+    checkpoint::load_model(dir, gpt);
+    checkpoint::EvaluationHooks hooks = checkpoint::evaluation_hooks(dir, gpt.matmuls(), args->recipe);
     std::printf("%s%s\n", args->prompt.c_str(), model::sample(gpt, args->prompt, args->options, hooks.get()).c_str());
   });
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/evaluation_hooks.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "config/config.hpp"
@@ -17,8 +19,6 @@
 #include "io/safetensors.hpp"
 #include "model/sample.hpp"
 #include "optim/memory_footprint.hpp"
-#include "train/checkpoint.hpp"
-#include "train/evaluation_hooks.hpp"
 #include "train/trainer.hpp"
 #include "train/training_data.hpp"
 
@@ -113,12 +113,12 @@ void run(const TrainArgs& args) {
   std::printf("warnings: %llu (events.jsonl)\n", static_cast<unsigned long long>(outcome.warnings));
   std::printf("memory: %s\n", optim::describe(outcome.memory, outcome.parameters).c_str());
   if (!outcome.last_checkpoint.empty()) {
-    model::Gpt<float> trained(train::load_checkpoint_config(outcome.last_checkpoint));
-    train::load_model(outcome.last_checkpoint, trained);
+    model::Gpt<float> trained(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
+    checkpoint::load_model(outcome.last_checkpoint, trained);
     model::SampleOptions sample_options;
     sample_options.tokens = 300;
     sample_options.seed = config.seed;
-    train::EvaluationHooks hooks = train::evaluation_hooks(outcome.last_checkpoint, trained.matmuls(), "");
+    checkpoint::EvaluationHooks hooks = checkpoint::evaluation_hooks(outcome.last_checkpoint, trained.matmuls(), "");
     std::printf("sample:\n%s\n", model::sample(trained, "\n", sample_options, hooks.get()).c_str());
   }
   if (outcome.stop_reason != "completed") throw CommandFailed{1};

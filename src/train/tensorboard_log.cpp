@@ -4,7 +4,7 @@
 
 namespace altgrad::train {
 
-void TensorBoardLog::write(std::int64_t step, const ScalarLog& values) {
+void TensorBoardLog::write(std::int64_t step, const monitor::ScalarLog& values) {
   std::vector<io::TaggedScalar> scalars;
   scalars.reserve(values.scalars.size());
   for (const auto& [tag, value] : values.scalars) scalars.push_back({tag, value});

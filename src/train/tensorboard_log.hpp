@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "io/tensorboard_writer.hpp"
-#include "train/scalar_log.hpp"
+#include "monitor/scalar_log.hpp"
 
 namespace altgrad::train {
 
@@ -12,7 +12,7 @@ class TensorBoardLog {
  public:
   explicit TensorBoardLog(const std::filesystem::path& run_dir) : writer_(run_dir) {}
 
-  void write(std::int64_t step, const ScalarLog& values);
+  void write(std::int64_t step, const monitor::ScalarLog& values);
   void flush() { writer_.flush(); }
 
  private:

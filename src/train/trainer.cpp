@@ -10,30 +10,30 @@
 #include <span>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/quant_checkpoint.hpp"
+#include "checkpoint/warm_start.hpp"
 #include "config/quant_recipe.hpp"
 #include "format/parse.hpp"
 #include "io/run_directory.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "monitor/run_log.hpp"
+#include "monitor/step_observers.hpp"
+#include "monitor/warnings.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
-#include "train/checkpoint.hpp"
-#include "train/code_only_weights.hpp"
+#include "quantized/code_only_weights.hpp"
+#include "quantized/phase_switch.hpp"
+#include "quantized/quant_hooks.hpp"
+#include "quantized/weight_grids.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
-#include "train/phase_switch.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
 #include "train/run_cost.hpp"
-#include "train/run_log.hpp"
-#include "train/step_observers.hpp"
 #include "train/tensorboard_log.hpp"
 #include "train/training_data.hpp"
-#include "train/warm_start.hpp"
-#include "train/warnings.hpp"
-#include "train/weight_grids.hpp"
 
 
 namespace altgrad::train {
@@ -53,10 +53,10 @@ struct Session {
   config::Schedule schedule;
   std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
   config::Recipe recipe;  // that phase's
-  std::optional<QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
+  std::optional<quantized::QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
-  WeightGrids grids;
+  quantized::WeightGrids grids;
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
@@ -77,12 +77,12 @@ struct Session {
     check_code_ranges();
   }
 
-  QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
+  quantized::QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
   // Hooks where the recipe quantizes something or points are profiled; none for an FP32 run that
   // profiles nothing, whose path then stays uncopied.
-  static std::optional<QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model, const config::Recipe& recipe) {
-    std::optional<QuantHooks> hooks;
+  static std::optional<quantized::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model, const config::Recipe& recipe) {
+    std::optional<quantized::QuantHooks> hooks;
     if (!recipe.any_enabled() && !c.profile_points) return hooks;
     hooks.emplace(model.matmuls(), recipe);
     if (c.profile_points) hooks->enable_profiles(format::make_format(format::parse_format(c.range_fit_format)));
@@ -92,8 +92,8 @@ struct Session {
   // Code-only weights need a per-tensor or unscaled grid in every phase: found before step 0.
   void check_code_ranges() const {
     for (const config::Phase& p : schedule.phases) {
-      const WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
-      (void)code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
+      const quantized::WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
+      (void)quantized::code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
     }
   }
 
@@ -105,20 +105,20 @@ struct Session {
     hooks = make_hooks(config, model, recipe);
     const auto copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
     if (acts.copies != copies) acts = model::Activations<float>(model.config(), acts.B, acts.T, copies);
-    grids = WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
+    grids = quantized::WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
   }
 
   // The switch to phase `index` mid-run (docs/quantization.md, "Schedules and warm starts"):
   // scaling state carried where a point keeps it, optimizer state untouched, code weights
   // re-encoded where their grid's format changed. Returns what it did, for the phase event.
   nlohmann::json switch_phase(std::size_t index) {
-    std::optional<QuantHooks> before = std::move(hooks);
+    std::optional<quantized::QuantHooks> before = std::move(hooks);
     use_phase(index);
-    nlohmann::json report = {{"scaling_state", carry_scaling_state(before ? &*before : nullptr, quant())}};
+    nlohmann::json report = {{"scaling_state", quantized::carry_scaling_state(before ? &*before : nullptr, quant())}};
     if (!codes.tensors().empty()) {
-      auto [reencoded, changes] = reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
+      auto [reencoded, changes] = quantized::reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
       codes = std::move(reencoded);
-      bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
+      quantized::bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
       report["reencoded"] = std::move(changes);
     }
     return report;
@@ -162,7 +162,7 @@ struct Session {
   // Where the first NaN or Inf of this step was: a quantization point, else a layer.
   std::string locate_non_finite() const {
     if (hooks && hooks->first_non_finite()) {
-      const NonFinitePoint& p = *hooks->first_non_finite();
+      const quantized::NonFinitePoint& p = *hooks->first_non_finite();
       return "first non-finite value at quantization point " + p.name +
              (p.injected ? " (NaN injected there by --inject-nan)" : " (" + std::to_string(p.count) + " NaN/Inf inputs)");
     }
@@ -215,7 +215,7 @@ class Run {
         options_(options),
         s_(config, options.repo_root),
         state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan("")},
-        observers_(step_observers(config, s_.model.layout().size())) {
+        observers_(monitor::step_observers(config, s_.model.layout().size())) {
     fs::create_directories(options.run_dir);
     if (options.resume) {
       restore();
@@ -223,21 +223,21 @@ class Run {
       warm_start();
     } else {
       s_.model.initialize(config.seed);
-      s_.codes = encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
+      s_.codes = quantized::encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
     }
-    bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
+    quantized::bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
     config::write_config(options.run_dir / io::run_directory::kConfig, config_with_provenance());
-    write_schedule(options.run_dir / "recipe.json", s_.schedule);
+    checkpoint::write_schedule(options.run_dir / "recipe.json", s_.schedule);
     write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
   }
 
   TrainOutcome run() {
     clock_.emplace(options_.run_dir, options_.resume ? std::optional<std::int64_t>(state_.step) : std::nullopt);
     if (options_.resume) target_event_ = earlier_target_event(options_.run_dir, state_.step);
-    RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
+    monitor::RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
     Progress progress(options_, config_.max_iters);
-    Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
+    monitor::Warnings warnings(log, [&](const std::string& text) { progress.note(text); }, config_.warn_every);
     for (const auto& o : observers_) o->begin_phase(s_.quant(), s_.recipe);
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
@@ -283,9 +283,9 @@ class Run {
 
  private:
   struct Loop {
-    RunLog& log;
+    monitor::RunLog& log;
     Progress& progress;
-    Warnings& warnings;
+    monitor::Warnings& warnings;
     TensorBoardLog& tensorboard;
   };
 
@@ -306,24 +306,24 @@ class Run {
   }
 
   void restore() {
-    const fs::path from = resolve_checkpoint(options_.run_dir);
-    if (load_checkpoint_config(from) != s_.model.config()) {
+    const fs::path from = checkpoint::resolve_checkpoint(options_.run_dir);
+    if (checkpoint::load_checkpoint_config(from) != s_.model.config()) {
       throw io::CheckpointError(from.string() + ": the checkpoint's model config differs from the run's config.toml");
     }
-    state_ = load_state(from);
+    state_ = checkpoint::load_state(from);
     // The phase that ran the checkpoint's last step: its state is what the checkpoint holds. A
     // switch due at the next step happens in the loop, as in an uninterrupted run.
     s_.use_phase(s_.schedule.phase_at(std::max<std::int64_t>(state_.step - 1, 0)));
-    s_.codes = load_model(from, s_.model);
-    check_code_weights(from, s_.codes, s_.model.layout(),
-                       code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
-    load_optimizer(from, *s_.optimizer);
-    if (const auto saved = load_checkpoint_recipe(from, s_.model.matmuls());
+    s_.codes = checkpoint::load_model(from, s_.model);
+    checkpoint::check_code_weights(from, s_.codes, s_.model.layout(),
+                       quantized::code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
+    checkpoint::load_optimizer(from, *s_.optimizer);
+    if (const auto saved = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls());
         saved && config::recipe_to_json(*saved) != config::recipe_to_json(s_.recipe)) {
       throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml" +
                                 (scheduled() ? " (phase " + std::to_string(s_.phase) + " of its schedule)" : ""));
     }
-    if (s_.hooks) load_quant_state(from, *s_.hooks);
+    if (s_.hooks) checkpoint::load_quant_state(from, *s_.hooks);
     for (const auto& o : observers_) o->restore(state_);
   }
 
@@ -331,17 +331,17 @@ class Run {
   // where this run keeps codes of another format; its optimizer state and scaling histories as
   // init_optimizer and init_quant_state say. The step counter and everything else start afresh.
   void warm_start() {
-    const WarmStartSource source = find_warm_start(config_);
+    const checkpoint::WarmStartSource source = checkpoint::find_warm_start(config_);
     const fs::path& from = source.checkpoint;
     warm_start_ = source.provenance();
-    auto [codes, reencoded] = reencode_weights(load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
+    auto [codes, reencoded] = quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
                                                s_.grids, s_.model.parameters());
     s_.codes = std::move(codes);
     if (!reencoded.empty()) warm_start_["reencoded"] = std::move(reencoded);
     warm_start_["optimizer"] = config_.init_optimizer;
     if (config_.init_optimizer) {
       try {
-        load_optimizer(from, *s_.optimizer);
+        checkpoint::load_optimizer(from, *s_.optimizer);
       } catch (const io::CheckpointError& e) {
         throw config::ConfigError(std::string("init_optimizer = true: ") + e.what() +
                           " (set init_optimizer = false to start with fresh optimizer state)");
@@ -352,12 +352,12 @@ class Run {
 
   // The source checkpoint's delayed-scaling histories, carried where a point keeps them.
   nlohmann::json source_scaling_state(const fs::path& from) {
-    std::optional<QuantHooks> source;
-    if (const auto recipe = load_checkpoint_recipe(from, s_.model.matmuls()); recipe && recipe->any_enabled()) {
+    std::optional<quantized::QuantHooks> source;
+    if (const auto recipe = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls()); recipe && recipe->any_enabled()) {
       source.emplace(s_.model.matmuls(), *recipe);
-      load_quant_state(from, *source);
+      checkpoint::load_quant_state(from, *source);
     }
-    return carry_scaling_state(source ? &*source : nullptr, s_.quant());
+    return quantized::carry_scaling_state(source ? &*source : nullptr, s_.quant());
   }
 
   // The config as run: a warm start's source pinned by its step and checksum, so that rerunning
@@ -413,23 +413,23 @@ class Run {
   // What step `done` does beyond training: a metrics line every log_interval, at the last step, at
   // each phase's last step (so that no line mixes two phases' statistics) and at evaluations, and
   // whatever the observers ask for.
-  StepPlan plan_step(std::int64_t done) const {
+  monitor::StepPlan plan_step(std::int64_t done) const {
     const bool phase_ends = scheduled() && s_.schedule.phase_at(done) != s_.phase;
-    StepPlan plan;
+    monitor::StepPlan plan;
     plan.logged = done % config_.log_interval == 0 || done == config_.max_iters || phase_ends ||
                   done % config_.eval_interval == 0;
     for (const auto& o : observers_) o->plan(done, plan);
     return plan;
   }
 
-  RunView view_of(std::int64_t step, Loop& loop) {
+  monitor::RunView view_of(std::int64_t step, Loop& loop) {
     return {config_, s_.model, s_.acts, s_.quant(), *s_.optimizer, s_.grids, loop.warnings,
             [this, step](std::span<float> out) { s_.unquantized_gradient(step, out); }};
   }
 
   // Every observer's `phase` of this step, in their order.
   template <typename Phase>
-  void observe(Phase phase, RunView& run, StepRecord& record) {
+  void observe(Phase phase, monitor::RunView& run, monitor::StepRecord& record) {
     for (const auto& o : observers_) ((*o).*phase)(run, record);
   }
 
@@ -437,14 +437,14 @@ class Run {
   bool train_step(std::int64_t step, Loop& loop, TrainOutcome& outcome) {
     const std::int64_t done = step + 1;
     enter_phase(step, loop);
-    StepRecord record;
+    monitor::StepRecord record;
     record.step = step;
     record.done = done;
     record.plan = plan_step(done);
-    RunView run = view_of(step, loop);
-    observe(&StepObserver::before_step, run, record);
+    monitor::RunView run = view_of(step, loop);
+    observe(&monitor::StepObserver::before_step, run, record);
     const auto t0 = Clock::now();
-    observe(&StepObserver::before_forward, run, record);
+    observe(&monitor::StepObserver::before_forward, run, record);
     if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details);
     s_.model.zero_gradients();
     double loss = 0.0;
@@ -460,17 +460,17 @@ class Run {
     s_.average_gradients();
     if (s_.hooks) s_.hooks->end_step();
     record.loss = loss;
-    observe(&StepObserver::after_backward, run, record);
+    observe(&monitor::StepObserver::after_backward, run, record);
 
     record.grad_norm = optim::clip_grad_norm(s_.model.gradients(), config_.grad_clip);
     if (!std::isfinite(record.grad_norm)) return stop(done, "non-finite gradient norm", loop, outcome);
-    observe(&StepObserver::after_clip, run, record);
+    observe(&monitor::StepObserver::after_clip, run, record);
 
     const double lr = schedule_of(config_).at(static_cast<int>(step));
     s_.grids.update(*s_.optimizer, s_.quant(), s_.model.parameters());
-    observe(&StepObserver::before_update, run, record);
+    observe(&monitor::StepObserver::before_update, run, record);
     s_.optimizer->step(s_.model.parameters(), s_.model.gradients(), static_cast<float>(lr));
-    observe(&StepObserver::after_update, run, record);
+    observe(&monitor::StepObserver::after_update, run, record);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_loss_ = loss;
     last_lr_ = lr;
@@ -481,7 +481,7 @@ class Run {
   }
 
   // The step's metrics line, evaluation and checkpoint.
-  void persist(StepRecord& record, double lr, Loop& loop, TrainOutcome& outcome) {
+  void persist(monitor::StepRecord& record, double lr, Loop& loop, TrainOutcome& outcome) {
     const std::int64_t done = record.done;
     nlohmann::json& metrics = record.metrics;
     metrics.update({{"step", done}, {"loss", record.loss}, {"lr", lr}, {"grad_norm", record.grad_norm},
@@ -491,7 +491,7 @@ class Run {
     state_.val_loss = std::nan("");  // until this step is evaluated
     if (done % config_.eval_interval == 0 || last) evaluate(done, metrics, loop, outcome);
     if (record.plan.logged) {
-      add_scalars_of(metrics, record.scalars);
+      monitor::add_scalars_of(metrics, record.scalars);
       loop.log.metrics(metrics);
       loop.tensorboard.write(done, record.scalars);
     }
@@ -547,10 +547,10 @@ class Run {
   }
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
-    outcome.last_checkpoint = save_checkpoint(options_.run_dir, s_.model, *s_.optimizer, state_,
-                                              [&](const fs::path& dir) { save_quant_state(dir, s_.recipe, s_.quant()); },
+    outcome.last_checkpoint = checkpoint::save_checkpoint(options_.run_dir, s_.model, *s_.optimizer, state_,
+                                              [&](const fs::path& dir) { checkpoint::save_quant_state(dir, s_.recipe, s_.quant()); },
                                               &s_.codes);
-    prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
+    checkpoint::prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
     loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()},
                     {"train_seconds", clock_->seconds()}});
     checkpointed_step_ = done;
@@ -575,8 +575,8 @@ class Run {
   const config::TrainConfig& config_;
   const TrainOptions& options_;
   Session s_;
-  CheckpointState state_;
-  std::vector<std::unique_ptr<StepObserver>> observers_;  // the monitors (step_observers.hpp)
+  checkpoint::CheckpointState state_;
+  std::vector<std::unique_ptr<monitor::StepObserver>> observers_;  // the monitors (step_observers.hpp)
   nlohmann::json warm_start_;                  // the source of a warm start (provenance), else null
   std::optional<RunClock> clock_;              // training seconds, across resumes
   nlohmann::json target_event_;                // when target_loss was first reached, else null

@@ -13,9 +13,9 @@
 #include "format/parse.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "monitor/step_diagnostics.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/quant_hooks.hpp"
-#include "train/step_diagnostics.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::train {
@@ -52,7 +52,7 @@ Diagnosed diagnose(const std::string& quant_toml, const test_support::ScratchDir
   model::Gpt<float> gpt(config::gpt_config(c));
   gpt.initialize(5);
   const config::Recipe recipe = config::resolve_recipe(c);
-  QuantHooks hooks(gpt.matmuls(), recipe);
+  quantized::QuantHooks hooks(gpt.matmuls(), recipe);
   model::Activations<float> acts(gpt.config(), kB, kT, model::OperandCopies::allocated);
   std::vector<std::int32_t> x(kB * kT), y(kB * kT);
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -62,10 +62,10 @@ Diagnosed diagnose(const std::string& quant_toml, const test_support::ScratchDir
   hooks.begin_step(0, true);
   model::gpt_forward(gpt, acts, x, y, &hooks);
   hooks.end_step();
-  RunLog log(dir.path());
-  Warnings warnings(log, [](const std::string&) {}, c.warn_every);
-  ScalarLog scalars;
-  Diagnosed out{step_diagnostics({gpt, acts, &hooks, {}}, 1, c, warnings, scalars), {}, gpt.config().n_head};
+  monitor::RunLog log(dir.path());
+  monitor::Warnings warnings(log, [](const std::string&) {}, c.warn_every);
+  monitor::ScalarLog scalars;
+  Diagnosed out{monitor::step_diagnostics({gpt, acts, &hooks, {}}, 1, c, warnings, scalars), {}, gpt.config().n_head};
   for (const auto& layer : acts.layers) out.softmax.emplace_back(layer.att_probs.begin(), layer.att_probs.end());
   return out;
 }

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
 #include "config/config.hpp"
 #include "diag/grid_geometry.hpp"
 #include "format/parse.hpp"
 #include "io/safetensors.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/resume_check.hpp"
 #include "train/thread_count_check.hpp"
@@ -64,7 +64,7 @@ TEST_P(BitSpaceTraining, CheckpointsHoldTheNamedStateAndTheRunNamesEachTensorsOp
   std::ifstream in(dir.path() / "run" / "optimizer.json");
   const nlohmann::json json = nlohmann::json::parse(in);
   EXPECT_EQ(json.at("optimizer"), name);
-  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   const auto specs = gpt.layout().tensors();
   ASSERT_EQ(json.at("tensors").size(), specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -114,9 +114,9 @@ TEST(BitSpaceTraining, GeometryDiagnosticsAreThoseOfTheStepTaken) {
   const auto lines = json_lines(dir.path() / "run" / "metrics.jsonl");
   const nlohmann::json& geometry = lines[3].at("diag").at("geometry");  // step 4
   const fs::path checkpoints = dir.path() / "run" / "checkpoints";
-  model::Gpt<float> before(load_checkpoint_config(checkpoints / "step_3")), after(before.config());
-  load_model(checkpoints / "step_3", before);
-  load_model(checkpoints / "step_4", after);
+  model::Gpt<float> before(checkpoint::load_checkpoint_config(checkpoints / "step_3")), after(before.config());
+  checkpoint::load_model(checkpoints / "step_3", before);
+  checkpoint::load_model(checkpoints / "step_4", after);
   const optim::WeightGrid bf16{format::make_format(format::parse_format("bf16"))};
   std::size_t checked = 0;
   for (const auto& spec : before.layout().tensors()) {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
 #include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -34,10 +34,10 @@ TEST(CheckpointJson, HandWrittenFilesLoad) {
   test_support::ScratchDir dir;
   dir.write("config.json", kConfig);
   dir.write("state.json", kState);
-  const model::GptConfig c = load_checkpoint_config(dir.path());
+  const model::GptConfig c = checkpoint::load_checkpoint_config(dir.path());
   EXPECT_EQ(c.n_layer, 1u);
   EXPECT_EQ(c.n_embd, 8u);
-  const CheckpointState s = load_state(dir.path());
+  const checkpoint::CheckpointState s = checkpoint::load_state(dir.path());
   EXPECT_EQ(s.step, 4);
   EXPECT_EQ(s.seed, 1337u);
   EXPECT_EQ(s.grad_norm_history, (std::vector<double>{0.5, 1.25}));
@@ -48,7 +48,7 @@ TEST(CheckpointJson, ConfigIntegersMustBeIntegersInRange) {
   for (const std::string bad : {"1e300", "1.5", "-1", "\"1\"", "18446744073709551616"}) {
     test_support::ScratchDir dir;
     const auto file = dir.write("config.json", with(kConfig, "\"n_layer\": 1", "\"n_layer\": " + bad));
-    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_checkpoint_config(dir.path()); }),
+    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_checkpoint_config(dir.path()); }),
                          {file.string() + ": ", "n_layer"}))
         << bad;
   }
@@ -67,7 +67,7 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
   for (const auto& c : cases) {
     test_support::ScratchDir dir;
     const auto file = dir.write("state.json", with(kState, c.from, c.to));
-    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string() + ": ", c.named}))
+    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string() + ": ", c.named}))
         << c.to;
   }
 }
@@ -76,13 +76,13 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
 TEST(CheckpointJson, AMissingFieldIsRefusedByName) {
   test_support::ScratchDir dir;
   const auto file = dir.write("state.json", with(kState, ", \"initial_loss\": null", ""));
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "initial_loss"}));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string(), "initial_loss"}));
 }
 
 TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
   test_support::ScratchDir dir;
   const auto file = dir.write("state.json", "[1, 2]");
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { load_state(dir.path()); }), {file.string(), "not a JSON object"}));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string(), "not a JSON object"}));
 }
 
 }  // namespace

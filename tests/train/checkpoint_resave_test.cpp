@@ -9,12 +9,12 @@
 #include <set>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/quant_checkpoint.hpp"
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -30,19 +30,19 @@ std::set<std::string> file_names(const fs::path& dir) {
 
 // Loads `from` as a resumed run does and saves it under run_dir; returns the new checkpoint.
 fs::path load_and_save(const fs::path& from, const fs::path& run_dir, optim::OptimizerKind kind) {
-  model::Gpt<float> model(load_checkpoint_config(from));
-  load_model(from, model);
+  model::Gpt<float> model(checkpoint::load_checkpoint_config(from));
+  checkpoint::load_model(from, model);
   optim::OptimizerSpec spec;
   spec.kind = kind;
   const std::size_t n = model.layout().size();
   const auto optimizer = optim::make_optimizer(spec, n, {optim::ParameterRange{0, n, true}});
-  load_optimizer(from, *optimizer);
-  const CheckpointState state = load_state(from);
-  const std::optional<config::Recipe> recipe = load_checkpoint_recipe(from, model.matmuls());
+  checkpoint::load_optimizer(from, *optimizer);
+  const checkpoint::CheckpointState state = checkpoint::load_state(from);
+  const std::optional<config::Recipe> recipe = checkpoint::load_checkpoint_recipe(from, model.matmuls());
   EXPECT_TRUE(recipe && recipe->any_enabled());
-  QuantHooks hooks(model.matmuls(), *recipe);
-  load_quant_state(from, hooks);
-  return save_checkpoint(run_dir, model, *optimizer, state, [&](const fs::path& dir) { save_quant_state(dir, *recipe, &hooks); });
+  quantized::QuantHooks hooks(model.matmuls(), *recipe);
+  checkpoint::load_quant_state(from, hooks);
+  return checkpoint::save_checkpoint(run_dir, model, *optimizer, state, [&](const fs::path& dir) { checkpoint::save_quant_state(dir, *recipe, &hooks); });
 }
 
 TEST(CheckpointResave, ALoadedCheckpointSavesToTheSameBytes) {

@@ -9,12 +9,12 @@
 #include <fstream>
 #include <string>
 
+#include "checkpoint/checkpoint.hpp"
 #include "config/config.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "io/safetensors.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
 #include "train/resume_check.hpp"
 #include "train/thread_count_check.hpp"
 #include "train/training_run.hpp"

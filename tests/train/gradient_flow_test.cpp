@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "model/gpt.hpp"
+#include "monitor/gradient_flow.hpp"
+#include "monitor/run_log.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/gradient_flow.hpp"
-#include "train/run_log.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -24,9 +24,9 @@ TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
   // Gradient element i of the whole buffer: a value that differs per tensor and per element.
   auto grads = gpt.gradients();
   for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = static_cast<float>(std::sin(0.37 * i)) * 1e-3f * (1 + i % 7);
-  RunLog log(dir.path());
-  Warnings warnings(log, nullptr, 100);
-  const nlohmann::json flow = gradient_norms(gpt, 1, config, warnings);
+  monitor::RunLog log(dir.path());
+  monitor::Warnings warnings(log, nullptr, 100);
+  const nlohmann::json flow = monitor::gradient_norms(gpt, 1, config, warnings);
 
   double top = 0, bottom = 0;
   int tensors = 0;
@@ -53,7 +53,7 @@ TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
     if (!spec.name.starts_with("transformer.h.0.")) continue;
     for (float& v : spec.slot.in(gpt.gradients())) v *= 1e-3f;
   }
-  const nlohmann::json weak = gradient_norms(gpt, 2, config, warnings);
+  const nlohmann::json weak = monitor::gradient_norms(gpt, 2, config, warnings);
   EXPECT_GT(weak.at("layer_ratio").get<double>(), 100.0);
   EXPECT_EQ(warnings.emitted(), 1u);
 }
@@ -63,12 +63,12 @@ TEST(GradientFlow, ClippingRateCountsTheStepsTorchWouldClip) {
   config::TrainConfig config;
   config.grad_clip = 1.0;
   config.warn_clip_rate = 0.5;  // the research notes' rule (off by default)
-  RunLog log(dir.path());
-  Warnings warnings(log, nullptr, 1);
+  monitor::RunLog log(dir.path());
+  monitor::Warnings warnings(log, nullptr, 1);
   // A norm of exactly max_norm clips too: max_norm / (norm + 1e-6) < 1.
   const std::vector<double> norms = {0.5, 2.0, 1.0, 0.9, 3.0};
   nlohmann::json out;
-  add_clipping(norms, 5, config, warnings, out);
+  monitor::add_clipping(norms, 5, config, warnings, out);
   EXPECT_TRUE(out.at("clipped").get<bool>());
   EXPECT_DOUBLE_EQ(out.at("clip_rate").get<double>(), 3.0 / 5.0);
   EXPECT_EQ(warnings.emitted(), 0u);  // fewer than 50 steps in the window
@@ -76,15 +76,15 @@ TEST(GradientFlow, ClippingRateCountsTheStepsTorchWouldClip) {
   std::vector<double> many(60, 0.5);
   for (std::size_t i = 0; i < 31; ++i) many[i] = 5.0;
   config.warmup_iters = 100;
-  add_clipping(many, 160, config, warnings, out);  // the window starts at step 101: judged
+  monitor::add_clipping(many, 160, config, warnings, out);  // the window starts at step 101: judged
   EXPECT_FALSE(out.at("clipped").get<bool>());
   EXPECT_DOUBLE_EQ(out.at("clip_rate").get<double>(), 31.0 / 60.0);
   EXPECT_EQ(warnings.emitted(), 1u);
-  add_clipping(many, 159, config, warnings, out);  // it starts at step 100, in warmup
+  monitor::add_clipping(many, 159, config, warnings, out);  // it starts at step 100, in warmup
   EXPECT_EQ(warnings.emitted(), 1u);
 
   config.grad_clip = 0.0;  // no clipping: nothing clips, whatever the norm
-  add_clipping(many, 61, config, warnings, out);
+  monitor::add_clipping(many, 61, config, warnings, out);
   EXPECT_EQ(out.at("clip_rate").get<double>(), 0.0);
 }
 

@@ -19,8 +19,8 @@
 #include "model/self_attention.hpp"
 #include "mx_reference.hpp"
 #include "ops/cpu/attention.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "train/one_block_model.hpp"
-#include "train/quant_hooks.hpp"
 
 // The file's own namespace: in a unity batch (tests/CMakeLists.txt) another file's local B, T or N
 // would shadow its shape constants.
@@ -61,7 +61,7 @@ struct AttentionRun {
   std::vector<float> scratch = std::vector<float>(N * C), scratch_hooked = std::vector<float>(N * C);
   ops::cpu::AttentionOperands<float> forward_used, backward_used;
 
-  AttentionRun(const model::MatmulPoints& points, QuantHooks& hooks) {
+  AttentionRun(const model::MatmulPoints& points, quantized::QuantHooks& hooks) {
     const model::AttentionShape shape{B, T, C, NH};
     forward_used = model::self_attention_forward<float>(out, probs, qkv, {fwd_qkv, fwd_probs, scratch, scratch_hooked},
                                                         points, 0, &hooks, shape);
@@ -111,7 +111,7 @@ std::vector<double> reference_dqkv(const AttentionRun& run, const Operands& o) {
 
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
   const model::MatmulPoints points(testing::one_block_model(NH, C, T));
-  QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
+  quantized::QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
   hooks.begin_step(0, false);
   const AttentionRun run(points, hooks);
 
@@ -151,7 +151,7 @@ TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimen
 TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass) {
   const model::MatmulPoints points(testing::one_block_model(NH, C, T));
   for (const quant::Scaling scaling : {quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed}) {
-    QuantHooks hooks(points, attention_recipe(points, scaling));
+    quantized::QuantHooks hooks(points, attention_recipe(points, scaling));
     hooks.begin_step(0, false);
     const AttentionRun run(points, hooks);
     EXPECT_EQ(run.backward_used.qkv.data(), run.forward_used.qkv.data());

@@ -15,7 +15,7 @@
 #include "format/philox.hpp"
 #include "model/linear.hpp"
 #include "mx_reference.hpp"
-#include "train/quant_hooks.hpp"
+#include "quantized/quant_hooks.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -101,7 +101,7 @@ Gradients products(const LinearCase& k, const std::vector<double>& xf, const std
 TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) {
   // C = 48 and N = 40 end in partial blocks (32 + 16, 32 + 8); OC = 192 is six whole blocks.
   const model::MatmulPoints points(model_with_width(48, 2));
-  QuantHooks hooks(points, mx_recipe(points, false));
+  quantized::QuantHooks hooks(points, mx_recipe(points, false));
   hooks.begin_step(0, false);
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   LinearCase k{40, fc.in_features, fc.out_features, {}, {}, {}};

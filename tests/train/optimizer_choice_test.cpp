@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
 #include "io/safetensors.hpp"
 #include "optim/make_optimizer.hpp"
 #include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
 #include "train/resume_check.hpp"
 #include "train/trainer.hpp"
 #include "train/training_run.hpp"
@@ -96,9 +96,9 @@ TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
   const io::Tensor& m = saved.tensors.at("exp_avg");
   io::write_safetensors(file, std::vector<io::TensorRef>{{"exp_avg", m.shape, m.data}}, saved.metadata);
 
-  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of<std::exception>([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message = message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("'exp_avg_sq'"), std::string::npos) << message;
 }
@@ -125,9 +125,9 @@ TEST(OptimizerChoice, ACheckpointThatNamesNoOptimizerIsRefused) {
   const io::Tensor &m = saved.tensors.at("exp_avg"), &v = saved.tensors.at("exp_avg_sq");
   io::write_safetensors(file, std::vector<io::TensorRef>{{"exp_avg", m.shape, m.data}, {"exp_avg_sq", v.shape, v.data}},
                         {{"step", saved.metadata.at("step")}});
-  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of<std::exception>([&] { load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message = message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("names no optimizer"), std::string::npos) << message;
 }
@@ -142,7 +142,7 @@ TEST(OptimizerChoice, TheRunDirectoryNamesEachTensorsOptimizerAndDecay) {
   EXPECT_EQ(json.at("hyperparameters").at("momentum"), 0.5);
   EXPECT_EQ(json.at("hyperparameters").at("nesterov"), 1.0);
   EXPECT_EQ(json.at("hyperparameters").at("weight_decay"), 0.1);
-  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   const auto specs = gpt.layout().tensors();
   ASSERT_EQ(json.at("tensors").size(), specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {

@@ -10,9 +10,9 @@
 #include "format/philox.hpp"
 #include "model/linear.hpp"
 #include "ops/cpu/matmul.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "support/bit_identical.hpp"
 #include "train/one_block_model.hpp"
-#include "train/quant_hooks.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -51,7 +51,7 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
                            dy = random_values(N * OC, 2, 0.01f);
 
   // Through linear_backward, with room for every copy it could ask for.
-  QuantHooks hooks(points, per_tensor_recipe(points, GetParam()));
+  quantized::QuantHooks hooks(points, per_tensor_recipe(points, GetParam()));
   hooks.begin_step(0, false);
   std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
   std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
@@ -59,7 +59,7 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
   model::linear_backward<float>(dx, dw, db, dy, used, {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
 
   // By hand: one dY copy, then both GEMMs on the forward's copies.
-  QuantHooks again(points, per_tensor_recipe(points, GetParam()));
+  quantized::QuantHooks again(points, per_tensor_recipe(points, GetParam()));
   again.begin_step(0, false);
   std::vector<float> y2(N * OC), x2(N * C), w2(OC * C), dy_q(N * OC), dx2(N * C, 0.0f), dw2(OC * C, 0.0f);
   const auto used2 = model::linear_forward<float>(y2, x, w, {}, x2, w2, fc, &again, N);

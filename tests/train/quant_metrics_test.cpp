@@ -1,6 +1,6 @@
 // Per-point statistics as metrics.jsonl reports them, and the warnings they raise, against counts
 // made by hand on a tensor with known overflows and underflows.
-#include "train/quant_metrics.hpp"
+#include "monitor/quant_metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,15 +19,15 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   const config::TrainConfig config =
       config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\n", "t.toml");
   const model::MatmulPoints points(config::gpt_config(config));
-  QuantHooks hooks(points, config::resolve_recipe(config));
+  quantized::QuantHooks hooks(points, config::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
   // 8 values: 2 beyond 448 (overflow), 2 below 2^-10 (underflow), 4 exact in E4M3.
   const std::vector<float> x = {1000.0f, -600.0f, 1e-4f, -3e-4f, 1.0f, 2.0f, -0.5f, 0.25f};
   std::vector<float> out(x.size());
-  RunLog log(dir.path());
-  Warnings warnings(log, nullptr, 100);
-  QuantMetrics metrics(hooks);
+  monitor::RunLog log(dir.path());
+  monitor::Warnings warnings(log, nullptr, 100);
+  monitor::QuantMetrics metrics(hooks);
   for (std::int64_t step = 0; step < 2; ++step) {
     hooks.begin_step(step, false);
     ASSERT_TRUE(hooks.active(operand));
@@ -37,8 +37,8 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   }
   const nlohmann::json all = metrics.take();
   const nlohmann::json stats = all.at("h.0.attn.c_attn:act");
-  ScalarLog scalars;
-  add_scalars_of({{"step", 2}, {"quant", all}}, scalars);
+  monitor::ScalarLog scalars;
+  monitor::add_scalars_of({{"step", 2}, {"quant", all}}, scalars);
   EXPECT_DOUBLE_EQ(stats.at("overflow_pct").get<double>(), 25.0);
   EXPECT_DOUBLE_EQ(stats.at("underflow_pct").get<double>(), 25.0);
   EXPECT_EQ(stats.at("non_finite").get<int>(), 0);
@@ -68,14 +68,14 @@ TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
       "n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\nscaling = \"block\"\n",
       "t.toml");
   const model::MatmulPoints points(config::gpt_config(config));
-  QuantHooks hooks(points, config::resolve_recipe(config));
+  quantized::QuantHooks hooks(points, config::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 2};
   const std::vector<float> x = {1000.0f, 1e-6f, 1.0f, 1e-6f};
   std::vector<float> out(x.size());
-  RunLog log(dir.path());
-  Warnings warnings(log, nullptr, 100);
-  QuantMetrics metrics(hooks);
+  monitor::RunLog log(dir.path());
+  monitor::Warnings warnings(log, nullptr, 100);
+  monitor::QuantMetrics metrics(hooks);
   hooks.begin_step(0, false);
   hooks.apply(operand, x, out);
   operand.reduction = model::Reduction::along_rows;
@@ -85,8 +85,8 @@ TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
   metrics.add_step(1, config, warnings);
   const nlohmann::json all = metrics.take();
   const nlohmann::json stats = all.at("h.0.attn.c_attn:act");
-  ScalarLog scalars;
-  add_scalars_of({{"step", 2}, {"quant", all}}, scalars);
+  monitor::ScalarLog scalars;
+  monitor::add_scalars_of({{"step", 2}, {"quant", all}}, scalars);
   EXPECT_DOUBLE_EQ(stats.at("overflow_pct").get<double>(), 25.0);
   EXPECT_DOUBLE_EQ(stats.at("underflow_pct").get<double>(), 50.0);
   EXPECT_DOUBLE_EQ(stats.at("colwise").at("overflow_pct").get<double>(), 25.0);
@@ -112,13 +112,13 @@ TEST(QuantMetrics, AmaxGrowingExponentiallyWarns) {
     const config::TrainConfig config =
         config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e5m2\"\n", "t.toml");
     const model::MatmulPoints points(config::gpt_config(config));
-    QuantHooks hooks(points, config::resolve_recipe(config));
+    quantized::QuantHooks hooks(points, config::resolve_recipe(config));
     const model::OperandPoint& act = points.operands()[0];
     const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
     {
-      RunLog log(dir.path());
-      Warnings warnings(log, nullptr, 1000);
-      QuantMetrics metrics(hooks);
+      monitor::RunLog log(dir.path());
+      monitor::Warnings warnings(log, nullptr, 1000);
+      monitor::QuantMetrics metrics(hooks);
       for (std::int64_t step = 0; step < 120; ++step) {
         const float level = growing ? std::ldexp(1e-3f, static_cast<int>(step / 10)) : 1.0f + 0.5f * (step % 3);
         const std::vector<float> x = {level, -0.5f * level, 0.25f * level, 0.1f * level,

@@ -9,10 +9,10 @@
 #include <set>
 #include <string>
 
+#include "checkpoint/quant_checkpoint.hpp"
 #include "io/tensorboard_reader.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -188,14 +188,14 @@ TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpo
   // The checkpoint of step 4 is intact and loads, quantization state included.
   const fs::path checkpoint = dir.path() / "run" / "checkpoints" / "step_4";
   EXPECT_FALSE(fs::exists(dir.path() / "run" / "checkpoints" / "step_5"));
-  model::Gpt<float> gpt(load_checkpoint_config(checkpoint));
-  load_model(checkpoint, gpt);
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(checkpoint));
+  checkpoint::load_model(checkpoint, gpt);
   for (const float w : gpt.parameters()) ASSERT_TRUE(std::isfinite(w));
-  const auto recipe = load_checkpoint_recipe(checkpoint, gpt.matmuls());
+  const auto recipe = checkpoint::load_checkpoint_recipe(checkpoint, gpt.matmuls());
   ASSERT_TRUE(recipe.has_value());
-  QuantHooks hooks(gpt.matmuls(), *recipe);
-  load_quant_state(checkpoint, hooks);
-  EXPECT_EQ(load_state(checkpoint).step, 4);
+  quantized::QuantHooks hooks(gpt.matmuls(), *recipe);
+  checkpoint::load_quant_state(checkpoint, hooks);
+  EXPECT_EQ(checkpoint::load_state(checkpoint).step, 4);
 }
 
 TEST(QuantTraining, ANanInAnUnquantizedRunIsTracedToALayer) {
@@ -253,7 +253,7 @@ TEST(QuantTraining, E7m0EverywhereLosesPrecisionAndMostWeightUpdates) {
   const fs::path checkpoints = dir.path() / "run" / "checkpoints";
   const std::vector<float> before = final_parameters(checkpoints / "step_4");
   const std::vector<float> after = final_parameters(checkpoints / "step_8");
-  model::Gpt<float> gpt(load_checkpoint_config(checkpoints / "step_8"));
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(checkpoints / "step_8"));
   std::size_t weights = 0, moved = 0, moved_on_the_grid = 0;
   for (const auto& spec : gpt.layout().tensors()) {
     if (!spec.name.starts_with("transformer.h.") || spec.shape.size() != 2) continue;  // the :weight points

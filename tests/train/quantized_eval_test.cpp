@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/evaluation_hooks.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/torch_reference.hpp"
-#include "train/evaluation_hooks.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -51,9 +51,9 @@ Batch batch_of(std::size_t T) {
 
 // The loss the evaluation path computes for `batch` on the checkpoint as it is on disk.
 float evaluated_loss(const fs::path& checkpoint, const Batch& batch) {
-  model::Gpt<float> gpt(load_checkpoint_config(checkpoint));
-  load_model(checkpoint, gpt);
-  EvaluationHooks hooks = evaluation_hooks(checkpoint, gpt.matmuls(), "");
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(checkpoint));
+  checkpoint::load_model(checkpoint, gpt);
+  checkpoint::EvaluationHooks hooks = checkpoint::evaluation_hooks(checkpoint, gpt.matmuls(), "");
   EXPECT_TRUE(hooks.hooks.has_value());
   model::Activations<float> acts(gpt.config(), kBatch, gpt.config().block_size, model::OperandCopies::allocated);
   return model::gpt_forward(gpt, acts, batch.tokens, batch.targets, hooks.get());
@@ -74,7 +74,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
   if (!test_support::python_imports("torch")) GTEST_SKIP() << "PyTorch not found: " << test_support::kPython << " cannot import torch (scripts/setup.sh installs python3-torch)";
   test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
-  const std::size_t T = load_checkpoint_config(checkpoint).block_size;
+  const std::size_t T = checkpoint::load_checkpoint_config(checkpoint).block_size;
   const Batch batch = batch_of(T);
   const std::vector<float> loss{evaluated_loss(checkpoint, batch)};
   const std::vector<float> tokens(batch.tokens.begin(), batch.tokens.end());
@@ -90,7 +90,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
 TEST(QuantizedEval, AChangedSavedScaleChangesTheLoss) {
   test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
-  const Batch batch = batch_of(load_checkpoint_config(checkpoint).block_size);
+  const Batch batch = batch_of(checkpoint::load_checkpoint_config(checkpoint).block_size);
   const float saved = evaluated_loss(checkpoint, batch);
   const fs::path original = dir.path() / "quant.safetensors";
   fs::copy_file(checkpoint / "quant.safetensors", original);

@@ -10,8 +10,8 @@
 #include "format/parse.hpp"
 #include "format/philox.hpp"
 #include "model/linear.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "train/one_block_model.hpp"
-#include "train/quant_hooks.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -63,7 +63,7 @@ void expect_close(std::span<const float> got, const std::vector<double>& want, c
 
 TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
   const model::MatmulPoints points(testing::one_block_model(2, 16, 8));
-  QuantHooks hooks(points, tensor_scaled_recipe(points));
+  quantized::QuantHooks hooks(points, tensor_scaled_recipe(points));
   hooks.begin_step(0, false);
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   const std::size_t N = 24, C = fc.in_features, OC = fc.out_features;

@@ -1,6 +1,6 @@
 // Both logs write every non-finite number by one rule, whichever part of the engine made the line:
 // ±∞ as "inf"/"-inf", NaN as null, at any depth of the line.
-#include "train/run_log.hpp"
+#include "monitor/run_log.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ TEST(RunLog, WritesNonFiniteNumbersByOneRuleInBothLogs) {
                                {"diag", {{"grad_snr_db", {{"a", inf}, {"b", -inf}}}, {"per_head", {0.5, std::nan("")}}}},
                                {"quant", {{"h.0:act", {{"scale", std::nan("")}, {"overflow", 2}}}}}};
   {
-    RunLog log(dir.path());
+    monitor::RunLog log(dir.path());
     log.metrics(line);
     log.event(line);
   }

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "train/scalar_log.hpp"
+#include "monitor/scalar_log.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -16,8 +16,8 @@ TEST(ScalarLog, EveryNumberOfAMetricsLineIsTaggedByItsPath) {
     "diag": {"attention_entropy": {"h.0.attn": {"per_head": [1.5, 2.5]}},
              "profile": {"h.0.attn.q": {"log2": {"lo": -48, "hi": 16, "counts": [1, 2], "above": 7}}, "fit": {"format": "e1m6"}}}
   })");
-  ScalarLog scalars;
-  add_scalars_of(line, scalars);
+  monitor::ScalarLog scalars;
+  monitor::add_scalars_of(line, scalars);
   const std::map<std::string, double> tags(scalars.scalars.begin(), scalars.scalars.end());
   const std::map<std::string, double> expected = {
       {"loss", 2.5}, {"phase", 1}, {"grad/clipped", 1}, {"grad/l2/transformer.wte.weight", 0.5},

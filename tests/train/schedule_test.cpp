@@ -8,17 +8,17 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/quant_checkpoint.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
+#include "quantized/quant_hooks.hpp"
 #include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/thread_count.hpp"
-#include "train/quant_checkpoint.hpp"
-#include "train/quant_hooks.hpp"
 #include "train/training_data.hpp"
 #include "train/training_run.hpp"
 
@@ -135,8 +135,8 @@ TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
   const config::TrainConfig fp8 = with_quant(corpus, kFp8);
   const config::Recipe recipe = config::resolve_recipe(fp8);
   const model::MatmulPoints points(config::gpt_config(fp8));
-  const QuantHooks fresh(points, recipe);
-  save_quant_state(step4, recipe, &fresh);
+  const quantized::QuantHooks fresh(points, recipe);
+  checkpoint::save_quant_state(step4, recipe, &fresh);
   const TrainOutcome assembled = run(fp8, dir.path() / "assembled", /*resume=*/true);
 
   expect_same_checkpoint(switched.last_checkpoint, assembled.last_checkpoint);
@@ -165,7 +165,7 @@ void forget_activation_histories(const fs::path& checkpoint, const config::Recip
     }
   }
   io::write_safetensors(checkpoint / "quant.safetensors", tensors);
-  write_recipe(checkpoint / "recipe.json", recipe);
+  checkpoint::write_recipe(checkpoint / "recipe.json", recipe);
 }
 
 TEST(Schedule, AChangedFormatStartsAfreshWhileTheOtherPointsKeepTheirHistories) {
@@ -200,9 +200,9 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
     const fs::path step4 = copy_checkpoint(dir.path() / "run", 4, dir.path() / ("recompute" + std::to_string(quant_toml.size())));
     forget_activation_histories(step4, config::resolve_recipe(phase));
     model::Gpt<float> gpt(config::gpt_config(phase));
-    (void)load_model(step4, gpt);
-    QuantHooks hooks(gpt.matmuls(), config::resolve_recipe(phase));
-    load_quant_state(step4, hooks);
+    (void)checkpoint::load_model(step4, gpt);
+    quantized::QuantHooks hooks(gpt.matmuls(), config::resolve_recipe(phase));
+    checkpoint::load_quant_state(step4, hooks);
     model::Activations<float> acts(gpt.config(), phase.batch_size, phase.block_size, model::OperandCopies::allocated);
     const data::ByteDataset data = load_training_data(phase, ".");
     std::vector<std::int32_t> x(static_cast<std::size_t>(phase.batch_size * phase.block_size)), y(x.size());
@@ -211,8 +211,8 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
     (void)model::gpt_forward(gpt, acts, x, y, &hooks);
     return hooks;
   };
-  const QuantHooks now = recompute(kFp8E1m6Act);
-  const QuantHooks before = recompute(kFp8);
+  const quantized::QuantHooks now = recompute(kFp8E1m6Act);
+  const quantized::QuantHooks before = recompute(kFp8);
   int checked = 0;
   for (std::size_t i = 0; i < now.size(); ++i) {
     if (!now.point(i) || !now.name(i).ends_with(":act")) continue;
@@ -266,7 +266,7 @@ TEST(Schedule, CodeOnlyWeightsAreReencodedOnTheNewGridAtASwitch) {
   ASSERT_FALSE(reencoded.empty());
 
   model::Gpt<float> gpt(config::gpt_config(c));
-  (void)load_model(dir.path() / "straight" / "checkpoints" / "step_4", gpt);
+  (void)checkpoint::load_model(dir.path() / "straight" / "checkpoints" / "step_4", gpt);
   const format::Format e3m4 = format::make_format(format::parse_format("e3m4"));
   for (const auto& t : reencoded) {
     EXPECT_EQ(t.at("from"), "e4m3");

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
 #include "io/safetensors.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/torch_reference.hpp"
-#include "train/checkpoint.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -52,7 +52,7 @@ void cross_check(const Variant& v, const fs::path& dir) {
     }
   }
   optim::AdamW adam(gpt.layout().size(), {0.9f, 0.95f, 1e-8f, 0.1f}, {{0, gpt.layout().size(), true}});
-  const fs::path checkpoint = save_checkpoint(dir, gpt, adam, CheckpointState{});
+  const fs::path checkpoint = checkpoint::save_checkpoint(dir, gpt, adam, checkpoint::CheckpointState{});
 
   const std::size_t B = 2, T = 8, V = c.vocab_size;
   std::vector<std::int32_t> tokens(B * T), targets(B * T);

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
 #include "model/gpt.hpp"
 #include "support/scratch_dir.hpp"
-#include "train/checkpoint.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -87,7 +87,7 @@ TEST(Trainer, CheckpointsHoldTheModelTheOptimizerAndTheState) {
   // nanoGPT's state_dict carries the tied head under both names.
   EXPECT_EQ(tensors.at("lm_head.weight").data, tensors.at("transformer.wte.weight").data);
   EXPECT_EQ(tensors.at("transformer.h.1.mlp.c_fc.weight").shape, (std::vector<std::int64_t>{128, 32}));
-  const CheckpointState state = load_state(outcome.last_checkpoint);
+  const checkpoint::CheckpointState state = checkpoint::load_state(outcome.last_checkpoint);
   EXPECT_EQ(state.step, 8);
   EXPECT_TRUE(std::isfinite(state.val_loss));
   EXPECT_TRUE(fs::exists(dir.path() / "run" / "config.toml"));
@@ -111,11 +111,11 @@ TEST(Trainer, ACheckpointOfAnotherShapeIsRefusedWithTheTensorNamed) {
   test_support::ScratchDir dir;
   const config::TrainConfig c = tiny_config(dir.write("corpus.txt", generated_corpus()));
   const TrainOutcome outcome = run(c, dir.path() / "run");
-  model::GptConfig other = load_checkpoint_config(outcome.last_checkpoint);
+  model::GptConfig other = checkpoint::load_checkpoint_config(outcome.last_checkpoint);
   other.n_embd = 64;
   model::Gpt<float> wider(other);
   try {
-    load_model(outcome.last_checkpoint, wider);
+    checkpoint::load_model(outcome.last_checkpoint, wider);
     FAIL() << "a 32-channel checkpoint loaded into a 64-channel model";
   } catch (const io::CheckpointError& e) {
     EXPECT_NE(std::string(e.what()).find("transformer.wte.weight"), std::string::npos) << e.what();
@@ -128,8 +128,8 @@ TEST(Trainer, ATruncatedCheckpointIsAnErrorNotACrash) {
   const TrainOutcome outcome = run(c, dir.path() / "run");
   const fs::path model_file = outcome.last_checkpoint / "model.safetensors";
   fs::resize_file(model_file, fs::file_size(model_file) / 2);
-  model::Gpt<float> gpt(load_checkpoint_config(outcome.last_checkpoint));
-  EXPECT_THROW(load_model(outcome.last_checkpoint, gpt), io::CheckpointError);
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
+  EXPECT_THROW(checkpoint::load_model(outcome.last_checkpoint, gpt), io::CheckpointError);
 }
 
 }  // namespace
@@ -164,7 +164,7 @@ TEST(Trainer, StopLossMultipleStopsAtTheFirstLossAboveTheMultiple) {
   EXPECT_EQ(logged_losses(dir.path() / "stopped"),
             std::vector<double>(losses.begin(), losses.begin() + static_cast<std::ptrdiff_t>(expected) - 1));
   if (!stopped.last_checkpoint.empty()) {  // the first loss is kept for a resumed run
-    EXPECT_EQ(load_state(stopped.last_checkpoint).initial_loss, losses[0]);
+    EXPECT_EQ(checkpoint::load_state(stopped.last_checkpoint).initial_loss, losses[0]);
   }
 }
 
@@ -179,7 +179,7 @@ TEST(Trainer, ResumingBeforeTheFirstEvaluationKeepsTrackingTheBest) {
   half.max_iters = 4;
   run(half, dir.path() / "split");
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
-  const CheckpointState a = load_state(straight.last_checkpoint), b = load_state(resumed.last_checkpoint);
+  const checkpoint::CheckpointState a = checkpoint::load_state(straight.last_checkpoint), b = checkpoint::load_state(resumed.last_checkpoint);
   EXPECT_EQ(a.best_step, 8);
   EXPECT_EQ(b.best_step, a.best_step);
   EXPECT_EQ(b.best_val_loss, a.best_val_loss);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
 #include "model/gpt.hpp"
-#include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::train::testing {
@@ -59,8 +59,8 @@ inline std::vector<double> logged_losses(const fs::path& run_dir) {
 }
 
 inline std::vector<float> final_parameters(const fs::path& checkpoint) {
-  model::Gpt<float> gpt(load_checkpoint_config(checkpoint));
-  load_model(checkpoint, gpt);
+  model::Gpt<float> gpt(checkpoint::load_checkpoint_config(checkpoint));
+  checkpoint::load_model(checkpoint, gpt);
   return {gpt.parameters().begin(), gpt.parameters().end()};
 }
 

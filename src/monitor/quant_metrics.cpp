@@ -1,0 +1,147 @@
+#include "monitor/quant_metrics.hpp"
+
+#include <cmath>
+
+#include "diag/growth_fit.hpp"
+
+namespace altgrad::monitor {
+namespace {
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+nlohmann::json stats_json(const quant::PointStats& s) {
+  nlohmann::json stats = {{"overflow_pct", percent(s.values.overflow, s.values.count)},
+                          {"underflow_pct", percent(s.values.underflow, s.values.count)},
+                          {"zero_in_pct", percent(s.values.zero_inputs, s.values.count)},
+                          {"zero_out_pct", percent(s.values.zero_inputs + s.values.underflow, s.values.count)},
+                          {"non_finite", s.values.nan_inputs + s.values.inf_inputs},
+                          {"amax", s.values.amax},
+                          {"scale", std::isfinite(s.scale) ? nlohmann::json(s.scale) : nlohmann::json()},
+                          {"rel_error", s.values.relative_error()}};
+  if (s.blocks) stats["clipped_blocks_pct"] = percent(s.clipped_blocks, s.blocks);
+  return stats;
+}
+
+
+}  // namespace
+
+QuantMetrics::QuantMetrics(const quantized::QuantHooks& hooks)
+    : hooks_(hooks),
+      interval_(hooks.size()),
+      interval_columns_(hooks.size()),
+      last_scale_(hooks.size(), 0.0f),
+      scale_changes_(hooks.size(), 0),
+      log2_amax_(hooks.size()) {
+  for (std::size_t i = 0; i < hooks.size(); ++i) {
+    if (hooks.point(i) && hooks.point(i)->delayed()) last_scale_[i] = hooks.point(i)->delayed()->scale();
+  }
+}
+
+void QuantMetrics::add_step(std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
+  for (std::size_t i = 0; i < hooks_.size(); ++i) {
+    const quant::PointQuantizer* point = hooks_.point(i);
+    if (!point) continue;
+    if (const quant::DelayedScaling* delayed = point->delayed()) {
+      scale_changes_[i] += delayed->scale() != last_scale_[i];
+      last_scale_[i] = delayed->scale();
+    }
+    const std::string& name = hooks_.name(i);
+    interval_[i].merge(point->step_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, false}, point->step_stats());
+    interval_columns_[i].merge(point->column_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, true}, point->column_stats());
+    if (point->step_stats().calls) check_amax_growth(step, config, warnings, i, point->step_stats().values.amax);
+  }
+}
+
+// Exponential amax growth: a least-squares line through log2 amax over the last kAmaxWindow steps
+// rising faster than warn_amax_growth binades per 100 steps, with r² ≥ 0.8 so that a trend, not
+// noise, is fitted. The window starts empty in each process (a resumed run refills it).
+void QuantMetrics::check_amax_growth(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
+                                     std::size_t point, float amax) {
+  std::vector<double>& window = log2_amax_[point];
+  if (!(amax > 0) || !std::isfinite(amax)) return;
+  if (window.size() == kAmaxWindow) window.erase(window.begin());
+  window.push_back(std::log2(static_cast<double>(amax)));
+  if (window.size() < kAmaxWindow || config.warn_amax_growth <= 0) return;
+  const diag::GrowthFit fit = diag::log2_growth(window);
+  const double per_100 = 100 * fit.slope;
+  if (per_100 > config.warn_amax_growth && fit.r2 >= 0.8) {
+    const std::string& name = hooks_.name(point);
+    warnings.warn(step, "amax_growth", name, per_100, config.warn_amax_growth,
+                  name + "'s amax grows " + short_number(per_100) + " binades per 100 steps over the last " +
+                      std::to_string(kAmaxWindow) + " (fit r^2 " + short_number(fit.r2) + ", threshold " +
+                      short_number(config.warn_amax_growth) + "): it will outrun the format's range");
+  }
+}
+
+void QuantMetrics::check_thresholds(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
+                                    const quant::PointSettings& settings, const Where& where,
+                                    const quant::PointStats& s) {
+  if (s.calls == 0) return;
+  // Strings are built only when a warning fires: no allocation on a quiet step.
+  const auto key = [&] { return where.columns ? where.point + "/colwise" : where.point; };
+  const auto label = [&] { return where.columns ? where.point + "'s column-wise copy" : where.point; };
+  const double overflow = percent(s.values.overflow, s.values.count);
+  const double underflow = percent(s.values.underflow, s.values.count);
+  if (overflow > config.warn_overflow_pct) {
+    warnings.warn(step, "overflow", key(), overflow, config.warn_overflow_pct,
+                  label() + " overflows " + short_number(overflow) + "%" + " of its values (" + settings.format_name +
+                      ", threshold " + short_number(config.warn_overflow_pct) + "%" + ")");
+  }
+  if (underflow > config.warn_underflow_pct) {
+    warnings.warn(step, "underflow", key(), underflow, config.warn_underflow_pct,
+                  label() + " flushes " + short_number(underflow) + "%" + " of its values to zero (" +
+                      settings.format_name + ", threshold " + short_number(config.warn_underflow_pct) + "%" + ")");
+  }
+}
+
+nlohmann::json QuantMetrics::take() {
+  nlohmann::json points = nlohmann::json::object();
+  for (std::size_t i = 0; i < hooks_.size(); ++i) {
+    const quant::PointStats &rows = interval_[i], &columns = interval_columns_[i];
+    if (rows.calls == 0 && columns.calls == 0) continue;
+    const std::string& name = hooks_.name(i);
+    nlohmann::json stats = rows.calls ? stats_json(rows) : nlohmann::json::object();
+    if (hooks_.point(i) && hooks_.point(i)->delayed()) {
+      stats["scale_changes"] = scale_changes_[i];
+      scale_changes_[i] = 0;
+    }
+    if (columns.calls) {
+      stats["colwise"] = stats_json(columns);
+    }
+    points[name] = std::move(stats);
+    interval_[i] = quant::PointStats{};
+    interval_columns_[i] = quant::PointStats{};
+  }
+  return points;
+}
+
+namespace {
+
+class QuantMetricsObserver final : public StepObserver {
+ public:
+  void begin_phase(const quantized::QuantHooks* hooks, const config::Recipe& recipe) override {
+    metrics_.reset();
+    if (recipe.any_enabled()) metrics_.emplace(*hooks);
+  }
+
+  void after_clip(RunView& run, StepRecord& step) override {
+    if (metrics_) metrics_->add_step(step.done, run.config, run.warnings);
+  }
+
+  void after_update(RunView& /*run*/, StepRecord& step) override {
+    if (metrics_ && step.plan.logged) step.metrics["quant"] = metrics_->take();
+  }
+
+ private:
+  std::optional<QuantMetrics> metrics_;  // the current phase's, when it quantizes
+};
+
+}  // namespace
+
+std::unique_ptr<StepObserver> quant_metrics_observer() { return std::make_unique<QuantMetricsObserver>(); }
+
+}  // namespace altgrad::monitor

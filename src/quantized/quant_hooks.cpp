@@ -1,0 +1,139 @@
+#include "quantized/quant_hooks.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "quant/scaling.hpp"
+
+namespace altgrad::quantized {
+
+QuantHooks::QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe) {
+  if (recipe.points.size() != points.operand_count()) {
+    throw std::invalid_argument("QuantHooks: the recipe has " + std::to_string(recipe.points.size()) +
+                                " points, the model " + std::to_string(points.operand_count()));
+  }
+  points_.resize(recipe.points.size());
+  profiles_.resize(recipe.points.size());
+  for (std::size_t i = 0; i < recipe.points.size(); ++i) {
+    names_.push_back(recipe.points[i].name);
+    if (recipe.points[i].settings.enabled) points_[i].emplace(recipe.points[i].settings, recipe.seed, i);
+  }
+}
+
+void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile) {
+  step_ = step;
+  first_non_finite_.reset();
+  profiling_ = profile && candidate_.has_value();
+  if (profiling_) {
+    for (auto& p : profiles_) p.reset();
+  }
+  for (auto& point : points_) {
+    if (!point) continue;
+    point->begin_step(step);
+    point->collect_codes(collect_codes);
+  }
+}
+
+void QuantHooks::end_step() {
+  for (auto& point : points_) {
+    if (point) point->end_step();
+  }
+}
+
+void QuantHooks::inject_nan(std::size_t index, std::int64_t step) {
+  if (index >= points_.size()) throw std::invalid_argument("inject_nan: no point " + std::to_string(index));
+  injection_.emplace(index, step);
+}
+
+bool QuantHooks::injecting(std::size_t index) const {
+  return !frozen_ && injection_ && injection_->first == index && injection_->second == step_;
+}
+
+bool QuantHooks::active(const model::MatmulOperand& operand) {
+  return points_[operand.index].has_value() || injecting(operand.index) || profiling();
+}
+
+void QuantHooks::enable_profiles(const format::Format& candidate) {
+  candidate_.emplace(candidate, quant::range_thresholds(candidate));
+}
+
+// One call's values: its profile, and its range fit at the scale the point's scaling would choose
+// for the candidate format. A block-scaled point's column-wise copy reads the same values as its
+// row-wise one and is left out.
+void QuantHooks::profile_call(const model::MatmulOperand& operand, std::span<const float> in) {
+  const quant::PointQuantizer* point = points_[operand.index] ? &*points_[operand.index] : nullptr;
+  const bool blocks = point && point->settings().scaling == quant::Scaling::block;
+  if (blocks && operand.reduction == model::Reduction::along_rows) return;
+  if (!profiles_[operand.index]) profiles_[operand.index].emplace();
+  PointProfile& p = *profiles_[operand.index];
+  // Causal attention probabilities: only the entries a query can attend to are values (row t of
+  // each T × T tile holds keys 0..t; the rest are the mask's zeros, quant/causal_mask.hpp).
+  std::vector<float> attendable;
+  if (operand.causal) {
+    for (std::size_t row = 0; row * operand.cols < in.size(); ++row) {
+      const auto first = in.begin() + static_cast<std::ptrdiff_t>(row * operand.cols);
+      attendable.insert(attendable.end(), first, first + static_cast<std::ptrdiff_t>(row % operand.cols + 1));
+    }
+  }
+  const std::span<const float> values = operand.causal ? std::span<const float>(attendable) : in;
+  p.values.add(values);
+  const auto& [format, thresholds] = *candidate_;
+  if (blocks) {  // blocks along the full rows, as quantized; the masked zeros then taken out
+    p.fit_scale = "block";
+    quant::add_range_fit_blocks(p.fit, thresholds, format, in, operand.cols, point->settings().block,
+                                point->settings().scale_rule);
+    p.fit.count -= in.size() - values.size();
+    return;
+  }
+  range_fit(p, values, point);
+}
+
+void QuantHooks::range_fit(PointProfile& p, std::span<const float> in, const quant::PointQuantizer* point) {
+  const auto& [format, thresholds] = *candidate_;
+  float scale = 1.0f;
+  if (!point) {
+    p.fit_scale = "tensor (profile)";
+    scale = quant::current_scale(format, in, 0);
+  } else if (point->settings().scaling == quant::Scaling::tensor) {
+    p.fit_scale = "tensor";
+    scale = quant::current_scale(format, in, point->settings().margin);
+  } else if (point->delayed()) {
+    p.fit_scale = "delayed";
+    const std::vector<float> history = point->delayed()->history();
+    if (!history.empty()) {
+      const float amax = point->settings().amax == quant::AmaxAlgorithm::max
+                             ? *std::max_element(history.begin(), history.end())
+                             : history.back();
+      scale = quant::scale_from_amax(format, amax, point->settings().margin);
+    }
+  } else {
+    p.fit_scale = "none";
+  }
+  quant::add_range_fit(p.fit, thresholds, in, scale);
+}
+
+bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
+  const auto& point = points_[operand.index];
+  return point && point->settings().scaling == quant::Scaling::block;
+}
+
+void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
+  if (profiling()) profile_call(operand, in);
+  std::uint64_t non_finite = 0;
+  if (auto& point = points_[operand.index]) {
+    const quant::OperandLayout layout{operand.cols, operand.reduction == model::Reduction::along_rows, operand.run,
+                                       operand.causal};
+    const quant::PointStats call = point->apply(in, out, layout, frozen_);
+    non_finite = call.values.nan_inputs + call.values.inf_inputs;
+  } else {
+    std::copy(in.begin(), in.end(), out.begin());
+  }
+  const bool injected = injecting(operand.index) && !out.empty();
+  if (injected) out[0] = std::numeric_limits<float>::quiet_NaN();
+  if ((non_finite > 0 || injected) && !first_non_finite_ && !frozen_) {
+    first_non_finite_ = NonFinitePoint{names_[operand.index], non_finite + (injected ? 1 : 0), injected};
+  }
+}
+
+}  // namespace altgrad::quantized

@@ -1,0 +1,86 @@
+#pragma once
+// The model's MatmulHooks for a quantization recipe: one PointQuantizer per enabled point, the
+// step boundaries that delayed scaling and statistics need, evaluation without state changes, and
+// the first point of a step at which a non-finite value appeared.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/quant_recipe.hpp"
+#include "diag/value_profile.hpp"
+#include "model/matmul_hooks.hpp"
+#include "model/matmul_points.hpp"
+#include "quant/point_quantizer.hpp"
+#include "quant/range_fit.hpp"
+
+namespace altgrad::quantized {
+
+// What passed a point in a profiled step (docs/quantization.md, "Value profiles").
+struct PointProfile {
+  diag::ValueProfile values;  // before quantization
+  quant::RangeFit fit;        // of the candidate format, at the scale the point's scaling would choose
+  std::string fit_scale;      // that scaling: "none", "tensor", "delayed", "block", or "tensor (profile)" where the point is off
+};
+
+// Where a non-finite value first entered a quantization point this step.
+struct NonFinitePoint {
+  std::string name;
+  std::uint64_t count = 0;  // NaN and Inf inputs at that point in that call
+  bool injected = false;    // put there by inject_nan
+};
+
+class QuantHooks final : public model::MatmulHooks<float> {
+ public:
+  QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe);
+
+  // The point quantizer at a dense index, or null where the point is off.
+  quant::PointQuantizer* point(std::size_t index) { return points_[index] ? &*points_[index] : nullptr; }
+  const quant::PointQuantizer* point(std::size_t index) const { return points_[index] ? &*points_[index] : nullptr; }
+  const std::string& name(std::size_t index) const { return names_[index]; }
+  std::size_t size() const { return points_.size(); }
+
+  // collect_codes: gather per-code histograms this step (diagnostic steps). profile: profile every
+  // point this step (needs enable_profiles()).
+  void begin_step(std::int64_t step, bool collect_codes, bool profile = false);
+  void end_step();
+  // Frozen: evaluation passes, which use the scales and change nothing.
+  void set_frozen(bool frozen) { frozen_ = frozen; }
+
+  // Makes the first element of the point's operand NaN in training step `step`, after
+  // quantization: a way to exercise the non-finite stop path.
+  void inject_nan(std::size_t index, std::int64_t step);
+
+  const std::optional<NonFinitePoint>& first_non_finite() const { return first_non_finite_; }
+
+  // Value profiles with range fit for `candidate`: in a step begun with profile = true, every point,
+  // quantized or not, is routed through apply() and profiled there before quantization. A point
+  // that is off is copied unchanged, so the step computes the same bits.
+  void enable_profiles(const format::Format& candidate);
+  // The point's profile of the last profiled step; null where the point was not seen.
+  const PointProfile* profile(std::size_t index) const { return profiles_[index] ? &*profiles_[index] : nullptr; }
+
+  bool active(const model::MatmulOperand& operand) override;
+  // Quantizes along the operand's reduction axis (block scaling blocks along it).
+  void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
+  // True for block-scaled points: each GEMM gets its own copy, blocked along its reduction axis.
+  bool axis_dependent(const model::MatmulOperand& operand) override;
+
+ private:
+  bool injecting(std::size_t index) const;
+  bool profiling() const { return profiling_ && !frozen_; }
+  void profile_call(const model::MatmulOperand& operand, std::span<const float> in);
+  void range_fit(PointProfile& profile, std::span<const float> in, const quant::PointQuantizer* point);
+
+  std::vector<std::optional<quant::PointQuantizer>> points_;
+  std::vector<std::string> names_;
+  std::int64_t step_ = 0;
+  bool frozen_ = false;
+  std::optional<std::pair<std::size_t, std::int64_t>> injection_;
+  std::optional<NonFinitePoint> first_non_finite_;
+  std::optional<std::pair<format::Format, quant::RangeThresholds>> candidate_;
+  bool profiling_ = false;
+  std::vector<std::optional<PointProfile>> profiles_;
+};
+
+}  // namespace altgrad::quantized

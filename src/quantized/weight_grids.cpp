@@ -1,0 +1,84 @@
+#include "quantized/weight_grids.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "format/parse.hpp"
+#include "quant/scaling.hpp"
+
+namespace altgrad::quantized {
+namespace {
+
+// The stored tensor a matmul's weight operand reads: its Linear weight, or wte for the tied LM head.
+std::string weight_tensor(const model::MatmulPoint& matmul) {
+  return matmul.name == "lm_head" ? "transformer.wte.weight" : "transformer." + matmul.name + ".weight";
+}
+
+}  // namespace
+
+WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const config::Recipe& recipe,
+                         const std::string& grid_format) {
+  const optim::WeightGrid storage{format::make_format(format::parse_format(grid_format))};
+  for (const auto& spec : layout.tensors()) {
+    entries_.push_back({storage, std::nullopt, {}, spec.slot, grid_format + " (grid_format), unscaled", grid_format, {}});
+  }
+  for (const auto& matmul : points.all()) {
+    const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::weight);
+    if (index >= recipe.points.size() || !recipe.points[index].settings.enabled) continue;
+    const auto& settings = recipe.points[index].settings;
+    const std::string tensor = weight_tensor(matmul);
+    std::size_t range = 0;
+    while (range < layout.tensors().size() && layout.tensors()[range].name != tensor) ++range;
+    if (range == layout.tensors().size()) throw std::logic_error("WeightGrids: no tensor " + tensor);
+    Entry& e = entries_[range];
+    e.point = index;
+    e.settings = settings;
+    e.grid = {settings.format};
+    e.format_name = settings.format_name;
+    e.description = settings.format_name + ", " + std::string(quant::scaling_name(settings.scaling)) + " scaling of " +
+                    recipe.points[index].name;
+    if (settings.scaling == quant::Scaling::block) {
+      e.grid.scaling = optim::GridScaling::blocks;
+      e.grid.block = settings.block;
+      e.grid.row_length = matmul.in_features;
+      e.grid.rule = settings.scale_rule;
+    }
+  }
+}
+
+optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hooks, std::span<const float> params) const {
+  const Entry& e = entries_.at(range);
+  optim::WeightGrid grid = e.grid;
+  if (e.fixed_scale) {
+    grid.scale = *e.fixed_scale;
+    return grid;
+  }
+  if (!e.point) return grid;
+  switch (e.settings.scaling) {
+    case quant::Scaling::none:
+    case quant::Scaling::block:
+      break;
+    case quant::Scaling::tensor:
+      grid.scale = quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin);
+      break;
+    case quant::Scaling::delayed: {
+      const quant::PointQuantizer* point = hooks ? hooks->point(*e.point) : nullptr;
+      if (point && point->delayed()) grid.scale = point->delayed()->scale();
+      break;
+    }
+  }
+  return grid;
+}
+
+void WeightGrids::fix_scale(std::size_t range, float scale) {
+  Entry& e = entries_.at(range);
+  e.fixed_scale = scale;
+  e.description += "; code-only weights, fixed scale 2^" + std::to_string(std::ilogb(scale));
+}
+
+void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {
+  if (!optimizer.uses_grids()) return;
+  for (std::size_t range = 0; range < entries_.size(); ++range) optimizer.set_grid(range, grid_at(range, hooks, params));
+}
+
+}  // namespace altgrad::quantized
