@@ -31,7 +31,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
+using namespace altgrad::model_test;
 
 // Identity hooks that allocate nothing themselves.
 class CopyHooks : public MatmulHooks<float> {

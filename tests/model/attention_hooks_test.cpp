@@ -19,12 +19,12 @@
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
-using altgrad::ops::test::all_close;
-using altgrad::ops::test::AttentionReference;
+using namespace altgrad::model_test;
+using altgrad::ops_test::all_close;
+using altgrad::ops_test::AttentionReference;
 using altgrad::test_support::bit_identical;
-using altgrad::ops::test::straight_through_attention;
-using altgrad::ops::test::Tolerance;
+using altgrad::ops_test::straight_through_attention;
+using altgrad::ops_test::Tolerance;
 
 const std::vector<Operand> kAttentionOperands{Operand::q, Operand::k, Operand::v, Operand::probs};
 

@@ -16,10 +16,10 @@
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
-using altgrad::ops::test::all_close;
+using namespace altgrad::model_test;
+using altgrad::ops_test::all_close;
 using altgrad::test_support::bit_identical;
-using altgrad::ops::test::ScopedThreadCount;
+using altgrad::ops_test::ScopedThreadCount;
 
 // Big enough that every kernel takes its OpenMP path (B·T·C = 16384 = kMinParallelWork).
 GptConfig parallel_config(Norm norm, Mlp mlp) {
@@ -77,7 +77,7 @@ TEST(Forward, FloatAgreesWithDouble) {
 }
 
 TEST(Forward, TwoRunsGiveTheSameBits) {
-  const ScopedThreadCount threads(altgrad::ops::test::kManyThreads);
+  const ScopedThreadCount threads(altgrad::ops_test::kManyThreads);
   for (const Mlp mlp : {Mlp::gelu, Mlp::swiglu}) {
     Gpt<float> model(parallel_config(Norm::layernorm, mlp));
     model.initialize(3);

@@ -23,9 +23,9 @@
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
-using altgrad::ops::test::all_close;
-using altgrad::ops::test::Tolerance;
+using namespace altgrad::model_test;
+using altgrad::ops_test::all_close;
+using altgrad::ops_test::Tolerance;
 
 constexpr double kStep = 2.5e-4;
 constexpr Tolerance kTolerance{1e-10, 1e-6};

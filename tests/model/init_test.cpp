@@ -7,7 +7,7 @@
 namespace {
 
 using namespace altgrad::model;
-using altgrad::model::test::to_vector;
+using altgrad::model_test::to_vector;
 using altgrad::test_support::bit_identical;
 
 // Large enough for tight statistics (the smallest random tensor, wpe, has 64·64 elements), with

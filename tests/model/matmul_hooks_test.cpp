@@ -7,7 +7,7 @@
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
+using namespace altgrad::model_test;
 using altgrad::test_support::bit_identical;
 
 struct Visit {

@@ -13,11 +13,12 @@
 #include "model/gpt.hpp"
 #include "ops/test_tensors.hpp"
 
-namespace altgrad::model::test {
+namespace altgrad::model_test {
 
 // The gradient-check size: n_layer 2, n_head 2, n_embd 8, block_size 8, byte vocabulary.
-inline GptConfig tiny_config(Norm norm = Norm::layernorm, Mlp mlp = Mlp::gelu, bool bias = true) {
-  GptConfig config;
+inline model::GptConfig tiny_config(model::Norm norm = model::Norm::layernorm, model::Mlp mlp = model::Mlp::gelu,
+                                    bool bias = true) {
+  model::GptConfig config;
   config.n_layer = 2;
   config.n_head = 2;
   config.n_embd = 8;
@@ -33,19 +34,19 @@ inline GptConfig tiny_config(Norm norm = Norm::layernorm, Mlp mlp = Mlp::gelu, b
 // gradient is tiny: matrices uniform in [-0.4, 0.4], biases in [-0.2, 0.2], norm weights in
 // [0.5, 1.5]. Every value is exactly representable as a float.
 template <typename Scalar>
-void randomize_parameters(Gpt<Scalar>& model, std::uint64_t seed) {
+void randomize_parameters(model::Gpt<Scalar>& model, std::uint64_t seed) {
   std::mt19937_64 generator(seed);
-  for (const TensorSpec& spec : model.layout().tensors()) {
+  for (const model::TensorSpec& spec : model.layout().tensors()) {
     double lo = -0.4, hi = 0.4;
-    if (spec.role == ParameterRole::bias) lo = -0.2, hi = 0.2;
-    if (spec.role == ParameterRole::norm_weight) lo = 0.5, hi = 1.5;
+    if (spec.role == model::ParameterRole::bias) lo = -0.2, hi = 0.2;
+    if (spec.role == model::ParameterRole::norm_weight) lo = 0.5, hi = 1.5;
     std::uniform_real_distribution<double> uniform(lo, hi);
     for (Scalar& value : spec.slot.in(model.parameters())) value = static_cast<float>(uniform(generator));
   }
 }
 
-inline std::vector<std::int32_t> tokens_for(const GptConfig& config, std::size_t count, std::uint64_t seed) {
-  return ops::test::random_tokens(count, config.vocab_size, seed);
+inline std::vector<std::int32_t> tokens_for(const model::GptConfig& config, std::size_t count, std::uint64_t seed) {
+  return ops_test::random_tokens(count, config.vocab_size, seed);
 }
 
 template <typename T>
@@ -54,7 +55,7 @@ std::vector<std::remove_const_t<T>> to_vector(std::span<T> values) {
 }
 
 template <typename To, typename From>
-void copy_parameters(const Gpt<From>& from, Gpt<To>& to) {
+void copy_parameters(const model::Gpt<From>& from, model::Gpt<To>& to) {
   std::transform(from.parameters().begin(), from.parameters().end(), to.parameters().begin(),
                  [](From v) { return static_cast<To>(v); });
 }
@@ -65,8 +66,8 @@ struct Batch {
   std::vector<std::int32_t> tokens, targets;
 };
 
-inline Batch make_batch(const GptConfig& config, std::size_t B, std::size_t T, std::uint64_t seed) {
+inline Batch make_batch(const model::GptConfig& config, std::size_t B, std::size_t T, std::uint64_t seed) {
   return {B, T, tokens_for(config, B * T, seed), tokens_for(config, B * T, seed + 1)};
 }
 
-}  // namespace altgrad::model::test
+}  // namespace altgrad::model_test

@@ -12,7 +12,7 @@
 namespace {
 
 using namespace altgrad::model;
-using altgrad::model::test::tiny_config;
+using altgrad::model_test::tiny_config;
 
 struct Expected {
   std::string name;

@@ -15,7 +15,7 @@
 namespace {
 
 using namespace altgrad::model;
-using namespace altgrad::model::test;
+using namespace altgrad::model_test;
 
 // Copies every operand through and counts the LM head's inputs it saw.
 class CountingHooks : public MatmulHooks<float> {

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-namespace altgrad::ops::test {
+namespace altgrad::ops_test {
 
 struct AttentionReference {
   std::vector<double> out;    // (B, T, C)      rewrite(probs) · rewrite(v)
@@ -103,4 +103,4 @@ inline AttentionReference straight_through_attention(std::span<const double> qkv
   return result;
 }
 
-}  // namespace altgrad::ops::test
+}  // namespace altgrad::ops_test

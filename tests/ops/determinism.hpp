@@ -6,7 +6,7 @@
 #include "ops/test_tensors.hpp"
 #include "support/thread_count.hpp"
 
-namespace altgrad::ops::test {
+namespace altgrad::ops_test {
 
 using test_support::ScopedThreadCount;
 
@@ -39,4 +39,4 @@ void expect_identical_bits_for_any_thread_count(Run run) {
   expect_identical(parallel, run());
 }
 
-}  // namespace altgrad::ops::test
+}  // namespace altgrad::ops_test

@@ -17,7 +17,7 @@
 namespace {
 
 using namespace altgrad::ops::cpu;
-using namespace altgrad::ops::test;
+using namespace altgrad::ops_test;
 
 struct Case {
   std::size_t B, T, C, V;

@@ -14,7 +14,7 @@
 
 #include "ops/test_tensors.hpp"
 
-namespace altgrad::ops::test {
+namespace altgrad::ops_test {
 
 inline constexpr double kStep = 1e-6;
 inline constexpr Tolerance kGradientTolerance{1e-7, 1e-6};
@@ -43,4 +43,4 @@ inline ::testing::AssertionResult matches_finite_differences(const std::string& 
   return all_close(name, analytic, numerical_gradient(x, loss), kGradientTolerance);
 }
 
-}  // namespace altgrad::ops::test
+}  // namespace altgrad::ops_test

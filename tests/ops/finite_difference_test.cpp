@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace altgrad::ops::test;
+using namespace altgrad::ops_test;
 
 TEST(FiniteDifference, RecoversAKnownGradient) {
   std::vector<double> x = random_values(20, 1, -2.0, 2.0);

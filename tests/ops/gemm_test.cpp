@@ -9,11 +9,11 @@
 #include "ops/test_tensors.hpp"
 #include "support/bit_identical.hpp"
 
-namespace altgrad::ops::test {
+namespace altgrad::ops_test {
 namespace {
 
-using cpu::gemm;
-using cpu::gemm_tiling;
+using ops::cpu::gemm;
+using ops::cpu::gemm_tiling;
 
 // One GEMM call: C (m×n) = op(A) · op(B) + beta · C, with leading dimensions at least as wide as the
 // stored matrices (wider ones are strided views, as attention's heads are).
@@ -80,7 +80,7 @@ TEST(GemmTiling, CoversTheOutputInAlignedSlices) {
   for (const std::size_t m : {1, 15, 16, 17, 100, 512, 2048, 5000}) {
     for (const std::size_t n : {1, 7, 64, 129, 3000}) {
       for (const std::size_t k : {1, 32, 2048}) {
-        const cpu::GemmTiling t = gemm_tiling(m, n, k);
+        const ops::cpu::GemmTiling t = gemm_tiling(m, n, k);
         const std::size_t dim = t.by_rows ? m : n;
         EXPECT_EQ(t.by_rows, m >= n);
         EXPECT_GE(t.parts, 1u);
@@ -103,7 +103,7 @@ TEST(GemmTiling, SplitsTheTrainingStepsGemmsForTwoCores) {
 
 // Thin tiles repack the shared operand once each: a big GEMM keeps tiles of a thousand rows.
 TEST(GemmTiling, KeepsTheTilesOfABigGemmThick) {
-  const cpu::GemmTiling t = gemm_tiling(2048, 1152, 384);  // the 10.7M model's qkv projection
+  const ops::cpu::GemmTiling t = gemm_tiling(2048, 1152, 384);  // the 10.7M model's qkv projection
   EXPECT_EQ(t.parts, 2u);
   EXPECT_EQ(t.length, 1024u);
   EXPECT_EQ(gemm_tiling(8192, 8192, 8192).parts, 64u);
@@ -185,4 +185,4 @@ TEST(OpenBlas, OwnThreadingChangesTheBitsOfALongReduction) {
 }
 
 }  // namespace
-}  // namespace altgrad::ops::test
+}  // namespace altgrad::ops_test

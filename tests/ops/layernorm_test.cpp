@@ -16,7 +16,7 @@
 namespace {
 
 using namespace altgrad::ops::cpu;
-using namespace altgrad::ops::test;
+using namespace altgrad::ops_test;
 
 constexpr double kEps = 1e-5;
 

@@ -14,7 +14,7 @@
 namespace {
 
 using namespace altgrad::ops::cpu;
-using namespace altgrad::ops::test;
+using namespace altgrad::ops_test;
 
 struct Case {
   std::size_t N, C, OC;

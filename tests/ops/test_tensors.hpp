@@ -13,7 +13,7 @@
 
 #include "support/bit_identical.hpp"
 
-namespace altgrad::ops::test {
+namespace altgrad::ops_test {
 
 using test_support::bit_identical;
 
@@ -131,4 +131,4 @@ struct Pass {
   Tensors<Scalar> gradients;
 };
 
-}  // namespace altgrad::ops::test
+}  // namespace altgrad::ops_test

@@ -9,7 +9,7 @@
 namespace altgrad::sweep {
 namespace {
 
-using testing::expansion_error;
+using sweep_test::expansion_error;
 using test_support::ScratchDir;
 
 const std::string kSweep = R"(base = "base.toml"
@@ -24,7 +24,7 @@ seed = [1, 2]
 
 TEST(SweepCriteria, OneTableOrSeveralAreReadAndIndexed) {
   ScratchDir dir;
-  dir.write("base.toml", testing::kSmallBase);
+  dir.write("base.toml", sweep_test::kSmallBase);
   const SweepSpec one = load_sweep(dir.write("one.toml", kSweep + "[criteria]\nbaseline = \"bf16\"\nmax_gap_pct = 2\n"));
   ASSERT_EQ(one.criteria.size(), 1u);
   EXPECT_EQ(one.criteria[0].baseline, "bf16");

@@ -8,9 +8,9 @@
 namespace altgrad::sweep {
 namespace {
 
-using testing::expand_text;
-using testing::expansion_error;
-using testing::names_of;
+using sweep_test::expand_text;
+using sweep_test::expansion_error;
+using sweep_test::names_of;
 using test_support::ScratchDir;
 
 const char* const kRecipes = R"(
@@ -84,7 +84,7 @@ seed = [7]
 
 TEST(SweepExpansion, AnInlineBaseAndNestedQuantAxes) {
   ScratchDir dir;
-  const auto runs = expand_text(dir, std::string("[base]\n") + testing::kSmallBase + R"(
+  const auto runs = expand_text(dir, std::string("[base]\n") + sweep_test::kSmallBase + R"(
 [base.quant]
 preset = "fp8-hybrid"
 

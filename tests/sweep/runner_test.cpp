@@ -59,7 +59,7 @@ FakeSweep run_fake(const ScratchDir& dir, const std::string& sweep, int jobs, in
   const fs::path trainer = dir.write("trainer.sh", kFakeTrainer);
   fs::permissions(trainer, fs::perms::owner_all);
   ::setenv("LIVE", (dir.path() / "live").c_str(), 1);
-  dir.write("base.toml", testing::kSmallBase);
+  dir.write("base.toml", sweep_test::kSmallBase);
   const SweepSpec spec = load_sweep(dir.write("sweep.toml", sweep));
   const auto runs = expand(spec);
   FakeSweep result;

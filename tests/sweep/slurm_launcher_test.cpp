@@ -187,7 +187,7 @@ learning_rate = [1e-3, 2e-3]
 TEST(SlurmLaunch, SubmitsOnlyUnfinishedRunsAndRefusesWhileTheArrayRuns) {
   ScratchDir dir;
   const fs::path bin = fake_slurm(dir);
-  dir.write("base.toml", testing::kSmallBase);
+  dir.write("base.toml", sweep_test::kSmallBase);
   const SweepSpec spec = load_sweep(dir.write("sweep.toml", kFourRuns));
   const std::vector<PlannedRun> runs = expand(spec);
   const fs::path sweep = dir.path() / "sweep";
@@ -238,7 +238,7 @@ TEST(SlurmLaunch, SubmitsOnlyUnfinishedRunsAndRefusesWhileTheArrayRuns) {
 
 TEST(SlurmLaunch, AThresholdSearchIsRefusedBeforeAnythingIsWritten) {
   ScratchDir dir;
-  dir.write("base.toml", testing::kSmallBase);
+  dir.write("base.toml", sweep_test::kSmallBase);
   const SweepSpec spec = load_sweep(dir.write(
       "search.toml", "base = \"base.toml\"\n[search]\nkind = \"lr_threshold\"\nlow = 1e-4\nhigh = 1e-1\nsteps = 4\n"));
   std::ostringstream out;

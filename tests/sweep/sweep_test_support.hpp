@@ -8,7 +8,7 @@
 #include "sweep/sweep_error.hpp"
 #include "sweep/sweep_spec.hpp"
 
-namespace altgrad::sweep::testing {
+namespace altgrad::sweep_test {
 
 using test_support::ScratchDir;
 
@@ -23,26 +23,26 @@ lr_decay_iters = 4
 warmup_iters = 1
 )";
 
-inline std::vector<PlannedRun> expand_text(const ScratchDir& dir, const std::string& sweep,
-                                           const std::string& base = kSmallBase) {
+inline std::vector<sweep::PlannedRun> expand_text(const ScratchDir& dir, const std::string& sweep,
+                                                  const std::string& base = kSmallBase) {
   dir.write("base.toml", base);
-  return expand(load_sweep(dir.write("sweep.toml", sweep)));
+  return sweep::expand(sweep::load_sweep(dir.write("sweep.toml", sweep)));
 }
 
-// The SweepError message of expanding `sweep`, or "" when it expands.
+// The sweep::SweepError message of expanding `sweep`, or "" when it expands.
 inline std::string expansion_error(const ScratchDir& dir, const std::string& sweep, const std::string& base = kSmallBase) {
   try {
     expand_text(dir, sweep, base);
-  } catch (const SweepError& e) {
+  } catch (const sweep::SweepError& e) {
     return e.what();
   }
   return "";
 }
 
-inline std::vector<std::string> names_of(const std::vector<PlannedRun>& runs) {
+inline std::vector<std::string> names_of(const std::vector<sweep::PlannedRun>& runs) {
   std::vector<std::string> names;
-  for (const PlannedRun& run : runs) names.push_back(run.name);
+  for (const sweep::PlannedRun& run : runs) names.push_back(run.name);
   return names;
 }
 
-}  // namespace altgrad::sweep::testing
+}  // namespace altgrad::sweep_test

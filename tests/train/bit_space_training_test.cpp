@@ -23,7 +23,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 config::TrainConfig bit_space_config(const fs::path& corpus, config::OptimizerKind kind, const std::string& preset) {
   config::TrainConfig c = tiny_config(corpus);

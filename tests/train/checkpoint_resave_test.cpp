@@ -20,7 +20,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 std::set<std::string> file_names(const fs::path& dir) {
   std::set<std::string> names;

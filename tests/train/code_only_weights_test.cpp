@@ -22,7 +22,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 config::TrainConfig code_only_config(const fs::path& corpus, const std::string& quant_toml) {
   config::TrainConfig c = tiny_config(corpus);

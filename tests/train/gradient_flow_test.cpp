@@ -15,7 +15,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 TEST(GradientFlow, NormsAndTheLayerRatioAreThoseOfTheGradientAsSet) {
   test_support::ScratchDir dir;

@@ -23,7 +23,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 std::string bytes_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -13,7 +13,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 TEST(Interruption, CheckpointsTheStepAndResumesToTheSameBytes) {
   test_support::ScratchDir dir;

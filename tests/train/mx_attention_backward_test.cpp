@@ -27,9 +27,9 @@
 namespace altgrad::train::mx_attention_backward {
 namespace {
 
-using train::testing::MxAxis;
-using train::testing::mx_reference;
-using train::testing::relative_gap;
+using train_test::MxAxis;
+using train_test::mx_reference;
+using train_test::relative_gap;
 
 // hs = 48 (blocks of 32 + 16 along a head) and T = 40 (32 + 8 along a sequence).
 constexpr std::size_t B = 2, T = 40, C = 96, NH = 2, hs = C / NH, N = B * T;
@@ -53,7 +53,7 @@ std::vector<float> third(const std::vector<float>& qkv, std::size_t part) {
 
 // The attention core's run with hooks: forward, the backward operands, the backward.
 struct AttentionRun {
-  std::vector<float> qkv = testing::graded_values(N, 3 * C, 77, 0, 2.0, 9), dy = testing::graded_values(N, C, 77, 1, 0.01, 9);
+  std::vector<float> qkv = train_test::graded_values(N, 3 * C, 77, 0, 2.0, 9), dy = train_test::graded_values(N, C, 77, 1, 0.01, 9);
   std::vector<float> out = std::vector<float>(N * C), probs = std::vector<float>(B * NH * T * T);
   std::vector<float> dqkv = std::vector<float>(N * 3 * C, 0.0f), dprobs = std::vector<float>(B * NH * T * T);
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);
@@ -110,7 +110,7 @@ std::vector<double> reference_dqkv(const AttentionRun& run, const Operands& o) {
 }
 
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
-  const model::MatmulPoints points(testing::one_block_model(NH, C, T));
+  const model::MatmulPoints points(train_test::one_block_model(NH, C, T));
   quantized::QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
   hooks.begin_step(0, false);
   const AttentionRun run(points, hooks);
@@ -149,7 +149,7 @@ TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimen
 }
 
 TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass) {
-  const model::MatmulPoints points(testing::one_block_model(NH, C, T));
+  const model::MatmulPoints points(train_test::one_block_model(NH, C, T));
   for (const quant::Scaling scaling : {quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed}) {
     quantized::QuantHooks hooks(points, attention_recipe(points, scaling));
     hooks.begin_step(0, false);

@@ -20,10 +20,10 @@
 namespace altgrad::train {
 namespace {
 
-using testing::relative_gap;
+using train_test::relative_gap;
 
-using testing::MxAxis;
-using testing::mx_reference;
+using train_test::MxAxis;
+using train_test::mx_reference;
 
 model::GptConfig model_with_width(std::size_t n_embd, std::size_t n_head) {
   model::GptConfig c;
@@ -107,9 +107,9 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
   LinearCase k{40, fc.in_features, fc.out_features, {}, {}, {}};
   ASSERT_EQ(k.C, 48u);
   ASSERT_EQ(k.OC, 192u);
-  k.x = testing::graded_values(k.N, k.C, 99, 0, 1.5, 11);
-  k.w = testing::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
-  k.dy = testing::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
+  k.x = train_test::graded_values(k.N, k.C, 99, 0, 1.5, 11);
+  k.w = train_test::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
+  k.dy = train_test::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
 
   std::vector<float> y(k.N * k.OC), x_copy(k.N * k.C), w_copy(k.OC * k.C), dx(k.N * k.C, 0.0f), dw(k.OC * k.C, 0.0f),
       db(k.OC, 0.0f);

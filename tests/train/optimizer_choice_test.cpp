@@ -21,7 +21,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 using test_support::message_of;
 
 config::TrainConfig sgd_config(const fs::path& corpus, double momentum, bool nesterov) {

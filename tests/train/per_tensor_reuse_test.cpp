@@ -44,7 +44,7 @@ std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magn
 class PerTensorReuse : public ::testing::TestWithParam<quant::Scaling> {};
 
 TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantizedGradient) {
-  const model::MatmulPoints points(testing::one_block_model(2, 48, 64));
+  const model::MatmulPoints points(train_test::one_block_model(2, 48, 64));
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   const std::size_t N = 40, C = fc.in_features, OC = fc.out_features;
   const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),

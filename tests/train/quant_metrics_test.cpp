@@ -12,7 +12,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   test_support::ScratchDir dir;

@@ -21,7 +21,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 constexpr std::size_t kBatch = 4;
 

@@ -62,7 +62,7 @@ void expect_close(std::span<const float> got, const std::vector<double>& want, c
 }
 
 TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
-  const model::MatmulPoints points(testing::one_block_model(2, 16, 8));
+  const model::MatmulPoints points(train_test::one_block_model(2, 16, 8));
   quantized::QuantHooks hooks(points, tensor_scaled_recipe(points));
   hooks.begin_step(0, false);
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);

@@ -7,14 +7,14 @@
 
 #include "train/training_run.hpp"
 
-namespace altgrad::train::testing {
+namespace altgrad::train_test {
 
 inline void expect_bit_identical_resume(const config::TrainConfig& full, const std::filesystem::path& dir) {
-  const TrainOutcome straight = run(full, dir / "straight");
+  const train::TrainOutcome straight = run(full, dir / "straight");
   config::TrainConfig half = full;
   half.max_iters = full.max_iters / 2;  // the schedule (lr_decay_iters) is the full run's
   run(half, dir / "split");
-  const TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
+  const train::TrainOutcome resumed = run(full, dir / "split", /*resume=*/true);
   ASSERT_EQ(resumed.steps, full.max_iters);
   for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
     EXPECT_EQ(bytes_of(resumed.last_checkpoint / file), bytes_of(straight.last_checkpoint / file)) << file;
@@ -22,4 +22,4 @@ inline void expect_bit_identical_resume(const config::TrainConfig& full, const s
   EXPECT_EQ(metrics_without_timing(dir / "split"), metrics_without_timing(dir / "straight"));
 }
 
-}  // namespace altgrad::train::testing
+}  // namespace altgrad::train_test

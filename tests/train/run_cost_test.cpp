@@ -11,7 +11,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 config::TrainConfig with_target(const fs::path& corpus, double target) {
   config::TrainConfig c = tiny_config(corpus);  // 8 steps, evaluations at 4 and 8, checkpoints at 4 and 8

@@ -25,7 +25,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 using test_support::mentions;
 using test_support::message_of;

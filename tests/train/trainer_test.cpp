@@ -19,7 +19,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 TEST(Trainer, LossFallsOnAStructuredCorpus) {
   test_support::ScratchDir dir;

@@ -14,7 +14,7 @@
 #include "model/gpt.hpp"
 #include "train/trainer.hpp"
 
-namespace altgrad::train::testing {
+namespace altgrad::train_test {
 
 namespace fs = std::filesystem;
 
@@ -64,24 +64,24 @@ inline std::vector<float> final_parameters(const fs::path& checkpoint) {
   return {gpt.parameters().begin(), gpt.parameters().end()};
 }
 
-inline TrainOutcome run(const config::TrainConfig& config, const fs::path& run_dir, bool resume = false) {
-  TrainOptions options;
+inline train::TrainOutcome run(const config::TrainConfig& config, const fs::path& run_dir, bool resume = false) {
+  train::TrainOptions options;
   options.run_dir = run_dir;
   options.resume = resume;
-  return train(config, options);
+  return train::train(config, options);
 }
 
 // Trains with an interruption (as SIGTERM interrupts `altgrad train`) that answers after
 // `after_steps` step boundaries: the run checkpoints that step and ends, to be resumed.
-inline TrainOutcome run_interrupted(const config::TrainConfig& config, const fs::path& run_dir, int after_steps) {
-  TrainOptions options;
+inline train::TrainOutcome run_interrupted(const config::TrainConfig& config, const fs::path& run_dir, int after_steps) {
+  train::TrainOptions options;
   options.run_dir = run_dir;
   int boundaries = 0;
   options.interruption = [&]() -> std::optional<std::string> {
     if (++boundaries >= after_steps) return "a test";
     return std::nullopt;
   };
-  return train(config, options);
+  return train::train(config, options);
 }
 
 // Every line of a run's metrics.jsonl or events.jsonl.
@@ -107,4 +107,4 @@ inline std::vector<nlohmann::json> metrics_without_timing(const std::filesystem:
   return lines;
 }
 
-}  // namespace altgrad::train::testing
+}  // namespace altgrad::train_test

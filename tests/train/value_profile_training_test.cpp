@@ -10,7 +10,7 @@
 namespace altgrad::train {
 namespace {
 
-using namespace testing;
+using namespace train_test;
 
 config::TrainConfig profiled(const fs::path& corpus, const std::string& quant_toml, bool profile) {
   config::TrainConfig c = tiny_config(corpus);
