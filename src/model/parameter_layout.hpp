@@ -59,6 +59,12 @@ enum class ParameterRole {
   norm_weight,          // ln_1, ln_2, ln_f weights
 };
 
+// The weight of a block's Linear layer: an operand of a matmul whose grid the recipe sets (the LM
+// head's weight is wte, an embedding).
+inline bool is_matmul_weight(ParameterRole role) {
+  return role == ParameterRole::linear_weight || role == ParameterRole::residual_projection;
+}
+
 struct TensorSpec {
   std::string name;                // nanoGPT state_dict key
   std::vector<std::size_t> shape;  // row-major

@@ -10,9 +10,7 @@ namespace altgrad::monitor {
 namespace {
 
 bool on_a_grid(const model::TensorSpec& spec, const optim::ParameterRange& range, const optim::Optimizer& optimizer) {
-  const bool matmul = spec.role == model::ParameterRole::linear_weight ||
-                      spec.role == model::ParameterRole::residual_projection;
-  return matmul || (optimizer.uses_grids() && !range.adamw_only);
+  return model::is_matmul_weight(spec.role) || (optimizer.uses_grids() && !range.adamw_only);
 }
 
 }  // namespace

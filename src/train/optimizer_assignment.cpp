@@ -33,17 +33,7 @@ std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec&
 // Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
 // embeddings when grid_embeddings says so; never norm gains or biases.
 static bool on_grid(const model::TensorSpec& spec, const config::TrainConfig& c) {
-  switch (spec.role) {
-    case model::ParameterRole::linear_weight:
-    case model::ParameterRole::residual_projection:
-      return true;
-    case model::ParameterRole::embedding:
-      return c.grid_embeddings;
-    case model::ParameterRole::bias:
-    case model::ParameterRole::norm_weight:
-      return false;
-  }
-  return false;
+  return model::is_matmul_weight(spec.role) || (spec.role == model::ParameterRole::embedding && c.grid_embeddings);
 }
 
 std::vector<optim::ParameterRange> parameter_ranges(const model::ParameterLayout& layout, const config::TrainConfig& c) {
