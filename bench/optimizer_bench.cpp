@@ -46,10 +46,12 @@ optim::OptimizerKind kind_named(const std::string& name) {
 
 // Keeps the contender's grid-walked weights as codes, exactly as the trainer does, on a copy of
 // the grids (code-only tensors live on their codes' fixed scale).
-void keep_as_codes(Contender& c, const quantized::WeightGrids& grids, config::TrainConfig config, const model::ParameterLayout& layout) {
+void keep_as_codes(Contender& c, const quantized::WeightGrids& grids, config::TrainConfig config,
+                   const model::ParameterLayout& layout) {
   config.master_weights = false;
   c.grids.emplace(grids);
-  c.codes = std::make_unique<optim::CodeWeights>(quantized::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
+  c.codes =
+      std::make_unique<optim::CodeWeights>(quantized::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
   quantized::bind_code_weights(*c.codes, c.params, *c.grids, nullptr, *c.optimizer);
 }
 

@@ -19,7 +19,8 @@ namespace altgrad::checkpoint {
 void write_recipe(const std::filesystem::path& file, const config::Recipe& recipe);
 void write_schedule(const std::filesystem::path& file, const config::Schedule& schedule);
 
-void save_quant_state(const std::filesystem::path& checkpoint_dir, const config::Recipe& recipe, const quantized::QuantHooks* hooks);
+void save_quant_state(const std::filesystem::path& checkpoint_dir, const config::Recipe& recipe,
+                      const quantized::QuantHooks* hooks);
 
 // The checkpoint's recipe; nullopt for a checkpoint written without one (treated as fp32).
 std::optional<config::Recipe> load_checkpoint_recipe(const std::filesystem::path& checkpoint_dir,

@@ -19,7 +19,8 @@ class SpikeWatch final : public StepObserver {
   void after_clip(RunView& run, StepRecord& step) override {
     check_loss(run, step);
     check_norm(run, step);
-    if (step.plan.logged) add_clipping(norm_spikes_.history(), step.done, run.config, run.warnings, step.metrics["grad"]);
+    if (!step.plan.logged) return;
+    add_clipping(norm_spikes_.history(), step.done, run.config, run.warnings, step.metrics["grad"]);
   }
 
   void save(checkpoint::CheckpointState& state) const override {

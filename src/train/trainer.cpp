@@ -81,7 +81,8 @@ struct Session {
 
   // Hooks where the recipe quantizes something or points are profiled; none for an FP32 run that
   // profiles nothing, whose path then stays uncopied.
-  static std::optional<quantized::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model, const config::Recipe& recipe) {
+  static std::optional<quantized::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model,
+                                                         const config::Recipe& recipe) {
     std::optional<quantized::QuantHooks> hooks;
     if (!recipe.any_enabled() && !c.profile_points) return hooks;
     hooks.emplace(model.matmuls(), recipe);
@@ -116,7 +117,8 @@ struct Session {
     use_phase(index);
     nlohmann::json report = {{"scaling_state", quantized::carry_scaling_state(before ? &*before : nullptr, quant())}};
     if (!codes.tensors().empty()) {
-      auto [reencoded, changes] = quantized::reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
+      auto [reencoded, changes] =
+          quantized::reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
       codes = std::move(reencoded);
       quantized::bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
       report["reencoded"] = std::move(changes);
@@ -315,8 +317,9 @@ class Run {
     // switch due at the next step happens in the loop, as in an uninterrupted run.
     s_.use_phase(s_.schedule.phase_at(std::max<std::int64_t>(state_.step - 1, 0)));
     s_.codes = checkpoint::load_model(from, s_.model);
-    checkpoint::check_code_weights(from, s_.codes, s_.model.layout(),
-                       quantized::code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
+    checkpoint::check_code_weights(
+        from, s_.codes, s_.model.layout(),
+        quantized::code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     checkpoint::load_optimizer(from, *s_.optimizer);
     if (const auto saved = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls());
         saved && config::recipe_to_json(*saved) != config::recipe_to_json(s_.recipe)) {
@@ -334,8 +337,9 @@ class Run {
     const checkpoint::WarmStartSource source = checkpoint::find_warm_start(config_);
     const fs::path& from = source.checkpoint;
     warm_start_ = source.provenance();
-    auto [codes, reencoded] = quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
-                                               s_.grids, s_.model.parameters());
+    auto [codes, reencoded] =
+        quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
+                                    s_.grids, s_.model.parameters());
     s_.codes = std::move(codes);
     if (!reencoded.empty()) warm_start_["reencoded"] = std::move(reencoded);
     warm_start_["optimizer"] = config_.init_optimizer;
@@ -353,7 +357,8 @@ class Run {
   // The source checkpoint's delayed-scaling histories, carried where a point keeps them.
   nlohmann::json source_scaling_state(const fs::path& from) {
     std::optional<quantized::QuantHooks> source;
-    if (const auto recipe = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls()); recipe && recipe->any_enabled()) {
+    if (const auto recipe = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls());
+        recipe && recipe->any_enabled()) {
       source.emplace(s_.model.matmuls(), *recipe);
       checkpoint::load_quant_state(from, *source);
     }
@@ -423,8 +428,8 @@ class Run {
   }
 
   monitor::RunView view_of(std::int64_t step, Loop& loop) {
-    return {config_, s_.model, s_.acts, s_.quant(), *s_.optimizer, s_.grids, loop.warnings,
-            [this, step](std::span<float> out) { s_.unquantized_gradient(step, out); }};
+    const auto unquantized_gradient = [this, step](std::span<float> out) { s_.unquantized_gradient(step, out); };
+    return {config_, s_.model, s_.acts, s_.quant(), *s_.optimizer, s_.grids, loop.warnings, unquantized_gradient};
   }
 
   // Every observer's `phase` of this step, in their order.
@@ -547,9 +552,9 @@ class Run {
   }
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
-    outcome.last_checkpoint = checkpoint::save_checkpoint(options_.run_dir, s_.model, *s_.optimizer, state_,
-                                              [&](const fs::path& dir) { checkpoint::save_quant_state(dir, s_.recipe, s_.quant()); },
-                                              &s_.codes);
+    outcome.last_checkpoint = checkpoint::save_checkpoint(
+        options_.run_dir, s_.model, *s_.optimizer, state_,
+        [&](const fs::path& dir) { checkpoint::save_quant_state(dir, s_.recipe, s_.quant()); }, &s_.codes);
     checkpoint::prune_checkpoints(options_.run_dir, config_.keep_checkpoints, state_.best_step);
     loop.log.event({{"event", "checkpoint"}, {"step", done}, {"path", outcome.last_checkpoint.string()},
                     {"train_seconds", clock_->seconds()}});

@@ -67,7 +67,8 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
   for (const auto& c : cases) {
     test_support::ScratchDir dir;
     const auto file = dir.write("state.json", with(kState, c.from, c.to));
-    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string() + ": ", c.named}))
+    EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }),
+                         {file.string() + ": ", c.named}))
         << c.to;
   }
 }
@@ -76,13 +77,15 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
 TEST(CheckpointJson, AMissingFieldIsRefusedByName) {
   test_support::ScratchDir dir;
   const auto file = dir.write("state.json", with(kState, ", \"initial_loss\": null", ""));
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string(), "initial_loss"}));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }),
+                       {file.string(), "initial_loss"}));
 }
 
 TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
   test_support::ScratchDir dir;
   const auto file = dir.write("state.json", "[1, 2]");
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }), {file.string(), "not a JSON object"}));
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { checkpoint::load_state(dir.path()); }),
+                       {file.string(), "not a JSON object"}));
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ fs::path load_and_save(const fs::path& from, const fs::path& run_dir, optim::Opt
   EXPECT_TRUE(recipe && recipe->any_enabled());
   quantized::QuantHooks hooks(model.matmuls(), *recipe);
   checkpoint::load_quant_state(from, hooks);
-  return checkpoint::save_checkpoint(run_dir, model, *optimizer, state, [&](const fs::path& dir) { checkpoint::save_quant_state(dir, *recipe, &hooks); });
+  return checkpoint::save_checkpoint(run_dir, model, *optimizer, state,
+                                     [&](const fs::path& dir) { checkpoint::save_quant_state(dir, *recipe, &hooks); });
 }
 
 TEST(CheckpointResave, ALoadedCheckpointSavesToTheSameBytes) {

@@ -53,7 +53,8 @@ std::vector<float> third(const std::vector<float>& qkv, std::size_t part) {
 
 // The attention core's run with hooks: forward, the backward operands, the backward.
 struct AttentionRun {
-  std::vector<float> qkv = train_test::graded_values(N, 3 * C, 77, 0, 2.0, 9), dy = train_test::graded_values(N, C, 77, 1, 0.01, 9);
+  std::vector<float> qkv = train_test::graded_values(N, 3 * C, 77, 0, 2.0, 9),
+                     dy = train_test::graded_values(N, C, 77, 1, 0.01, 9);
   std::vector<float> out = std::vector<float>(N * C), probs = std::vector<float>(B * NH * T * T);
   std::vector<float> dqkv = std::vector<float>(N * 3 * C, 0.0f), dprobs = std::vector<float>(B * NH * T * T);
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);

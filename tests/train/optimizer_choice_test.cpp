@@ -98,7 +98,8 @@ TEST(OptimizerChoice, AMissingStateTensorIsRefusedWithItsName) {
 
   model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message =
+      message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("'exp_avg_sq'"), std::string::npos) << message;
 }
@@ -127,7 +128,8 @@ TEST(OptimizerChoice, ACheckpointThatNamesNoOptimizerIsRefused) {
                         {{"step", saved.metadata.at("step")}});
   model::Gpt<float> gpt(checkpoint::load_checkpoint_config(outcome.last_checkpoint));
   auto adamw = optim::make_optimizer({}, gpt.layout().size(), {{0, gpt.layout().size(), true}});
-  const std::string message = message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
+  const std::string message =
+      message_of<std::exception>([&] { checkpoint::load_optimizer(outcome.last_checkpoint, *adamw); });
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("names no optimizer"), std::string::npos) << message;
 }

@@ -179,7 +179,8 @@ TEST(Trainer, ResumingBeforeTheFirstEvaluationKeepsTrackingTheBest) {
   half.max_iters = 4;
   run(half, dir.path() / "split");
   const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
-  const checkpoint::CheckpointState a = checkpoint::load_state(straight.last_checkpoint), b = checkpoint::load_state(resumed.last_checkpoint);
+  const checkpoint::CheckpointState a = checkpoint::load_state(straight.last_checkpoint),
+                                    b = checkpoint::load_state(resumed.last_checkpoint);
   EXPECT_EQ(a.best_step, 8);
   EXPECT_EQ(b.best_step, a.best_step);
   EXPECT_EQ(b.best_val_loss, a.best_val_loss);

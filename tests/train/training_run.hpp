@@ -73,7 +73,8 @@ inline train::TrainOutcome run(const config::TrainConfig& config, const fs::path
 
 // Trains with an interruption (as SIGTERM interrupts `altgrad train`) that answers after
 // `after_steps` step boundaries: the run checkpoints that step and ends, to be resumed.
-inline train::TrainOutcome run_interrupted(const config::TrainConfig& config, const fs::path& run_dir, int after_steps) {
+inline train::TrainOutcome run_interrupted(const config::TrainConfig& config, const fs::path& run_dir,
+                                           int after_steps) {
   train::TrainOptions options;
   options.run_dir = run_dir;
   int boundaries = 0;

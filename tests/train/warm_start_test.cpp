@@ -86,7 +86,8 @@ TEST(WarmStart, ProvenanceIsWrittenAndPinsTheSource) {
   const config::TrainConfig c = fp8_config(dir.write("corpus.txt", generated_corpus()));
   (void)run(c, dir.path() / "source");
   (void)run(warm_from(c, dir.path() / "source"), dir.path() / "warm");
-  const std::string checksum = checkpoint::file_checksum(dir.path() / "source" / "checkpoints" / "step_8" / "model.safetensors");
+  const std::string checksum =
+      checkpoint::file_checksum(dir.path() / "source" / "checkpoints" / "step_8" / "model.safetensors");
   const nlohmann::json start = json_lines(dir.path() / "warm" / "events.jsonl").front();
   EXPECT_EQ(start.at("init_from").at("step"), 8);
   EXPECT_EQ(start.at("init_from").at("model_crc32c"), checksum);
