@@ -83,7 +83,8 @@ class StepObserver {
   virtual void before_update(RunView& /*run*/, StepRecord& /*step*/) {}
   virtual void after_update(RunView& /*run*/, StepRecord& /*step*/) {}
 
-  // An observer whose state must resume bit for bit keeps it in the checkpoint's state.json.
+  // An observer whose state must resume bit for bit keeps it in the checkpoint's state.json: save()
+  // before each checkpoint is written, restore() when a run resumes from one.
   virtual void save(checkpoint::CheckpointState& /*state*/) const {}
   virtual void restore(const checkpoint::CheckpointState& /*state*/) {}
 };

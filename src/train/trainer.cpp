@@ -501,7 +501,6 @@ class Run {
       loop.tensorboard.write(done, record.scalars);
     }
     state_.step = done;
-    for (const auto& o : observers_) o->save(state_);
     const bool checkpoint_due = config_.checkpoint_interval > 0 && done % config_.checkpoint_interval == 0;
     if (checkpoint_due || last || done == state_.best_step) checkpoint(done, loop, outcome);
     outcome.steps = done;
@@ -552,6 +551,7 @@ class Run {
   }
 
   void checkpoint(std::int64_t done, Loop& loop, TrainOutcome& outcome) {
+    for (const auto& o : observers_) o->save(state_);
     outcome.last_checkpoint = checkpoint::save_checkpoint(
         options_.run_dir, s_.model, *s_.optimizer, state_,
         [&](const fs::path& dir) { checkpoint::save_quant_state(dir, s_.recipe, s_.quant()); }, &s_.codes);
