@@ -75,14 +75,10 @@ void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, 
 }
 
 // The softmax of scale·p over n scores, in place, the scaled scores stored first.
-void scaled_softmax(double* p, std::size_t n, double scale) {
+template <typename Scalar>
+void scaled_softmax(Scalar* p, std::size_t n, Scalar scale) {
   for (std::size_t i = 0; i < n; ++i) p[i] *= scale;
   softmax_row(p, p, n);
-}
-
-// In float, scaling and the maximum share one pass: lane_max takes each term once, in order.
-void scaled_softmax(float* p, std::size_t n, float scale) {
-  softmax_row_from_max(p, p, n, lane_max(n, [p, scale](std::size_t i) { return p[i] *= scale; }));
 }
 
 // One (b, h) pair: q, k of position t at qkv + t·3C + {0, C}; probabilities (T, T) at probs.
@@ -118,7 +114,7 @@ void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const Head
 
 template <typename Scalar>
 Scalar dot(const Scalar* x, const Scalar* y, std::size_t n) {
-  return row_sum<Scalar>(n, [x, y](std::size_t i) { return x[i] * y[i]; });
+  return row_sum<Scalar>(n, [x, y](auto at) { return at(x) * at(y); });
 }
 
 // One (b, h) pair, laid out as in head_probs and head_values; dqkv like qkv, dout like out. q, k, v

@@ -25,9 +25,9 @@ void layernorm_forward(std::span<Scalar> out, std::span<Scalar> mean, std::span<
   for (std::size_t row = 0; row < N; ++row) {
     const Scalar* x = inp.data() + row * C;
     Scalar* y = out.data() + row * C;
-    const Scalar m = row_sum<Scalar>(C, [&](std::size_t c) { return x[c]; }) / static_cast<Scalar>(C);
+    const Scalar m = row_sum<Scalar>(C, [&](auto at) { return at(x); }) / static_cast<Scalar>(C);
     // Two passes: the variance from squared deviations does not cancel the way E[x²] − E[x]² does.
-    const Scalar squares = row_sum<Scalar>(C, [&](std::size_t c) { return (x[c] - m) * (x[c] - m); });
+    const Scalar squares = row_sum<Scalar>(C, [&](auto at) { return (at(x) - m) * (at(x) - m); });
     const Scalar s = Scalar{1} / std::sqrt(squares / static_cast<Scalar>(C) + eps);
     for (std::size_t c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c];
     if (!bias.empty()) {
@@ -61,11 +61,12 @@ void layernorm_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::
     const Scalar* x = inp.data() + row * C;
     const Scalar* dy = dout.data() + row * C;
     Scalar* dx = dinp.data() + row * C;
+    const Scalar* w = weight.data();
     const Scalar m = mean[row];
     const Scalar s = rstd[row];
-    const Scalar dnorm_sum = row_sum<Scalar>(C, [&](std::size_t c) { return weight[c] * dy[c]; });
+    const Scalar dnorm_sum = row_sum<Scalar>(C, [&](auto at) { return at(w) * at(dy); });
     const Scalar dnorm_norm_sum =
-        row_sum<Scalar>(C, [&](std::size_t c) { return weight[c] * dy[c] * ((x[c] - m) * s); });
+        row_sum<Scalar>(C, [&](auto at) { return at(w) * at(dy) * ((at(x) - m) * s); });
     const Scalar dnorm_mean = dnorm_sum / static_cast<Scalar>(C);
     const Scalar dnorm_norm_mean = dnorm_norm_sum / static_cast<Scalar>(C);
     for (std::size_t c = 0; c < C; ++c) {

@@ -32,14 +32,14 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
 // in place of libm's exp and the serial sum.
 inline SoftmaxRow<float> softmax_row_from_max(const float* in, float* out, std::size_t n, float max) {
   for (std::size_t i = 0; i < n; ++i) out[i] = exp_float(in[i] - max);
-  const float sum = lane_sum(n, [out](std::size_t i) { return out[i]; });
+  const float sum = lane_sum(n, [out](auto at) { return at(out); });
   const float inverse_sum = 1.0f / sum;
   for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
   return {max, sum};
 }
 
 inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
-  return softmax_row_from_max(in, out, n, lane_max(n, [in](std::size_t i) { return in[i]; }));
+  return softmax_row_from_max(in, out, n, lane_max(in, n));
 }
 
 }  // namespace altgrad::ops::cpu

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -45,16 +46,43 @@ inline float exp_float(float x) {
 // The number of partial sums a row sum keeps: one AVX-512 register of floats (two AVX2 ones).
 inline constexpr std::size_t kSumLanes = 16;
 
+// kSumLanes floats as one value (GCC's and Clang's vector extension): +, −, ·, / and comparisons act
+// lane by lane with the same IEEE rounding as on one float, so a term computed on FloatLanes has in
+// each lane the bits of the same term computed on that lane's float. The compiler emits one AVX-512
+// register, two AVX2 or four SSE ones; left to itself, GCC did not vectorize the loops below.
+using FloatLanes = float __attribute__((vector_size(kSumLanes * sizeof(float))));
+
+// How a term reads its arrays: at(x) is x[i] for one index, or x[i .. i + kSumLanes) as FloatLanes.
+// A term written against `at` (for example `[&](auto at) { return at(x) * at(y); }`) is then one
+// definition for the vector body, the scalar tail and the double reference.
+struct AtIndex {
+  std::size_t i;
+  template <typename Scalar>
+  Scalar operator()(const Scalar* x) const {
+    return x[i];
+  }
+};
+
+struct AtLanes {
+  std::size_t i;
+  FloatLanes operator()(const float* x) const {
+    FloatLanes v;
+    std::memcpy(&v, x + i, sizeof v);
+    return v;
+  }
+};
+
 // Σ term(i) for i < n, with term(i) added to partial sum i mod 16 in order of i, then the partial sums
 // added pairwise (0+8, 1+9, ...; then 0+4, ...). The order is a function of n alone, so the bits do
-// not depend on how the compiler vectorizes the loop.
+// not depend on the vector width. term(at) reads through `at` (AtIndex, AtLanes).
 template <typename Term>
 float lane_sum(std::size_t n, Term&& term) {
-  float lanes[kSumLanes] = {};
+  FloatLanes vector_lanes{};
   std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (std::size_t l = 0; l < kSumLanes; ++l) lanes[l] += term(i + l);
-  for (std::size_t l = 0; i + l < n; ++l) lanes[l] += term(i + l);
+  for (; i + kSumLanes <= n; i += kSumLanes) vector_lanes += term(AtLanes{i});
+  float lanes[kSumLanes];
+  std::memcpy(lanes, &vector_lanes, sizeof lanes);
+  for (std::size_t l = 0; i + l < n; ++l) lanes[l] += term(AtIndex{i + l});
   for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
     for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
   return lanes[0];
@@ -68,23 +96,26 @@ Scalar row_sum(std::size_t n, Term&& term) {
     return lane_sum(n, term);
   } else {
     Scalar sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += term(i);
+    for (std::size_t i = 0; i < n; ++i) sum += term(AtIndex{i});
     return sum;
   }
 }
 
-// max term(i) over n >= 1 terms, kept in kSumLanes partial maxima as lane_sum keeps its sums: a
-// float max written as one chain is not vectorized (its NaN and signed-zero rules depend on order).
-// Any order gives the same maximum of non-NaN terms; a NaN term is skipped here, and a row holding
-// one still gives NaN where the maximum is used (x − max or a sum of exponentials).
-template <typename Term>
-float lane_max(std::size_t n, Term&& term) {
-  float lanes[kSumLanes];
-  std::fill(lanes, lanes + kSumLanes, -std::numeric_limits<float>::infinity());
+// max x[i] over n >= 1 values, kept in kSumLanes partial maxima as lane_sum keeps its sums. Any order
+// gives the same maximum of non-NaN values; a NaN is skipped here (each lane keeps its maximum
+// unless a value exceeds it), and a row holding one still gives NaN where the maximum is used
+// (x − max or a sum of exponentials).
+inline float lane_max(const float* x, std::size_t n) {
+  FloatLanes vector_lanes = {};
+  vector_lanes -= std::numeric_limits<float>::infinity();
   std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (std::size_t l = 0; l < kSumLanes; ++l) lanes[l] = std::max(lanes[l], term(i + l));
-  for (std::size_t l = 0; i + l < n; ++l) lanes[l] = std::max(lanes[l], term(i + l));
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    const FloatLanes v = AtLanes{i}(x);
+    vector_lanes = vector_lanes < v ? v : vector_lanes;
+  }
+  float lanes[kSumLanes];
+  std::memcpy(lanes, &vector_lanes, sizeof lanes);
+  for (std::size_t l = 0; i + l < n; ++l) lanes[l] = std::max(lanes[l], x[i + l]);
   return *std::max_element(lanes, lanes + kSumLanes);
 }
 
