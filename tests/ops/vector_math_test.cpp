@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -45,6 +47,30 @@ TEST(ExpFloat, FlushesBelowItsRangeClampsAboveAndKeepsNaN) {
   EXPECT_EQ(exp_float(1000.0f), exp_float(88.3f));
   EXPECT_TRUE(std::isfinite(exp_float(std::numeric_limits<float>::infinity())));
   EXPECT_TRUE(std::isnan(exp_float(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// The vector form gives each lane the float form's bits: over the whole range, both ends, beyond
+// them, and NaN.
+TEST(ExpLanes, EachLaneIsExpFloat) {
+  std::vector<float> x;
+  for (double t = -90.0; t <= 90.0; t += 0.0137) x.push_back(static_cast<float>(t));
+  for (const float v : {0.0f, -0.0f, 88.3f, -87.3f, -87.31f, 88.31f, 1e-30f, -1e-30f})
+    x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.resize((x.size() + kSumLanes - 1) / kSumLanes * kSumLanes, 1.0f);
+  for (std::size_t i = 0; i < x.size(); i += kSumLanes) {
+    const FloatLanes e = exp_lanes(AtLanes{i}(x.data()));
+    for (std::size_t l = 0; l < kSumLanes; ++l) {
+      const float want = exp_float(x[i + l]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(e[l])) << "x = " << x[i + l];
+      } else {
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(e[l]), std::bit_cast<std::uint32_t>(want)) << "x = " << x[i + l];
+      }
+    }
+  }
 }
 
 // The documented order, written out: term i into partial sum i mod 16, then halves folded pairwise.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "ops/cpu/vector_math.hpp"
 
@@ -28,13 +29,18 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
   return {max, sum};
 }
 
-// The float row given its maximum, vectorized: exp_float and a lane_sum (ops/cpu/vector_math.hpp)
-// in place of libm's exp and the serial sum.
+// The float row given its maximum, vectorized: exp_lanes and a lane_sum (ops/cpu/vector_math.hpp)
+// in place of libm's exp and the serial sum, a row's last values as one vector too.
 inline SoftmaxRow<float> softmax_row_from_max(const float* in, float* out, std::size_t n, float max) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = exp_float(in[i] - max);
+  std::size_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    const FloatLanes e = exp_lanes(AtLanes{i}(in) - max);
+    std::memcpy(out + i, &e, sizeof e);
+  }
+  if (i < n) store_first_lanes(out + i, exp_lanes(AtTail{i, n - i}(in) - max), n - i);
   const float sum = lane_sum(n, [out](auto at) { return at(out); });
   const float inverse_sum = 1.0f / sum;
-  for (std::size_t i = 0; i < n; ++i) out[i] *= inverse_sum;
+  for (std::size_t j = 0; j < n; ++j) out[j] *= inverse_sum;
   return {max, sum};
 }
 

@@ -13,35 +13,11 @@
 #include <limits>
 #include <type_traits>
 
-namespace altgrad::ops::cpu {
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
-// e^x within 2 ulp for x in [-87.3, 88.3]; 0 below (where e^x is subnormal or underflows: flushed to
-// zero, so that a dead GELU unit's slope is an exact zero as in float64, not a stray 1e-37); clamped
-// at 88.3 above (e^88.3 ≈ 2.2e38, so that 2^n stays finite); NaN gives NaN.
-// Cody and Waite's reduction: x = n·ln2 + r with |r| <= ln2/2, where n·ln2_hi is exact (ln2_hi has 16
-// significant bits, |n| <= 127 seven), then e^r by its Taylor series to degree 7 (truncation below
-// 5e-9 relative) and 2^n from the exponent bits.
-inline float exp_float(float x) {
-  const bool underflows = x < -87.3f;
-  x = std::min(std::max(x, -87.3f), 88.3f);
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693145751953125f;
-  constexpr float kLn2Lo = 1.42860682030941723e-6f;
-  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding and subtracting it rounds to an integer
-  const float n = (x * kLog2e + kRound) - kRound;
-  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
-  float p = 1.0f / 5040.0f;
-  p = 1.0f / 720.0f + r * p;
-  p = 1.0f / 120.0f + r * p;
-  p = 1.0f / 24.0f + r * p;
-  p = 1.0f / 6.0f + r * p;
-  p = 0.5f + r * p;
-  p = 1.0f + r * p;
-  p = 1.0f + r * p;
-  // n + 127 lies in [1, 255) for the clamped range, a normal float's exponent field.
-  const auto power = static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23;
-  return underflows ? 0.0f : p * std::bit_cast<float>(power);
-}
+namespace altgrad::ops::cpu {
 
 // The number of partial sums a row sum keeps: one AVX-512 register of floats (two AVX2 ones).
 inline constexpr std::size_t kSumLanes = 16;
@@ -52,9 +28,58 @@ inline constexpr std::size_t kSumLanes = 16;
 // register, two AVX2 or four SSE ones; left to itself, GCC did not vectorize the loops below.
 using FloatLanes = float __attribute__((vector_size(kSumLanes * sizeof(float))));
 
-// How a term reads its arrays: at(x) is x[i] for one index, or x[i .. i + kSumLanes) as FloatLanes.
-// A term written against `at` (for example `[&](auto at) { return at(x) * at(y); }`) is then one
-// definition for the vector body, the scalar tail and the double reference.
+// Integer lanes beside FloatLanes, for exponent bits and lane masks (a comparison of FloatLanes
+// gives IntLanes: all ones where it holds).
+using IntLanes = std::int32_t __attribute__((vector_size(kSumLanes * sizeof(std::int32_t))));
+
+// e^x within 2 ulp for x in [-87.3, 88.3]; 0 below (where e^x is subnormal or underflows: flushed to
+// zero, so that a dead GELU unit's slope is an exact zero as in float64, not a stray 1e-37); clamped
+// at 88.3 above (e^88.3 ≈ 2.2e38, so that 2^n stays finite); NaN gives NaN.
+// Cody and Waite's reduction: x = n·ln2 + r with |r| <= ln2/2, where n·ln2_hi is exact (ln2_hi has 16
+// significant bits, |n| <= 127 seven), then e^r by its Taylor series to degree 7 (truncation below
+// 5e-9 relative) and 2^n from the exponent bits.
+// One definition for a float and for FloatLanes: each lane of the vector form gives the float
+// form's bits (the same operations in the same order; selects in place of std::min and std::max,
+// which they equal, NaN included).
+template <typename F>
+F exp_lanes(F x) {
+  constexpr bool kScalar = std::is_same_v<F, float>;
+  using Int = std::conditional_t<kScalar, std::int32_t, IntLanes>;
+  using UInt = std::conditional_t<kScalar, std::uint32_t, IntLanes>;
+  const auto underflows = x < -87.3f;
+  x = x < -87.3f ? F{} - 87.3f : x;  // std::max(x, -87.3f)
+  x = 88.3f < x ? F{} + 88.3f : x;   // std::min(x, 88.3f)
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.42860682030941723e-6f;
+  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding and subtracting it rounds to an integer
+  const F n = (x * kLog2e + kRound) - kRound;
+  const F r = (x - n * kLn2Hi) - n * kLn2Lo;
+  F p = F{} + 1.0f / 5040.0f;
+  p = 1.0f / 720.0f + r * p;
+  p = 1.0f / 120.0f + r * p;
+  p = 1.0f / 24.0f + r * p;
+  p = 1.0f / 6.0f + r * p;
+  p = 0.5f + r * p;
+  p = 1.0f + r * p;
+  p = 1.0f + r * p;
+  // n + 127 lies in [1, 255) for the clamped range, a normal float's exponent field.
+  Int whole;
+  if constexpr (kScalar) {
+    whole = static_cast<std::int32_t>(n);
+  } else {
+    whole = __builtin_convertvector(n, IntLanes);
+  }
+  const auto power = static_cast<UInt>(whole + 127) << 23;
+  return underflows ? F{} : p * std::bit_cast<F>(power);
+}
+
+inline float exp_float(float x) { return exp_lanes(x); }
+
+// How a term reads its arrays: at(x) is x[i] for one index, or x[i .. i + kSumLanes) as FloatLanes
+// (AtLanes), or the `count` < kSumLanes values x[i .. i + count) followed by zeros (AtTail). A term
+// written against `at` (for example `[&](auto at) { return at(x) * at(y); }`) is then one definition
+// for the vector body, the vector tail and the double reference.
 struct AtIndex {
   std::size_t i;
   template <typename Scalar>
@@ -72,20 +97,53 @@ struct AtLanes {
   }
 };
 
+// The `count` < kSumLanes values at x in v's first lanes, zeros in the others; and back. With
+// AVX-512, one masked load or store (a memcpy of a variable length is a call).
+inline FloatLanes load_first_lanes(const float* x, std::size_t count) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), x);
+#else
+  FloatLanes v{};
+  for (std::size_t l = 0; l < count; ++l) v[l] = x[l];
+  return v;
+#endif
+}
+
+inline void store_first_lanes(float* x, FloatLanes v, std::size_t count) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(x, static_cast<__mmask16>((1u << count) - 1u), v);
+#else
+  for (std::size_t l = 0; l < count; ++l) x[l] = v[l];
+#endif
+}
+
+struct AtTail {
+  std::size_t i, count;
+  FloatLanes operator()(const float* x) const { return load_first_lanes(x + i, count); }
+};
+
+// Lanes [0, count) of v, `fill` in the others.
+inline FloatLanes first_lanes(FloatLanes v, std::size_t count, float fill = 0.0f) {
+  constexpr IntLanes kIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  return kIndex < static_cast<std::int32_t>(count) ? v : FloatLanes{} + fill;
+}
+
 // Σ term(i) for i < n, with term(i) added to partial sum i mod 16 in order of i, then the partial sums
 // added pairwise (0+8, 1+9, ...; then 0+4, ...). The order is a function of n alone, so the bits do
-// not depend on the vector width. term(at) reads through `at` (AtIndex, AtLanes).
+// not depend on the vector width. term(at) reads through `at` (AtLanes, AtTail, AtIndex). The tail's
+// unused lanes add +0, which leaves every partial sum as it was (a partial sum starts at +0 and so is
+// never −0).
 template <typename Term>
 float lane_sum(std::size_t n, Term&& term) {
-  FloatLanes vector_lanes{};
+  FloatLanes lanes{};
   std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) vector_lanes += term(AtLanes{i});
-  float lanes[kSumLanes];
-  std::memcpy(lanes, &vector_lanes, sizeof lanes);
-  for (std::size_t l = 0; i + l < n; ++l) lanes[l] += term(AtIndex{i + l});
+  for (; i + kSumLanes <= n; i += kSumLanes) lanes += term(AtLanes{i});
+  if (i < n) lanes += first_lanes(term(AtTail{i, n - i}), n - i);
+  float partial[kSumLanes];
+  std::memcpy(partial, &lanes, sizeof partial);
   for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
-    for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
-  return lanes[0];
+    for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
+  return partial[0];
 }
 
 // Σ term(i) for i < n as a kernel templated on its scalar sums a row: lane_sum's fixed order in float,
@@ -106,17 +164,15 @@ Scalar row_sum(std::size_t n, Term&& term) {
 // unless a value exceeds it), and a row holding one still gives NaN where the maximum is used
 // (x − max or a sum of exponentials).
 inline float lane_max(const float* x, std::size_t n) {
-  FloatLanes vector_lanes = {};
-  vector_lanes -= std::numeric_limits<float>::infinity();
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  FloatLanes lanes = FloatLanes{} + kMinusInf;
+  const auto take = [&lanes](FloatLanes v) { lanes = lanes < v ? v : lanes; };
   std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    const FloatLanes v = AtLanes{i}(x);
-    vector_lanes = vector_lanes < v ? v : vector_lanes;
-  }
-  float lanes[kSumLanes];
-  std::memcpy(lanes, &vector_lanes, sizeof lanes);
-  for (std::size_t l = 0; i + l < n; ++l) lanes[l] = std::max(lanes[l], x[i + l]);
-  return *std::max_element(lanes, lanes + kSumLanes);
+  for (; i + kSumLanes <= n; i += kSumLanes) take(AtLanes{i}(x));
+  if (i < n) take(first_lanes(AtTail{i, n - i}(x), n - i, kMinusInf));
+  float partial[kSumLanes];
+  std::memcpy(partial, &lanes, sizeof partial);
+  return *std::max_element(partial, partial + kSumLanes);
 }
 
 }  // namespace altgrad::ops::cpu
