@@ -394,9 +394,15 @@ class Run {
 
   // `done` is the failed step's number as metrics count it: the update it would have made.
   bool stop(std::int64_t done, const std::string& what, Loop& loop, TrainOutcome& outcome) {
-    outcome.stop_reason = what + " at step " + std::to_string(done) + "; " + s_.locate_non_finite();
-    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done}, {io::run_directory::kReasonKey, outcome.stop_reason}});
-    loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
+    return stop_with(done, what + " at step " + std::to_string(done) + "; " + s_.locate_non_finite(), loop, outcome);
+  }
+
+  // The stop event and the terminal's note for a run that ends at step `done` for `reason`.
+  bool stop_with(std::int64_t done, const std::string& reason, Loop& loop, TrainOutcome& outcome) {
+    outcome.stop_reason = reason;
+    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done},
+                    {io::run_directory::kReasonKey, reason}});
+    loop.progress.note("stopped: " + reason + " (the last good checkpoint is kept)");
     return false;
   }
 
@@ -409,10 +415,7 @@ class Run {
     char text[200];
     std::snprintf(text, sizeof text, "loss diverged at step %lld: loss %.6g is above stop_loss_multiple %g x the first step's loss %.6g",
                   static_cast<long long>(done), loss, config_.stop_loss_multiple, state_.initial_loss);
-    outcome.stop_reason = text;
-    loop.log.event({{io::run_directory::kEventKey, io::run_directory::kStopEvent}, {"step", done}, {io::run_directory::kReasonKey, outcome.stop_reason}});
-    loop.progress.note("stopped: " + outcome.stop_reason + " (the last good checkpoint is kept)");
-    return false;
+    return stop_with(done, text, loop, outcome);
   }
 
   // What step `done` does beyond training: a metrics line every log_interval, at the last step, at
