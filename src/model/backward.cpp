@@ -1,6 +1,7 @@
 // gpt_backward: the gradient of the mean loss of the last gpt_forward, pass by pass in reverse
-// (see gpt.hpp). The kernels add to their gradient outputs, so every activation gradient is
-// zeroed before the kernel that produces it; parameter gradients are only ever added to.
+// (see gpt.hpp). Most kernels add to their gradient outputs, so those activation gradients are
+// zeroed before the kernel that produces them; the MLP activation and attention overwrite theirs.
+// Parameter gradients are only ever added to.
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -67,7 +68,6 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
 
   // x + mlp(ln_2(x)): d fc_proj = d residual3.
   linear(BlockMatmul::mlp_c_proj, g.fc_act, g.residual, p.mlp_c_proj_weight, p.mlp_c_proj_bias);
-  zero(g.fc);
   mlp_activation_backward<Scalar>(config.mlp, g.fc, l.fc, g.fc_act, N, H);
   linear(BlockMatmul::mlp_c_fc, g.ln, g.fc, p.mlp_c_fc_weight, p.mlp_c_fc_bias);
   norm_backward<Scalar>(config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln, l.residual2,
@@ -75,7 +75,6 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
 
   // x + attn(ln_1(x)): d att_proj = d residual2.
   linear(BlockMatmul::attn_c_proj, g.att_y, g.residual, p.attn_c_proj_weight, p.attn_c_proj_bias);
-  zero(g.qkv);
   // Straight-through: the products at the operands the forward pass multiplied (or, where the
   // hooks block along the reduction axis, at copies along the backward products' axes), the
   // softmax at the probabilities it produced.

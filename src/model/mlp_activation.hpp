@@ -15,7 +15,7 @@ namespace altgrad::model {
 template <typename Scalar>
 void mlp_activation_forward(Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp, std::size_t N, std::size_t H);
 
-// Adds to dinp (N, I).
+// Overwrites dinp (N, I).
 template <typename Scalar>
 void mlp_activation_backward(Mlp mlp, std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout,
                              std::size_t N, std::size_t H);

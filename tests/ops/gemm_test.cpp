@@ -15,7 +15,7 @@ namespace {
 using ops::cpu::gemm;
 using ops::cpu::gemm_tiling;
 
-// One GEMM call: C (m×n) = op(A) · op(B) + beta · C, with leading dimensions at least as wide as the
+// One GEMM call: C (m×n) = alpha · op(A) · op(B) + beta · C, with leading dimensions at least as wide as the
 // stored matrices (wider ones are strided views, as attention's heads are).
 struct GemmCase {
   int m, n, k;
@@ -43,7 +43,7 @@ GemmInputs inputs(const GemmCase& g, std::uint64_t seed) {
 }
 
 // The product by its definition, in double, one element at a time.
-std::vector<double> reference(const GemmCase& g, const GemmInputs& in, double beta) {
+std::vector<double> reference(const GemmCase& g, const GemmInputs& in, double alpha, double beta) {
   std::vector<double> c = in.c;
   for (int i = 0; i < g.m; ++i) {
     for (int j = 0; j < g.n; ++j) {
@@ -53,17 +53,17 @@ std::vector<double> reference(const GemmCase& g, const GemmInputs& in, double be
         const double b = g.tb == CblasNoTrans ? in.b[p * in.ldb + j] : in.b[j * in.ldb + p];
         sum += a * b;
       }
-      c[i * in.ldc + j] = sum + beta * in.c[i * in.ldc + j];
+      c[i * in.ldc + j] = alpha * sum + beta * in.c[i * in.ldc + j];
     }
   }
   return c;
 }
 
 template <typename Scalar>
-std::vector<Scalar> run_gemm(const GemmCase& g, const GemmInputs& in, Scalar beta) {
+std::vector<Scalar> run_gemm(const GemmCase& g, const GemmInputs& in, Scalar beta, Scalar alpha = 1) {
   const std::vector<Scalar> a = converted<Scalar>(in.a), b = converted<Scalar>(in.b);
   std::vector<Scalar> c = converted<Scalar>(in.c);
-  gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), in.lda, b.data(), in.ldb, beta, c.data(), in.ldc);
+  gemm(g.ta, g.tb, g.m, g.n, g.k, alpha, a.data(), in.lda, b.data(), in.ldb, beta, c.data(), in.ldc);
   return c;
 }
 
@@ -109,7 +109,8 @@ TEST(GemmTiling, KeepsTheTilesOfABigGemmThick) {
   EXPECT_EQ(gemm_tiling(8192, 8192, 8192).parts, 64u);
 }
 
-// Every transpose combination, beta 0 and 1, strided views, single and many slices, both split axes.
+// Every transpose combination, beta 0 and 1, alpha 1 and attention's 1/√32, strided views, single
+// and many slices, both split axes.
 TEST(Gemm, MatchesTheDefinitionInDouble) {
   const std::vector<GemmCase> cases = {
       {3, 5, 4, CblasNoTrans, CblasNoTrans, 0},    {37, 29, 11, CblasTrans, CblasNoTrans, 3},
@@ -120,13 +121,16 @@ TEST(Gemm, MatchesTheDefinitionInDouble) {
   std::uint64_t seed = 10;
   for (const GemmCase& g : cases) {
     const GemmInputs in = inputs(g, seed += 3);
-    for (const double beta : {0.0, 1.0}) {
-      SCOPED_TRACE(::testing::Message() << g.m << "x" << g.n << "x" << g.k << " ta=" << (g.ta == CblasTrans)
-                                        << " tb=" << (g.tb == CblasTrans) << " beta=" << beta
-                                        << " parts=" << gemm_tiling(g.m, g.n, g.k).parts);
-      const std::vector<double> want = reference(g, in, beta);
-      EXPECT_TRUE(all_close("C", run_gemm<double>(g, in, beta), want, {1e-12, 1e-12}));
-      EXPECT_TRUE(all_close("C", run_gemm<float>(g, in, static_cast<float>(beta)), want, {2e-5, 2e-5}));
+    for (const double alpha : {1.0, 0.17677669529663687}) {
+      for (const double beta : {0.0, 1.0}) {
+        SCOPED_TRACE(::testing::Message() << g.m << "x" << g.n << "x" << g.k << " ta=" << (g.ta == CblasTrans)
+                                          << " tb=" << (g.tb == CblasTrans) << " alpha=" << alpha << " beta=" << beta
+                                          << " parts=" << gemm_tiling(g.m, g.n, g.k).parts);
+        const std::vector<double> want = reference(g, in, alpha, beta);
+        EXPECT_TRUE(all_close("C", run_gemm<double>(g, in, beta, alpha), want, {1e-12, 1e-12}));
+        EXPECT_TRUE(all_close("C", run_gemm<float>(g, in, static_cast<float>(beta), static_cast<float>(alpha)), want,
+                              {2e-5, 2e-5}));
+      }
     }
   }
 }

@@ -74,29 +74,24 @@ void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, 
   }
 }
 
-// The softmax of scale·p over n scores, in place, the scaled scores stored first.
-template <typename Scalar>
-void scaled_softmax(Scalar* p, std::size_t n, Scalar scale) {
-  for (std::size_t i = 0; i < n; ++i) p[i] *= scale;
-  softmax_row(p, p, n);
-}
-
 // One (b, h) pair: q, k of position t at qkv + t·3C + {0, C}; probabilities (T, T) at probs.
 template <typename Scalar>
 void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar* q = qkv;
   const Scalar* k = qkv + C;
-  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // scores of keys 0..first + rows
-    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, q + first * v.C3, v.C3, k, v.C3,
-         Scalar{0}, probs + first * T, v.T);
-  });
+  // The scores scaled by BLAS's alpha: the kernel rounds each product sum times alpha once, as a
+  // multiplication after the GEMM would, without another pass over the scores.
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // scores of keys 0..first + rows
+    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, scale, q + first * v.C3, v.C3, k,
+         v.C3, Scalar{0}, probs + first * T, v.T);
+  });
   for (std::size_t t = 0; t < T; ++t) {
     Scalar* p = probs + t * T;
     // Softmax over keys 0..t, in place; the masked keys get probability 0 (those past the block's
     // end were not computed).
-    scaled_softmax(p, t + 1, scale);
+    softmax_row(p, p, t + 1);
     std::fill(p + t + 1, p + T, Scalar{0});
   }
 }
@@ -107,8 +102,8 @@ void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const Head
   const std::size_t T = static_cast<std::size_t>(v.T);
   const Scalar* val = qkv + 2 * C;
   for_each_block(T, [&](std::size_t first, std::size_t rows) {  // probs · v
-    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), probs + first * T, v.T, val, v.C3,
-         Scalar{0}, out + first * static_cast<std::size_t>(v.C), v.C);
+    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), Scalar{1}, probs + first * T, v.T,
+         val, v.C3, Scalar{0}, out + first * static_cast<std::size_t>(v.C), v.C);
   });
 }
 
@@ -128,8 +123,8 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
   Scalar *dq = dqkv, *dk = dqkv + C, *dv = dqkv + 2 * C;
   const std::size_t C3 = static_cast<std::size_t>(v.C3), Cs = static_cast<std::size_t>(v.C);
   for_each_block(T, [&](std::size_t first, std::size_t rows) {  // dy · vᵀ, keys 0..first + rows
-    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, dout + first * Cs, v.C, val, v.C3,
-         Scalar{0}, dprobs + first * T, v.T);
+    gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, Scalar{1}, dout + first * Cs, v.C,
+         val, v.C3, Scalar{0}, dprobs + first * T, v.T);
   });
   const Scalar scale = score_scale<Scalar>(static_cast<std::size_t>(v.hs));
   for (std::size_t t = 0; t < T; ++t) {
@@ -140,18 +135,19 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
     for (std::size_t s = 0; s <= t; ++s) d[s] = p[s] * (d[s] - p_dp) * scale;
     std::fill(d + t + 1, d + T, Scalar{0});
   }
+  // Each block of rows of dq, dk and dv is one product's output, written whole (beta = 0).
   for_each_block(T, [&](std::size_t first, std::size_t rows) {  // dscores · k: queries over keys 0..first + rows
-    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), dprobs + first * T, v.T, k, v.C3,
-         Scalar{1}, dq + first * C3, v.C3);
+    gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), Scalar{1}, dprobs + first * T, v.T,
+         k, v.C3, Scalar{0}, dq + first * C3, v.C3);
   });
   // dscoresᵀ · q and probsᵀ · dy: keys in blocks, over the queries first..T−1 that see them.
   for_each_block(T, [&](std::size_t first, std::size_t keys) {
     const std::size_t corner = first * T + first;
     const int queries = blas_int(T - first);
-    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, dprobs + corner, v.T, q + first * C3, v.C3,
-         Scalar{1}, dk + first * C3, v.C3);
-    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, probs_used + corner, v.T, dout + first * Cs, v.C,
-         Scalar{1}, dv + first * C3, v.C3);
+    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, Scalar{1}, dprobs + corner, v.T, q + first * C3,
+         v.C3, Scalar{0}, dk + first * C3, v.C3);
+    gemm(CblasTrans, CblasNoTrans, blas_int(keys), v.hs, queries, Scalar{1}, probs_used + corner, v.T,
+         dout + first * Cs, v.C, Scalar{0}, dv + first * C3, v.C3);
   });
 }
 

@@ -37,7 +37,7 @@ template <typename Scalar>
 void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> probs, std::span<const Scalar> qkv,
                               std::size_t B, std::size_t T, std::size_t C, std::size_t NH);
 
-// Adds to dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass; dprobs
+// Overwrites dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass; dprobs
 // (B, NH, T, T) is scratch, overwritten.
 template <typename Scalar>
 void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,

@@ -68,14 +68,14 @@ void gelu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::spa
     for (std::size_t i = 0; i < n; ++i) {
       const float x = in[i];
       const float gauss = exp_float(-0.5f * x * x);  // shared by Φ and the density φ
-      dx[i] += dy[i] * (normal_cdf_float(x, gauss) + x * kInvSqrt2Pi<float> * gauss);
+      dx[i] = dy[i] * (normal_cdf_float(x, gauss) + x * kInvSqrt2Pi<float> * gauss);
     }
   } else {
 #pragma omp parallel for schedule(static) if (n >= kMinParallelWork)
     for (std::size_t i = 0; i < n; ++i) {
       const Scalar x = inp[i];
       const Scalar density = kInvSqrt2Pi<Scalar> * std::exp(Scalar{-0.5} * x * x);
-      dinp[i] += dout[i] * (normal_cdf(x) + x * density);
+      dinp[i] = dout[i] * (normal_cdf(x) + x * density);
     }
   }
 }

@@ -13,7 +13,7 @@ namespace altgrad::ops::cpu {
 template <typename Scalar>
 void gelu_forward(std::span<Scalar> out, std::span<const Scalar> inp);
 
-// Adds dout · gelu'(inp) to dinp.
+// Overwrites dinp with dout · gelu'(inp).
 template <typename Scalar>
 void gelu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout);
 

@@ -48,19 +48,19 @@ Slice<Scalar> slice(const GemmTiling& tiling, std::size_t part, CBLAS_TRANSPOSE 
   return {a, b + b_offset, c + begin, m, size};
 }
 
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda, const float* b,
-               int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
+               const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
                const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <typename Scalar>
-void tiled_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const Scalar* a, int lda,
-                const Scalar* b, int ldb, Scalar beta, Scalar* c, int ldc) {
+void tiled_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, Scalar alpha, const Scalar* a,
+                int lda, const Scalar* b, int ldb, Scalar beta, Scalar* c, int ldc) {
   if (m <= 0 || n <= 0) return;
   const GemmTiling tiling =
       gemm_tiling(static_cast<std::size_t>(m), static_cast<std::size_t>(n), static_cast<std::size_t>(k));
@@ -73,7 +73,7 @@ void tiled_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, 
     // region), so every tile is one single-threaded call in every case.
     omp_set_num_threads(1);
     const Slice<Scalar> s = slice(tiling, part, trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc);
-    blas_gemm(trans_a, trans_b, s.m, s.n, k, s.a, lda, s.b, ldb, beta, s.c, ldc);
+    blas_gemm(trans_a, trans_b, s.m, s.n, k, alpha, s.a, lda, s.b, ldb, beta, s.c, ldc);
   }
 }
 
@@ -91,14 +91,14 @@ GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
   return {by_rows, length, ceil_div(dim, length)};
 }
 
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc) {
-  tiled_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  tiled_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double beta, double* c, int ldc) {
-  tiled_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, double alpha, const double* a,
+          int lda, const double* b, int ldb, double beta, double* c, int ldc) {
+  tiled_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace altgrad::ops::cpu

@@ -1,5 +1,5 @@
 #pragma once
-// Row-major C = op(A) · op(B) + beta · C through OpenBLAS, one overload per scalar type, with the
+// Row-major C = alpha · op(A) · op(B) + beta · C through OpenBLAS, one overload per scalar type, with the
 // same bits for any OpenMP thread count.
 //
 // OpenBLAS's own threading splits a GEMM by the thread count and blocks the reduction dimension
@@ -28,10 +28,10 @@ GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k);
 // under the same kernel, so the trainer records it.
 const char* blas_kernel();
 
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* a, int lda,
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc);
 
-void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double beta, double* c, int ldc);
+void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, double alpha, const double* a,
+          int lda, const double* b, int ldb, double beta, double* c, int ldc);
 
 }  // namespace altgrad::ops::cpu

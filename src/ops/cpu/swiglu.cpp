@@ -45,8 +45,8 @@ void swiglu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::s
     for (std::size_t i = 0; i < H; ++i) {
       const Scalar s = sigmoid(a[i]);
       // silu'(a) = s + a·s·(1 − s)
-      da[i] += dy[i] * b[i] * (s * (Scalar{1} + a[i] * (Scalar{1} - s)));
-      db[i] += dy[i] * (a[i] * s);
+      da[i] = dy[i] * b[i] * (s * (Scalar{1} + a[i] * (Scalar{1} - s)));
+      db[i] = dy[i] * (a[i] * s);
     }
   }
 }

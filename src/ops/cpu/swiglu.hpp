@@ -15,7 +15,7 @@ namespace altgrad::ops::cpu {
 template <typename Scalar>
 void swiglu_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::size_t N, std::size_t H);
 
-// Adds to dinp (N, 2H): da += dout · b · silu'(a), db += dout · silu(a).
+// Overwrites dinp (N, 2H): da = dout · b · silu'(a), db = dout · silu(a).
 template <typename Scalar>
 void swiglu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout, std::size_t N,
                      std::size_t H);
