@@ -50,6 +50,18 @@ class EngineStep {
 
   std::size_t tokens() const { return x_.size(); }
 
+  // Values the last step quantized, over every point and both axes' copies.
+  std::uint64_t quantized_values() const {
+    std::uint64_t values = 0;
+    if (!hooks_) return values;
+    for (std::size_t i = 0; i < hooks_->size(); ++i) {
+      if (const quant::PointQuantizer* point = hooks_->point(i)) {
+        values += point->step_stats().values.count + point->column_stats().values.count;
+      }
+    }
+    return values;
+  }
+
   // Floating-point operations of one training step, by PaLM's count (Chowdhery et al. 2022,
   // appendix B): 6 per matmul weight per token (forward, input and weight gradients) plus
   // 12·n_layer·n_embd·block_size per token for attention's scores and weighted sums.
@@ -96,6 +108,23 @@ double engine_tokens_per_s(const config::TrainConfig& c, int steps, int threads)
   return static_cast<double>(engine.tokens()) / best;
 }
 
+// Seconds to copy `values` floats once, in pieces of an MLP activation's size (the largest
+// operands), the best of several rounds: the least a pass that reads and writes each of them costs.
+double copy_seconds(std::uint64_t values, std::size_t piece) {
+  std::vector<float> from(piece, 1.0f), to(piece);
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = Clock::now();
+    for (std::uint64_t done = 0; done < values; done += piece) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(piece, values - done));
+      std::copy_n(from.data(), n, to.data());
+      from[0] = to[n - 1];  // each copy depends on the last: none can be skipped
+    }
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
 // FP32 and the recipe alternate step by step, so that both see the same machine; the fastest step
 // of each is kept.
 int run_recipe_bench(const TrainBenchOptions& options, std::ostream& out) {
@@ -120,6 +149,18 @@ int run_recipe_bench(const TrainBenchOptions& options, std::ostream& out) {
   const int target_pct = options.recipe == "mx8" ? 15 : 5;
   std::snprintf(line, sizeof line, "overhead of %s over fp32: %+.1f%% (target <= %d%%, statistics on)\n",
                 options.recipe.c_str(), 100.0 * (best_quantized / best_fp32 - 1.0), target_pct);
+  out << line;
+  // What one pass over the quantized values costs at the least, beside what the recipe costs.
+  const std::uint64_t values = quantized.quantized_values();
+  if (values == 0) return 0;
+  const model::GptConfig g = config::gpt_config(options.config);
+  const std::size_t piece = quantized.tokens() * static_cast<std::size_t>(model::hidden_size(g));
+  const double copy = copy_seconds(values, piece);
+  std::snprintf(line, sizeof line,
+                "values quantized per step: %llu; one copy of them (memcpy, in pieces of an MLP activation) %.2f ms "
+                "= %.1f%% of the fp32 step; the overhead is %.1f such copies\n",
+                static_cast<unsigned long long>(values), 1e3 * copy,
+                100.0 * copy / best_fp32, (best_quantized - best_fp32) / copy);
   out << line;
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -45,12 +46,14 @@ std::string sample(const Gpt<float>& model, std::string_view prompt, const Sampl
   if (context.empty()) context.push_back('\n');  // nanoGPT starts from a newline by default
   std::string generated;
   const std::uint64_t key = format::philox_key(options.seed, format::RandomPurpose::text_sampling);
+  // Made anew only while the window grows: once it is block_size long, every token reuses them.
+  std::optional<Activations<float>> acts;
   for (std::size_t i = 0; i < options.tokens; ++i) {
     const std::size_t T = std::min(context.size(), block);
-    Activations<float> acts(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
+    if (!acts || acts->T != T) acts.emplace(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
     const std::span<const std::int32_t> window(context.data() + context.size() - T, T);
-    gpt_forward(model, acts, window, {}, hooks);
-    const std::span<const float> last = acts.logits.subspan((T - 1) * V, V);
+    gpt_forward(model, *acts, window, {}, hooks);
+    const std::span<const float> last = acts->logits.subspan((T - 1) * V, V);
     const double u = format::philox_word(key, 0, i) * 0x1p-32;
     const auto next = static_cast<std::int32_t>(draw(last, options, u));
     context.push_back(next);

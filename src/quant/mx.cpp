@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,25 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   }
 }
 
+#if defined(__AVX512F__)
+// The largest of 16 unsigned lanes, halving in registers (a pass through memory costs more than
+// the block's loads). In GCC's vector types: with GCC 12, the intrinsics that take a register's
+// upper half (and _mm512_reduce_max_epu32) trip -Wmaybe-uninitialized inside OpenMP regions.
+std::uint32_t largest_lane(__m512i v) {
+  using Lanes16 = std::uint32_t __attribute__((vector_size(64)));
+  using Lanes8 = std::uint32_t __attribute__((vector_size(32)));
+  using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
+  const auto x = reinterpret_cast<Lanes16>(v);
+  const Lanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
+  const Lanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
+  const Lanes8 eight = low8 > high8 ? low8 : high8;
+  const Lanes4 low4 = __builtin_shufflevector(eight, eight, 0, 1, 2, 3);
+  const Lanes4 high4 = __builtin_shufflevector(eight, eight, 4, 5, 6, 7);
+  const Lanes4 four = low4 > high4 ? low4 : high4;
+  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
+}
+#endif
+
 // max |x| over the finite elements of one block, on this thread (amax_of would open a parallel
 // region per block, and counts Inf). Magnitude bits order like the values they encode.
 float finite_block_amax(const float* x, std::size_t n) {
@@ -53,10 +73,7 @@ float finite_block_amax(const float* x, std::size_t n) {
     const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(in_block, x + i), magnitude_mask);
     amax = _mm512_mask_max_epu32(amax, _mm512_cmplt_epu32_mask(a, inf), amax, a);
   }
-  // Through memory: GCC 12's _mm512_reduce_max_epu32 trips -Wmaybe-uninitialized.
-  alignas(64) std::uint32_t lanes[16];
-  _mm512_store_si512(lanes, amax);
-  return format::bits_float(*std::max_element(lanes, lanes + 16));
+  return format::bits_float(largest_lane(amax));
 #else
   std::uint32_t amax = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -81,6 +98,57 @@ int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule ru
   return std::clamp(k, -kE8m0Bias, kE8m0Bias);
 }
 
+namespace {
+
+// mx_shared_exponent() of 16 amaxes at `amax`, into `exponents`; false, having written nothing,
+// where a lane needs the scalar function (a subnormal amax). For a normal amax = (1 + f)·2^e the
+// exponent is e − emax, and the round-up test amax > max finite · 2^k, with max finite
+// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits. In GCC's vector types, which
+// compile to one AVX-512 register (GCC 12 reports false -Wmaybe-uninitialized on the intrinsics
+// here inside OpenMP regions).
+bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::uint32_t max_fraction, int* exponents) {
+  using Bits = std::uint32_t __attribute__((vector_size(64)));
+  using Ints = std::int32_t __attribute__((vector_size(64)));
+  Bits a;
+  std::memcpy(&a, amax, sizeof a);
+  const Ints zero = a == 0u;
+  // Bits at or above +Inf's are Inf, NaN or a negative value: k = 0, as for zero.
+  const Ints no_scale = zero | (a >= format::kFloatInfBits);
+  const Ints subnormal = (a < 0x80'0000u) & ~zero;
+  bool any_subnormal = false;
+  for (int lane = 0; lane < 16; ++lane) any_subnormal |= subnormal[lane] != 0;
+  if (any_subnormal) return false;
+  Ints k = reinterpret_cast<Ints>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
+  if (rule == MxScaleRule::round_up) k -= (a & 0x7F'FFFFu) > max_fraction;  // true is −1
+  const Ints low = Ints{} - kE8m0Bias, high = Ints{} + kE8m0Bias;
+  k = k < low ? low : k;
+  k = k > high ? high : k;
+  k = no_scale ? Ints{} : k;
+  std::memcpy(exponents, &k, sizeof k);
+  return true;
+}
+
+}  // namespace
+
+void mx_shared_exponents(const format::Format& element, std::span<const float> amax, MxScaleRule rule,
+                         std::span<int> exponents) {
+  if (exponents.size() != amax.size()) {
+    throw std::invalid_argument("mx_shared_exponents: " + std::to_string(amax.size()) + " amaxes but room for " +
+                                std::to_string(exponents.size()) + " exponents");
+  }
+  std::size_t i = 0;
+  // The fraction test needs max finite to be a normal float32, as every element format's is.
+  if (element.max_finite_bits >= 0x80'0000u) {
+    const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
+    const std::uint32_t max_fraction = element.max_finite_bits & 0x7F'FFFFu;
+    for (; i + 16 <= amax.size(); i += 16) {
+      if (shared_exponents_16(amax.data() + i, rule, emax, max_fraction, exponents.data() + i)) continue;
+      for (std::size_t j = i; j < i + 16; ++j) exponents[j] = mx_shared_exponent(element, amax[j], rule);
+    }
+  }
+  for (; i < amax.size(); ++i) exponents[i] = mx_shared_exponent(element, amax[i], rule);
+}
+
 MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes) {
@@ -94,31 +162,44 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   const bool stochastic = format::is_stochastic(options.rounding);
 
   // Per-task partials merged in task order: identical statistics for any thread count. Each call
-  // quantizes up to kMaxMxBlock elements of a row: whole blocks, at least one.
+  // quantizes up to kMaxMxBlock elements: whole blocks, at least one, of one row, or several whole
+  // rows where rows are whole blocks; the statistics are summed row by row either way.
   const std::size_t blocks_per_call = std::max<std::size_t>(1, kMaxMxBlock / block);
+  const std::size_t rows_per_call =
+      row_length % block == 0 && row_length <= kMaxMxBlock ? kMaxMxBlock / row_length : 1;
   MxStats partial[kMaxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
     std::uint32_t words[kMaxMxBlock];
+    float amaxes[kMaxMxBlock];
     int exponents[kMaxMxBlock];
     std::uint64_t overflows[kMaxMxBlock];
+    // `blocks` blocks from element `begin` (len elements), block index `first_code` among all rows.
+    const auto quantize_run = [&](std::size_t begin, std::size_t len, std::size_t blocks, std::size_t first_code) {
+      for (std::size_t j = 0; j < blocks; ++j) {
+        amaxes[j] = finite_block_amax(in.data() + begin + j * block, std::min(block, len - j * block));
+      }
+      mx_shared_exponents(element, {amaxes, blocks}, options.rule, {exponents, blocks});
+      for (std::size_t j = 0; j < blocks && !scale_codes.empty(); ++j) {
+        scale_codes[first_code + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
+      }
+      if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
+      quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
+                             words, overflows, partial[t].elements, std::min(len, row_length));
+      for (std::size_t j = 0; j < blocks; ++j) partial[t].clipped_blocks += overflows[j] > 0;
+    };
     const std::size_t row_end = std::min(rows, (t + 1) * rows_per_task);
-    for (std::size_t row = t * rows_per_task; row < row_end; ++row) {
+    for (std::size_t row = t * rows_per_task; row < row_end; row += rows_per_call) {
+      if (rows_per_call > 1) {
+        const std::size_t len = std::min(rows_per_call, row_end - row) * row_length;
+        quantize_run(row * row_length, len, len / block, row * blocks_per_row);
+        continue;
+      }
       for (std::size_t first_block = 0; first_block < blocks_per_row; first_block += blocks_per_call) {
         const std::size_t blocks = std::min(blocks_per_call, blocks_per_row - first_block);
-        const std::size_t begin = row * row_length + first_block * block;
-        const std::size_t len = std::min(blocks * block, row_length - first_block * block);
-        for (std::size_t j = 0; j < blocks; ++j) {
-          const std::size_t block_len = std::min(block, len - j * block);
-          exponents[j] = mx_shared_exponent(element, finite_block_amax(in.data() + begin + j * block, block_len), options.rule);
-          if (!scale_codes.empty()) {
-            scale_codes[row * blocks_per_row + first_block + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
-          }
-        }
-        if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
-        quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
-                               words, overflows, partial[t].elements);
-        for (std::size_t j = 0; j < blocks; ++j) partial[t].clipped_blocks += overflows[j] > 0;
+        quantize_run(row * row_length + first_block * block,
+                     std::min(blocks * block, row_length - first_block * block), blocks,
+                     row * blocks_per_row + first_block);
       }
     }
     partial[t].blocks = (row_end - t * rows_per_task) * blocks_per_row;
@@ -234,14 +315,12 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
     const std::size_t width = std::min(tile_cols, cols - c0);
     const float* first = in + band.first_row * cols + c0;
     const bool all_finite = column_finite_amax(first, cols, len, width, amax);
-    for (std::size_t j = 0; j < width; ++j) {
-      exponents[j] = mx_shared_exponent(element, amax[j], options.rule);
-      if (stochastic) {
-        const std::uint64_t first_word = options.first_index + band.word_base + (c0 + j) * run;
-        fill_random(options.seed, options.stream, first_word, {words + j * len, len});
-        if (!vector_tiles) continue;
-        for (std::size_t r = 0; r < len; ++r) row_major_words[r * kMaxColumnTile + j] = words[j * len + r];
-      }
+    mx_shared_exponents(element, {amax, width}, options.rule, {exponents, width});
+    for (std::size_t j = 0; j < width && stochastic; ++j) {
+      const std::uint64_t first_word = options.first_index + band.word_base + (c0 + j) * run;
+      fill_random(options.seed, options.stream, first_word, {words + j * len, len});
+      if (!vector_tiles) continue;
+      for (std::size_t r = 0; r < len; ++r) row_major_words[r * kMaxColumnTile + j] = words[j * len + r];
     }
     std::uint32_t clipped = 0;
     float* first_out = out + band.first_row * cols + c0;

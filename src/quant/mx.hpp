@@ -41,6 +41,11 @@ struct MxStats {
 // gives k = 0.
 int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule);
 
+// mx_shared_exponent() of each amax, 16 lanes at a time (the same values).
+// exponents.size() must equal amax.size().
+void mx_shared_exponents(const format::Format& element, std::span<const float> amax, MxScaleRule rule,
+                         std::span<int> exponents);
+
 // Quantizes rows of `row_length` elements, block by block within each row (the last block of a row
 // may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major.
 MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,

@@ -188,9 +188,10 @@ void quantize_scaled_blocks_portable(const Format& f, Rounding rounding, const f
 
 void quantize_scaled_blocks(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                             std::size_t block, const int* exponents, const std::uint32_t* random,
-                            std::uint64_t* overflows, QuantStats& stats) {
+                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
   if (has_vector_kernel(f, rounding)) {
-    return quantize_scaled_blocks_vector(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+    return quantize_scaled_blocks_vector(f, rounding, in, out, n, block, exponents, random, overflows, stats,
+                                         segment == 0 ? n : segment);
   }
   quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
 }

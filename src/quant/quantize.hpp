@@ -47,12 +47,16 @@ void quantize_block_portable(const format::Format& f, format::Rounding rounding,
 
 // Blocks of `block` consecutive elements (the last may be shorter) on the calling thread, block b
 // at scale 2^−exponents[b] (MX's shared exponents); overflows[b] receives how many of block b's
-// elements overflowed. Uses the vector kernel where this build has one for (f, rounding).
+// elements overflowed. Uses the vector kernel where this build has one for (f, rounding). The
+// statistics are added to `stats` once per `segment` elements (a multiple of block; 0: all n), as
+// if each segment were a call of its own: one call over several matrix rows sums as a call per
+// row would.
 void quantize_scaled_blocks(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                             std::size_t n, std::size_t block, const int* exponents, const std::uint32_t* random,
-                            std::uint64_t* overflows, QuantStats& stats);
+                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment = 0);
 
-// quantize_scaled_blocks through the portable kernel.
+// quantize_scaled_blocks through the portable kernel, which adds each block's statistics in turn
+// (so any segment gives the same sums).
 void quantize_scaled_blocks_portable(const format::Format& f, format::Rounding rounding, const float* in,
                                      float* out, std::size_t n, std::size_t block, const int* exponents,
                                      const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);

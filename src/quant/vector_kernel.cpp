@@ -316,11 +316,11 @@ struct Quantizer {
     stats.merge(handed_over);
   }
 
-  // One grid and one set of register statistics for all the blocks; a block's overflows are what
-  // the counters gained during it.
+  // One grid for all the blocks and one set of register statistics per segment; a block's
+  // overflows are what the counters gained during it.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
-                            QuantStats& stats) {
+                            QuantStats& stats, std::size_t segment) {
     const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
     Accumulators acc;
     QuantStats handed_over;
@@ -337,9 +337,13 @@ struct Quantizer {
         quantize_block_portable(f, R, in + begin, out + begin, len, scale, words, handed_over);
       }
       overflows[b] = acc.overflow + handed_over.overflow - before;
+      if ((begin + len) % segment == 0 || begin + len == n) {
+        stats.merge(acc.totals());
+        stats.merge(handed_over);
+        acc = Accumulators{};
+        handed_over = QuantStats{};
+      }
     }
-    stats.merge(acc.totals());
-    stats.merge(handed_over);
   }
 
   // quantize_column_blocks_vector(): every scale is checked before anything is stored, so the
@@ -401,9 +405,9 @@ void quantize_block_vector(const Format& f, Rounding rounding, const float* in, 
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                                    std::size_t block, const int* exponents, const std::uint32_t* random,
-                                   std::uint64_t* overflows, QuantStats& stats) {
+                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
   with_quantizer(f, rounding, [&](auto quantizer) {
-    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats);
+    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
   });
 }
 
@@ -435,7 +439,8 @@ void quantize_block_vector(const format::Format& f, format::Rounding rounding, c
 
 void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                                    std::size_t n, std::size_t block, const int* exponents,
-                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats) {
+                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats,
+                                   std::size_t) {
   quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
 }
 

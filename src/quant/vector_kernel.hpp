@@ -29,7 +29,8 @@ void quantize_block_vector(const format::Format& f, format::Rounding rounding, c
 // quantize_scaled_blocks' contract, for a (format, rounding) with has_vector_kernel().
 void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                                    std::size_t n, std::size_t block, const int* exponents,
-                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);
+                                   const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats,
+                                   std::size_t segment);
 
 // Blocks down the columns (MX scaling of a matrix's columns): `rows` rows at row stride `stride` of
 // `width` ≤ 16 adjacent columns, column j one block at scale 2^−exponents[j], each row's columns in

@@ -106,6 +106,7 @@ check "bad scale exit status" 2 "$status"
 # bench: one row per case at one thread, each with its memcpy baseline, ratio and target verdict.
 bench=$("$altgrad" bench quantize --values 100000 --repeats 1); succeeded "bench quantize" $?
 check "bench rows at one thread" 5 "$(awk '$1 ~ /^e[0-9]m[0-9]$/ && $3 == 1' <<<"$bench" | wc -l)"
+check "bench MX rows at one thread" 2 "$(awk '$1 == "mx" && $4 == 1' <<<"$bench" | wc -l)"
 # Each row's ratio is its rate over memcpy's and its verdict compares that ratio with the target
 # (within the rounding of the printed rates).
 check "bench rows: ratio and verdict follow from the rates" "ok" "$(python3 -c '
@@ -269,6 +270,13 @@ contains "bad recipe names file, line and value" "bad-recipe.toml:2: quant: unkn
 bench=$("$altgrad" bench train --recipe fp8-hybrid --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
 succeeded "bench train --recipe" $?
 contains "bench train --recipe prints the overhead" "overhead of fp8-hybrid over fp32" "$bench"
+# The values the step quantized: every block linear's X (N × in), W (out × in) and dY (N × out),
+# N = 2·16 tokens (fp8 leaves the LM head in FP32), once under per-tensor scaling and once per
+# reduction axis under MX.
+linears=$(( (32*32 + 96*32 + 32*96) + (32*32 + 32*32 + 32*32) + (32*32 + 128*32 + 32*128) + (32*128 + 32*128 + 32*32) ))
+contains "bench train --recipe counts the quantized values" "values quantized per step: $linears;" "$bench"
+bench=$("$altgrad" bench train --recipe mx8 --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+contains "bench train --recipe mx8 counts both axes' copies" "values quantized per step: $((2 * linears));" "$bench"
 
 err=$("$altgrad" train --set n_head=5 --out "$scratch/bad" 2>&1); status=$?
 check "bad config exit status" 2 "$status"

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "format/codec.hpp"
 #include "format/philox.hpp"
 #include "quant/mx.hpp"
+#include "quant/quantize.hpp"
 #include "reference_grid.hpp"
 #include "reference_stats.hpp"
 #include "test_tensors.hpp"
@@ -169,6 +172,38 @@ TEST(MxSharedExponent, MatchesBothRulesComputedIndependently) {
       }
     }
   }
+}
+
+// The batched exponents, 16 lanes at a time, against the one-by-one function: every edge amax, with
+// zeros, subnormals, infinities, NaNs and negative values among them, at several offsets so that
+// each value falls in a different lane and some in the scalar tail.
+TEST(MxSharedExponent, BatchedMatchesOneByOne) {
+  for (const RefGrid& g : {kE4m3, kE4m3fnuz, kE5m2, kE3m2, kE2m3, kE2m1, kBf16, kE4m3Bias20}) {
+    const format::Format f = load(g);
+    std::vector<float> amaxes = edge_amaxes(g);
+    for (const float special : {0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), -1.0f,
+                                std::numeric_limits<float>::denorm_min(), 1e-40f}) {
+      amaxes.insert(amaxes.begin() + static_cast<std::ptrdiff_t>(amaxes.size() / 3), special);
+      amaxes.push_back(special);
+    }
+    for (MxScaleRule rule : kRules) {
+      for (std::size_t offset = 0; offset < 17; offset += 5) {
+        const std::span<const float> batch = std::span<const float>(amaxes).subspan(offset);
+        std::vector<int> exponents(batch.size());
+        quant::mx_shared_exponents(f, batch, rule, exponents);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          ASSERT_EQ(exponents[i], quant::mx_shared_exponent(f, batch[i], rule))
+              << g.name << std::hexfloat << " amax " << batch[i] << " at " << i << " of a batch from " << offset;
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSharedExponent, RejectsMismatchedSizes) {
+  std::vector<int> exponents(3);
+  EXPECT_THROW(quant::mx_shared_exponents(load(kE4m3), std::vector<float>(4, 1.0f), MxScaleRule::floor, exponents),
+               std::invalid_argument);
 }
 
 TEST(MxSharedExponent, HandWorkedValues) {
@@ -327,6 +362,38 @@ TEST(QuantizeMx, ResultsAreIdenticalForOneAndTwoThreads) {
     EXPECT_EQ(one.stats.blocks, two.stats.blocks);
     EXPECT_EQ(one.stats.clipped_blocks, two.stats.clipped_blocks);
     expect_stats_bit_identical(one.stats.elements, two.stats.elements);
+  }
+}
+
+// quantize_scaled_blocks over several segments (quantize_mx's rows of whole blocks, which share a
+// call) gives the values, overflows and statistics of one call per segment into the same totals.
+TEST(QuantizeScaledBlocks, ASegmentSumsAsACallOfItsOwn) {
+  constexpr std::size_t kBlock = 32, kSegment = 4 * kBlock, kSegments = 6, n = kSegment * kSegments;
+  // Magnitudes across 2^±20, so that the double sums of squares round and their order shows.
+  const auto in = log_uniform_tensor(n, 77, -20, 20);
+  const format::Format f = load(kE4m3);
+  std::vector<float> amax(n / kBlock);
+  for (std::size_t i = 0; i < n; ++i) amax[i / kBlock] = std::max(amax[i / kBlock], std::fabs(in[i]));
+  std::vector<int> exponents(amax.size());
+  quant::mx_shared_exponents(f, amax, MxScaleRule::floor, exponents);  // the floor rule clips some blocks
+  std::vector<std::uint32_t> words(n);
+  for (std::size_t i = 0; i < n; ++i) words[i] = format::philox_word(9, 1, i);
+  for (Rounding rounding : {Rounding::nearest_even, Rounding::stochastic}) {
+    std::vector<float> together(n), apart(n);
+    std::vector<std::uint64_t> together_overflows(exponents.size()), apart_overflows(exponents.size());
+    quant::QuantStats together_stats, apart_stats;
+    quant::quantize_scaled_blocks(f, rounding, in.data(), together.data(), n, kBlock, exponents.data(), words.data(),
+                                  together_overflows.data(), together_stats, kSegment);
+    for (std::size_t begin = 0; begin < n; begin += kSegment) {
+      const std::size_t b = begin / kBlock;
+      quant::quantize_scaled_blocks(f, rounding, in.data() + begin, apart.data() + begin, kSegment, kBlock,
+                                    exponents.data() + b, words.data() + begin, apart_overflows.data() + b,
+                                    apart_stats);
+    }
+    EXPECT_TRUE(bit_identical(together, apart));
+    EXPECT_EQ(together_overflows, apart_overflows);
+    EXPECT_GT(together_stats.overflow, 0u);
+    expect_stats_bit_identical(together_stats, apart_stats);
   }
 }
 

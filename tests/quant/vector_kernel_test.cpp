@@ -231,7 +231,7 @@ TEST_F(VectorKernel, ScaledBlocksMatchThePortableKernelBlockByBlock) {
         std::vector<std::uint64_t> vector_overflows(exponents.size()), portable_overflows(exponents.size());
         quant::QuantStats v, p;
         quant::quantize_scaled_blocks_vector(f, r, x.data(), vector_out.data(), n, block, exponents.data(),
-                                             words.data(), vector_overflows.data(), v);
+                                             words.data(), vector_overflows.data(), v, n);
         quant::quantize_scaled_blocks_portable(f, r, x.data(), portable_out.data(), n, block, exponents.data(),
                                                words.data(), portable_overflows.data(), p);
         EXPECT_TRUE(results_agree(vector_out, portable_out, v, p));
