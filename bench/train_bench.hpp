@@ -13,6 +13,7 @@ namespace altgrad::bench {
 struct TrainBenchOptions {
   config::TrainConfig config;  // model and batch shape (the default training config unless given)
   int steps = 10;             // timed steps per thread count (the fastest is kept)
+  int rounds = 1;             // engine and PyTorch measured this many times in turn (the fastest is kept)
   std::string recipe;         // a preset: compare its step time with FP32's instead of with PyTorch
   int run_steps = 0;          // > 0: also train a real run this long and compare its rate with the step's
   int diagnostics_steps = 0;  // > 0: instead, real runs this long with every diagnostic on and off

@@ -39,6 +39,7 @@ void add_bench_command(CLI::App& app) {
     std::string config;
     std::vector<std::string> overrides;
     int steps = 10;
+    int rounds = 1;
     int run_steps = 0;
     int diagnostics_steps = 0;
     std::string recipe;
@@ -48,6 +49,11 @@ void add_bench_command(CLI::App& app) {
   train->add_option("config", train_args->config, "TOML config (default: the default training config)");
   train->add_option("--set", train_args->overrides, "Override a config key (repeatable)");
   train->add_option("--steps", train_args->steps, "Timed steps per thread count (best is kept)")->capture_default_str();
+  train->add_option("--rounds", train_args->rounds,
+                    "Measure altgrad and PyTorch this many times in turn, keeping each one's best (a machine whose "
+                    "speed drifts then favours neither)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   train->add_option("--run", train_args->run_steps,
                     "Also train a real run of the config this many steps (diagnostics, evaluation, checkpoints) and "
                     "compare its tokens/s with the step's");
@@ -63,6 +69,7 @@ void add_bench_command(CLI::App& app) {
     bench_options.config = train_args->config.empty() ? config::parse_config("", "(defaults)", train_args->overrides)
                                                 : config::load_config(train_args->config, train_args->overrides);
     bench_options.steps = train_args->steps;
+    bench_options.rounds = train_args->rounds;
     bench_options.run_steps = train_args->run_steps;
     bench_options.diagnostics_steps = train_args->diagnostics_steps;
     bench_options.recipe = train_args->recipe;

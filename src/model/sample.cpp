@@ -50,7 +50,9 @@ std::string sample(const Gpt<float>& model, std::string_view prompt, const Sampl
   std::optional<Activations<float>> acts;
   for (std::size_t i = 0; i < options.tokens; ++i) {
     const std::size_t T = std::min(context.size(), block);
-    if (!acts || acts->T != T) acts.emplace(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
+    if (!acts || acts->T != T) {
+      acts.emplace(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
+    }
     const std::span<const std::int32_t> window(context.data() + context.size() - T, T);
     gpt_forward(model, *acts, window, {}, hooks);
     const std::span<const float> last = acts->logits.subspan((T - 1) * V, V);

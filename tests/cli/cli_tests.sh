@@ -267,7 +267,8 @@ printf '[quant]\npreset = "fp9"\n' > "$scratch/bad-recipe.toml"
 err=$("$altgrad" train "$scratch/bad-recipe.toml" --out "$scratch/bad" 2>&1); status=$?
 check "bad recipe exit status" 2 "$status"
 contains "bad recipe names file, line and value" "bad-recipe.toml:2: quant: unknown preset \"fp9\"" "$err"
-bench=$("$altgrad" bench train --recipe fp8-hybrid --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+tiny=(--steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+bench=$("$altgrad" bench train --recipe fp8-hybrid "${tiny[@]}")
 succeeded "bench train --recipe" $?
 contains "bench train --recipe prints the overhead" "overhead of fp8-hybrid over fp32" "$bench"
 # The values the step quantized: every block linear's X (N × in), W (out × in) and dY (N × out),
@@ -275,8 +276,11 @@ contains "bench train --recipe prints the overhead" "overhead of fp8-hybrid over
 # reduction axis under MX.
 linears=$(( (32*32 + 96*32 + 32*96) + (32*32 + 32*32 + 32*32) + (32*32 + 128*32 + 32*128) + (32*128 + 32*128 + 32*32) ))
 contains "bench train --recipe counts the quantized values" "values quantized per step: $linears;" "$bench"
-bench=$("$altgrad" bench train --recipe mx8 --steps 2 --set n_layer=1 --set n_embd=32 --set n_head=2 --set batch_size=2 --set block_size=16)
+bench=$("$altgrad" bench train --recipe mx8 "${tiny[@]}")
 contains "bench train --recipe mx8 counts both axes' copies" "values quantized per step: $((2 * linears));" "$bench"
+err=$("$altgrad" bench train --rounds 0 2>&1); status=$?
+check "bench train --rounds 0 exit status" 2 "$status"
+contains "bench train --rounds 0 names the option" "--rounds" "$err"
 
 err=$("$altgrad" train --set n_head=5 --out "$scratch/bad" 2>&1); status=$?
 check "bad config exit status" 2 "$status"

@@ -29,7 +29,8 @@ void matmul_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::spa
   require_size_or_empty(kernel, "bias", bias.size(), OC);
 
   // beta = 0: BLAS overwrites out without reading it, so stale NaNs there cannot leak through.
-  gemm(CblasNoTrans, CblasTrans, s.n, s.oc, s.c, Scalar{1}, inp.data(), s.c, weight.data(), s.c, Scalar{0}, out.data(), s.oc);
+  gemm(CblasNoTrans, CblasTrans, s.n, s.oc, s.c, Scalar{1}, inp.data(), s.c, weight.data(), s.c, Scalar{0},
+       out.data(), s.oc);
   if (bias.empty()) return;
 #pragma omp parallel for schedule(static) if (N * OC >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
@@ -61,8 +62,8 @@ void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
   if (!dbias.empty()) require_size(kernel, "dout for dbias", dout_dbias.size(), N * OC);
 
   // beta = 1 accumulates, so residual branches and the tied wte/lm_head weight add up.
-  gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, Scalar{1}, dout_dinp.data(), s.oc, weight.data(), s.c, Scalar{1}, dinp.data(),
-       s.c);
+  gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, Scalar{1}, dout_dinp.data(), s.oc, weight.data(), s.c, Scalar{1},
+       dinp.data(), s.c);
   gemm(CblasTrans, CblasNoTrans, s.oc, s.c, s.n, Scalar{1}, dout_dweight.data(), s.oc, inp.data(), s.c, Scalar{1},
        dweight.data(), s.c);
   if (dbias.empty()) return;
