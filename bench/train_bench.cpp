@@ -307,8 +307,11 @@ int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
     }
     omp_set_num_threads(max_threads);
     torch = torch_runs(c, options.steps, threads);
-    for (std::size_t i = 0; i < threads.size(); ++i) {
-      pytorch[i] = std::max(pytorch[i], torch["runs"].at(i)["tokens_per_s"].get<double>());
+    for (const auto& run : torch["runs"]) {
+      const auto at = std::find(threads.begin(), threads.end(), run["threads"].get<int>());
+      if (at == threads.end()) throw std::runtime_error("bench train: PyTorch reported a thread count not asked for");
+      double& best = pytorch[static_cast<std::size_t>(at - threads.begin())];
+      best = std::max(best, run["tokens_per_s"].get<double>());
     }
   }
   const double step_flops = EngineStep(c, "").flops();

@@ -21,6 +21,8 @@ namespace altgrad::quant {
 namespace {
 
 constexpr int kE8m0Bias = 127;
+constexpr std::uint32_t kFloatFractionMask = (1u << format::kFloatMantissaBits) - 1u;
+constexpr std::uint32_t kSmallestNormalBits = 1u << format::kFloatMantissaBits;  // FLT_MIN's bits
 constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-wise kernel
@@ -114,12 +116,12 @@ bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::uin
   const Ints zero = a == 0u;
   // Bits at or above +Inf's are Inf, NaN or a negative value: k = 0, as for zero.
   const Ints no_scale = zero | (a >= format::kFloatInfBits);
-  const Ints subnormal = (a < 0x80'0000u) & ~zero;
+  const Ints subnormal = (a < kSmallestNormalBits) & ~zero;
   bool any_subnormal = false;
   for (int lane = 0; lane < 16; ++lane) any_subnormal |= subnormal[lane] != 0;
   if (any_subnormal) return false;
   Ints k = reinterpret_cast<Ints>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
-  if (rule == MxScaleRule::round_up) k -= (a & 0x7F'FFFFu) > max_fraction;  // true is −1
+  if (rule == MxScaleRule::round_up) k -= (a & kFloatFractionMask) > max_fraction;  // true is −1
   const Ints low = Ints{} - kE8m0Bias, high = Ints{} + kE8m0Bias;
   k = k < low ? low : k;
   k = k > high ? high : k;
@@ -138,9 +140,9 @@ void mx_shared_exponents(const format::Format& element, std::span<const float> a
   }
   std::size_t i = 0;
   // The fraction test needs max finite to be a normal float32, as every element format's is.
-  if (element.max_finite_bits >= 0x80'0000u) {
+  if (element.max_finite_bits >= kSmallestNormalBits) {
     const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
-    const std::uint32_t max_fraction = element.max_finite_bits & 0x7F'FFFFu;
+    const std::uint32_t max_fraction = element.max_finite_bits & kFloatFractionMask;
     for (; i + 16 <= amax.size(); i += 16) {
       if (shared_exponents_16(amax.data() + i, rule, emax, max_fraction, exponents.data() + i)) continue;
       for (std::size_t j = i; j < i + 16; ++j) exponents[j] = mx_shared_exponent(element, amax[j], rule);

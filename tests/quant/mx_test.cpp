@@ -365,6 +365,45 @@ TEST(QuantizeMx, ResultsAreIdenticalForOneAndTwoThreads) {
   }
 }
 
+// quantize_mx quantizes rows of whole blocks several to a call: its values, codes and statistics are
+// those of one quantize_scaled_blocks call per row into running totals, its former loop.
+TEST(QuantizeMx, RowsSharingACallSumAsOneCallPerRow) {
+  // 8 rows to a call, and 16 rows are one task (whose statistics are the whole call's).
+  constexpr std::size_t kRows = 16, kLength = 128, kBlock = 32, kBlocks = kLength / kBlock;
+  const auto in = log_uniform_tensor(kRows * kLength, 79, -20, 20);  // sums of squares that round
+  const format::Format f = load(kE4m3);
+  for (Rounding rounding : {Rounding::nearest_even, Rounding::stochastic}) {
+    const MxOptions o = mx_options(MxScaleRule::floor, rounding);
+    const MxRun whole = run_mx(kE4m3, in, kLength, o);
+    std::vector<float> out(in.size());
+    std::vector<std::uint8_t> codes;
+    quant::QuantStats stats;
+    std::uint64_t clipped = 0;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const float* row = in.data() + r * kLength;
+      int exponents[kBlocks];
+      std::uint64_t overflows[kBlocks];
+      std::uint32_t words[kLength];
+      for (std::size_t b = 0; b < kBlocks; ++b) {
+        float amax = 0.0f;
+        for (std::size_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(row[b * kBlock + i]));
+        exponents[b] = quant::mx_shared_exponent(f, amax, o.rule);
+        codes.push_back(static_cast<std::uint8_t>(exponents[b] + 127));
+      }
+      for (std::size_t i = 0; i < kLength; ++i) {
+        words[i] = format::philox_word(o.seed, o.stream, o.first_index + r * kLength + i);
+      }
+      quant::quantize_scaled_blocks(f, rounding, row, out.data() + r * kLength, kLength, kBlock, exponents, words,
+                                    overflows, stats);
+      for (const std::uint64_t overflowed : overflows) clipped += overflowed > 0;
+    }
+    EXPECT_TRUE(bit_identical(whole.out, out));
+    EXPECT_EQ(whole.codes, codes);
+    EXPECT_EQ(whole.stats.clipped_blocks, clipped);
+    expect_stats_bit_identical(whole.stats.elements, stats);
+  }
+}
+
 // quantize_scaled_blocks over several segments (quantize_mx's rows of whole blocks, which share a
 // call) gives the values, overflows and statistics of one call per segment into the same totals.
 TEST(QuantizeScaledBlocks, ASegmentSumsAsACallOfItsOwn) {
