@@ -27,6 +27,12 @@ constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-wise kernel
 
+// 16 float32 bit patterns, or 16 ints, in GCC's vector types (one AVX-512 register): with GCC 12,
+// the intrinsics that take a register's upper half, and _mm512_reduce_max_epu32, trip
+// -Wmaybe-uninitialized inside OpenMP regions.
+using BitLanes = std::uint32_t __attribute__((vector_size(64)));
+using IntLanes = std::int32_t __attribute__((vector_size(64)));
+
 void check_shapes(std::span<const float> in, std::span<float> out, std::size_t row_length,
                   const MxOptions& options, std::span<std::uint8_t> scale_codes) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx: " + why); };
@@ -45,13 +51,11 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
 
 #if defined(__AVX512F__)
 // The largest of 16 unsigned lanes, halving in registers (a pass through memory costs more than
-// the block's loads). In GCC's vector types: with GCC 12, the intrinsics that take a register's
-// upper half (and _mm512_reduce_max_epu32) trip -Wmaybe-uninitialized inside OpenMP regions.
+// the block's loads).
 std::uint32_t largest_lane(__m512i v) {
-  using Lanes16 = std::uint32_t __attribute__((vector_size(64)));
   using Lanes8 = std::uint32_t __attribute__((vector_size(32)));
   using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
-  const auto x = reinterpret_cast<Lanes16>(v);
+  const auto x = reinterpret_cast<BitLanes>(v);
   const Lanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
   const Lanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
   const Lanes8 eight = low8 > high8 ? low8 : high8;
@@ -105,27 +109,23 @@ namespace {
 // mx_shared_exponent() of 16 amaxes at `amax`, into `exponents`; false, having written nothing,
 // where a lane needs the scalar function (a subnormal amax). For a normal amax = (1 + f)·2^e the
 // exponent is e − emax, and the round-up test amax > max finite · 2^k, with max finite
-// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits. In GCC's vector types, which
-// compile to one AVX-512 register (GCC 12 reports false -Wmaybe-uninitialized on the intrinsics
-// here inside OpenMP regions).
+// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits.
 bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::uint32_t max_fraction, int* exponents) {
-  using Bits = std::uint32_t __attribute__((vector_size(64)));
-  using Ints = std::int32_t __attribute__((vector_size(64)));
-  Bits a;
+  BitLanes a;
   std::memcpy(&a, amax, sizeof a);
-  const Ints zero = a == 0u;
+  const IntLanes zero = a == 0u;
   // Bits at or above +Inf's are Inf, NaN or a negative value: k = 0, as for zero.
-  const Ints no_scale = zero | (a >= format::kFloatInfBits);
-  const Ints subnormal = (a < kSmallestNormalBits) & ~zero;
+  const IntLanes no_scale = zero | (a >= format::kFloatInfBits);
+  const IntLanes subnormal = (a < kSmallestNormalBits) & ~zero;
   bool any_subnormal = false;
   for (int lane = 0; lane < 16; ++lane) any_subnormal |= subnormal[lane] != 0;
   if (any_subnormal) return false;
-  Ints k = reinterpret_cast<Ints>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
+  IntLanes k = reinterpret_cast<IntLanes>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
   if (rule == MxScaleRule::round_up) k -= (a & kFloatFractionMask) > max_fraction;  // true is −1
-  const Ints low = Ints{} - kE8m0Bias, high = Ints{} + kE8m0Bias;
+  const IntLanes low = IntLanes{} - kE8m0Bias, high = IntLanes{} + kE8m0Bias;
   k = k < low ? low : k;
   k = k > high ? high : k;
-  k = no_scale ? Ints{} : k;
+  k = no_scale ? IntLanes{} : k;
   std::memcpy(exponents, &k, sizeof k);
   return true;
 }
@@ -182,8 +182,10 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
         amaxes[j] = finite_block_amax(in.data() + begin + j * block, std::min(block, len - j * block));
       }
       mx_shared_exponents(element, {amaxes, blocks}, options.rule, {exponents, blocks});
-      for (std::size_t j = 0; j < blocks && !scale_codes.empty(); ++j) {
-        scale_codes[first_code + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
+      if (!scale_codes.empty()) {
+        for (std::size_t j = 0; j < blocks; ++j) {
+          scale_codes[first_code + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
+        }
       }
       if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
       quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
