@@ -9,8 +9,9 @@
 // Each shape's time is the best of BATCHES (default 5) batches of calls lasting at least 10 ms.
 // Output lines start with a keyword (library, kernel, shape, step) so a script can collect them.
 //
-// The shapes are whole GEMMs. AltGrad itself cuts each GEMM into slices of whole 16-row panels
-// (src/ops/cpu/gemm.cpp), so its calls are these shapes with m (or n) a few times smaller.
+// The shapes are whole GEMMs. A training step runs them on AltGrad's own float GEMM
+// (src/ops/cpu/float_gemm.cpp); the libraries compared here compute the double GEMMs and the SGEMM
+// ceiling `altgrad bench train` reports, and `bench train` prints the own GEMM's 1024³ rate beside it.
 #include <dlfcn.h>
 
 #include <algorithm>

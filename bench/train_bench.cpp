@@ -18,6 +18,7 @@
 #include "format/philox.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "ops/cpu/float_gemm.hpp"
 #include "optim/adamw.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "train/trainer.hpp"
@@ -188,9 +189,9 @@ nlohmann::json torch_runs(const config::TrainConfig& c, int steps, const std::ve
   }
 }
 
-// The machine's own SGEMM rate at this thread count, the ceiling of a step's rate: OpenBLAS alone
-// (its own threading) on one 1024³ product, the best of several calls.
-double sgemm_gflops(int threads) {
+// One 1024³ product by `multiply` at this thread count: its best rate over several calls, GFLOP/s.
+template <typename Multiply>
+double square_gflops(int threads, Multiply&& multiply) {
   constexpr int n = 1024;
   omp_set_num_threads(threads);
   std::vector<float> a(n * n), b(n * n), c(n * n);
@@ -201,10 +202,24 @@ double sgemm_gflops(int threads) {
   double best = 1e30;
   for (int i = 0; i < 8; ++i) {
     const auto t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    multiply(n, a.data(), b.data(), c.data());
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
   return 2.0 * n * n * n / best / 1e9;
+}
+
+// The machine's own SGEMM rate, the ceiling of a step's rate: OpenBLAS alone (its own threading).
+double sgemm_gflops(int threads) {
+  return square_gflops(threads, [](int n, const float* a, const float* b, float* c) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+  });
+}
+
+// The same product by AltGrad's own float GEMM, the kernel the step runs.
+double own_gemm_gflops(int threads) {
+  return square_gflops(threads, [](int n, const float* a, const float* b, float* c) {
+    ops::cpu::float_gemm(false, true, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+  });
 }
 
 // A real run of `c` for `steps` steps in a temporary directory: its tokens per second, wall clock.
@@ -318,8 +333,10 @@ int run_train_bench(const TrainBenchOptions& options, std::ostream& out) {
   for (std::size_t i = 0; i < threads.size(); ++i) {
     const double step_gflops = step_flops / (static_cast<double>(c.batch_size * c.block_size) / engine[i]) / 1e9;
     const double ceiling = sgemm_gflops(threads[i]);
-    std::snprintf(line, sizeof line, "%-8s threads %d  %10.0f tokens/s  %6.1f GFLOP/s = %3.0f%% of SGEMM's %.1f (1024^3)\n",
-                  "altgrad", threads[i], engine[i], step_gflops, 100.0 * step_gflops / ceiling, ceiling);
+    std::snprintf(line, sizeof line,
+                  "%-8s threads %d  %10.0f tokens/s  %6.1f GFLOP/s = %3.0f%% of SGEMM's %.1f (1024^3; own GEMM %.1f)\n",
+                  "altgrad", threads[i], engine[i], step_gflops, 100.0 * step_gflops / ceiling, ceiling,
+                  own_gemm_gflops(threads[i]));
     out << line;
   }
   omp_set_num_threads(max_threads);

@@ -95,7 +95,8 @@ TEST(GemmTiling, CoversTheOutputInAlignedSlices) {
   }
 }
 
-TEST(GemmTiling, SplitsTheTrainingStepsGemmsForTwoCores) {
+// The double GEMMs' tiles (float GEMMs are not tiled: ops/cpu/float_gemm.hpp).
+TEST(GemmTiling, SplitsTheTrainingStepsShapesForTwoCores) {
   for (const GemmCase& g : {kForward, kInputGradient, kWeightGradient}) {
     EXPECT_EQ(gemm_tiling(g.m, g.n, g.k).parts, 2u) << g.m << "x" << g.n << "x" << g.k;
   }
@@ -135,30 +136,44 @@ TEST(Gemm, MatchesTheDefinitionInDouble) {
   }
 }
 
-TEST(Gemm, BitsDoNotDependOnThreadCount) {
+// Float runs AltGrad's own kernel, double OpenBLAS in shape-fixed tiles: both hold.
+template <typename Scalar>
+void expect_same_bits_on_any_thread_count() {
   for (const GemmCase& g : {kForward, kInputGradient, kWeightGradient, kNarrowLongReduction}) {
     const GemmInputs in = inputs(g, 77);
-    const std::vector<float> one = [&] {
+    const std::vector<Scalar> one = [&] {
       const ScopedThreadCount threads(1);
-      return run_gemm<float>(g, in, 1.0f);
+      return run_gemm<Scalar>(g, in, Scalar{1});
     }();
     for (const int count : {2, 3, 4}) {
       const ScopedThreadCount threads(count);
-      EXPECT_TRUE(test_support::bit_identical(one, run_gemm<float>(g, in, 1.0f))) << count << " threads, " << g.m << "x" << g.n << "x" << g.k;
+      EXPECT_TRUE(test_support::bit_identical(one, run_gemm<Scalar>(g, in, Scalar{1})))
+          << count << " threads, " << g.m << "x" << g.n << "x" << g.k;
     }
   }
 }
 
+TEST(Gemm, BitsDoNotDependOnThreadCount) {
+  expect_same_bits_on_any_thread_count<float>();
+  expect_same_bits_on_any_thread_count<double>();
+}
+
 // Attention calls gemm inside its own parallel loop over heads: the nested call must give the
 // bits of a top-level one.
-TEST(Gemm, SameBitsInsideAParallelRegion) {
+template <typename Scalar>
+void expect_same_bits_inside_a_parallel_region() {
   const GemmInputs in = inputs(kWeightGradient, 78);
-  const std::vector<float> top = run_gemm<float>(kWeightGradient, in, 0.0f);
-  std::vector<std::vector<float>> nested(4);
+  const std::vector<Scalar> top = run_gemm<Scalar>(kWeightGradient, in, Scalar{0});
+  std::vector<std::vector<Scalar>> nested(4);
   const ScopedThreadCount threads(2);
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < nested.size(); ++i) nested[i] = run_gemm<float>(kWeightGradient, in, 0.0f);
+  for (std::size_t i = 0; i < nested.size(); ++i) nested[i] = run_gemm<Scalar>(kWeightGradient, in, Scalar{0});
   for (const auto& c : nested) EXPECT_TRUE(test_support::bit_identical(top, c));
+}
+
+TEST(Gemm, SameBitsInsideAParallelRegion) {
+  expect_same_bits_inside_a_parallel_region<float>();
+  expect_same_bits_inside_a_parallel_region<double>();
 }
 
 // What the tiling relies on, pinned: the linked OpenBLAS is its OpenMP build, which runs inside

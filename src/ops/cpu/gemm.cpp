@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ops/cpu/float_gemm.hpp"
+
 namespace altgrad::ops::cpu {
 namespace {
 
@@ -48,11 +50,6 @@ Slice<Scalar> slice(const GemmTiling& tiling, std::size_t part, CBLAS_TRANSPOSE 
   return {a, b + b_offset, c + begin, m, size};
 }
 
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
-               const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
                const double* b, int ldb, double beta, double* c, int ldc) {
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -93,7 +90,10 @@ GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
 
 void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc) {
-  tiled_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (m <= 0 || n <= 0) return;
+  const auto size = [](int v) { return static_cast<std::size_t>(std::max(v, 0)); };
+  float_gemm(trans_a == CblasTrans, trans_b == CblasTrans, size(m), size(n), size(k), alpha, a, size(lda), b, size(ldb),
+             beta, c, size(ldc));
 }
 
 void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, double alpha, const double* a,

@@ -1,0 +1,336 @@
+#include "ops/cpu/float_gemm.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <new>
+#include <utility>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace altgrad::ops::cpu {
+namespace {
+
+// A tile of C is kPanelRows × kPanelCols: 14 rows of two 16-float vectors are 28 of AVX-512's 32
+// registers, which leaves two for the row of B and one for the broadcast of A.
+constexpr std::size_t kPanelRows = 14;
+constexpr std::size_t kPanelCols = 32;
+// Columns of B packed at once: a depth block of 512 columns is 512 KiB, which stays in L2 while
+// every panel of A goes past it.
+constexpr std::size_t kColumnChunk = 512;
+// A panel of A whose rows are rows of the stored matrix is read in place, unless the rows fall
+// into too few of L1's sets: an address's set repeats every 4 KiB (64 sets of 64-byte lines), so
+// rows 2 KiB or 4 KiB apart share one or two offsets and evict each other. Those panels are copied
+// to rows kCopiedRowStride floats apart first (a copy costs a few percent where it is not needed).
+constexpr std::size_t kSetSpan = 4096;
+constexpr std::size_t kMinRowOffsets = 8;
+constexpr std::size_t kCopiedRowStride = kGemmDepth + 16;
+
+bool rows_share_sets(std::size_t lda) {
+  return kSetSpan / std::gcd(lda * sizeof(float), kSetSpan) < kMinRowOffsets;
+}
+// Multiply-adds below which a second thread costs more than it saves.
+constexpr std::size_t kParallelWork = std::size_t{1} << 21;
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// How a depth block's s reaches C (float_gemm.hpp).
+enum class Update { overwrite, add, scale_add };
+
+struct Epilogue {
+  Update update;
+  float alpha, beta;
+};
+
+#if defined(__AVX512F__)
+
+__mmask16 first_lanes(std::size_t count) { return static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1u); }
+
+// r[i] becomes column i of the 16×16 matrix whose rows were r: interleaved 32-bit, then 64-bit,
+// then 128-bit lanes twice.
+void transpose16(__m512 (&r)[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  __m512 u[16];  // u[4g + c], 128-bit lane L: rows 4g..4g+3 at column 4L + c
+  for (int g = 0; g < 4; ++g) {
+    const __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
+    const __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512 even01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88), odd01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    const __m512 even23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+    const __m512 odd23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(even01, even23, 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(even01, even23, 0xDD);
+    r[4 + c] = _mm512_shuffle_f32x4(odd01, odd23, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(odd01, odd23, 0xDD);
+  }
+}
+
+// `rows` ≤ 16 rows of `depth` floats (row stride ld) written transposed: out[p * out_stride + i] =
+// row i's element p, for i < lanes (rows beyond `rows` give 0).
+void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
+                    std::size_t out_stride, std::size_t lanes) {
+  const __mmask16 store = first_lanes(lanes);
+  for (std::size_t p0 = 0; p0 < depth; p0 += 16) {
+    const std::size_t count = std::min<std::size_t>(16, depth - p0);
+    const __mmask16 load = first_lanes(count);
+    __m512 r[16];
+    for (std::size_t i = 0; i < 16; ++i) {
+      r[i] = i < rows ? _mm512_maskz_loadu_ps(load, in + i * ld + p0) : _mm512_setzero_ps();
+    }
+    transpose16(r);
+    for (std::size_t p = 0; p < count; ++p) _mm512_mask_storeu_ps(out + (p0 + p) * out_stride, store, r[p]);
+  }
+}
+
+
+// `count` floats into `width` ≥ count lanes, the lanes beyond count zero.
+void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
+  for (std::size_t h = 0; h < width; h += 16) {
+    const __mmask16 lanes = first_lanes(count > h ? count - h : 0);
+    _mm512_mask_storeu_ps(out + h, first_lanes(width - h), _mm512_maskz_loadu_ps(lanes, in + h));
+  }
+}
+
+#else
+
+void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
+  for (std::size_t j = 0; j < width; ++j) out[j] = j < count ? in[j] : 0.0f;
+}
+
+void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
+                    std::size_t out_stride, std::size_t lanes) {
+  for (std::size_t i = 0; i < lanes; ++i) {
+    for (std::size_t p = 0; p < depth; ++p) out[p * out_stride + i] = i < rows ? in[i * ld + p] : 0.0f;
+  }
+}
+
+
+#endif
+
+// Packing a depth block into panels of `width` lanes, [k][width] each, panel q at out + q·depth·width.
+
+// Where the source's rows run along the panels' lanes (op(B) = B): rows [p_begin, p_end) of the
+// block, each read once from start to end (row p at src + p·ld, `count` floats). A row at a time
+// rather than a panel at a time: a panel's strided walk stalls on memory.
+void pack_by_rows(const float* src, std::size_t ld, std::size_t count, std::size_t depth, std::size_t width,
+                  std::size_t p_begin, std::size_t p_end, float* out) {
+  const std::size_t panels = ceil_div(count, width);
+  for (std::size_t p = p_begin; p < p_end; ++p) {
+    for (std::size_t q = 0; q < panels; ++q) {
+      copy_row(src + p * ld + q * width, std::min(width, count - q * width), out + (q * depth + p) * width, width);
+    }
+  }
+}
+
+// Where they run along k (op(B) = Bᵀ, op(A) = A): panel q alone, `lanes` ≤ width source rows
+// (row i at src + i·ld) transposed 16 at a time, lanes beyond them zero.
+void pack_by_columns(const float* src, std::size_t ld, std::size_t lanes, std::size_t depth, std::size_t width,
+                     float* out) {
+  for (std::size_t h = 0; h < width; h += 16) {
+    const std::size_t rows = lanes > h ? std::min<std::size_t>(16, lanes - h) : 0;
+    transpose_rows(src + h * ld, ld, rows, depth, out + h, width, std::min<std::size_t>(16, width - h));
+  }
+}
+
+#if defined(__AVX512F__)
+
+// R rows × `cols` ≤ 16·V columns of C: s in registers, then the epilogue. Element (i, p) of the
+// block of op(A) is at a[p·lda + i] (kTransA) or a[i·lda + p]; B's block is a packed panel. A
+// panel's last 16 columns or fewer take V = 1, which skips the empty half.
+template <std::size_t R, std::size_t V, bool kTransA>
+void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
+          std::size_t cols, const Epilogue& e) {
+  const __mmask16 mask[2] = {first_lanes(cols), first_lanes(cols > 16 ? cols - 16 : 0)};
+  __m512 acc[R][V];
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t h = 0; h < V; ++h) acc[i][h] = _mm512_setzero_ps();
+  }
+  for (std::size_t p = 0; p < depth; ++p) {
+    __m512 bv[V];
+    for (std::size_t h = 0; h < V; ++h) bv[h] = _mm512_load_ps(b + p * kPanelCols + 16 * h);
+#pragma GCC unroll 14
+    for (std::size_t i = 0; i < R; ++i) {
+      const __m512 av = _mm512_set1_ps(kTransA ? a[p * lda + i] : a[i * lda + p]);
+      for (std::size_t h = 0; h < V; ++h) acc[i][h] = _mm512_fmadd_ps(av, bv[h], acc[i][h]);
+    }
+  }
+  const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t h = 0; h < V; ++h) {
+      float* out = c + i * ldc + 16 * h;
+      __m512 r = _mm512_mul_ps(alpha, acc[i][h]);
+      if (e.update == Update::add) r = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[h], out), r);
+      if (e.update == Update::scale_add) r = _mm512_add_ps(_mm512_mul_ps(beta, _mm512_maskz_loadu_ps(mask[h], out)), r);
+      _mm512_mask_storeu_ps(out, mask[h], r);
+    }
+  }
+}
+
+#else
+
+// The same sums and epilogue with std::fma, lane by lane (V only names the table's entry).
+template <std::size_t R, std::size_t V, bool kTransA>
+void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
+          std::size_t cols, const Epilogue& e) {
+  float acc[R][kPanelCols] = {};
+  for (std::size_t p = 0; p < depth; ++p) {
+    const float* brow = b + p * kPanelCols;
+    for (std::size_t i = 0; i < R; ++i) {
+      const float av = kTransA ? a[p * lda + i] : a[i * lda + p];
+      for (std::size_t j = 0; j < cols; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
+    }
+  }
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      float& out = c[i * ldc + j];
+      const float r = e.alpha * acc[i][j];
+      out = e.update == Update::overwrite ? r : e.update == Update::add ? out + r : e.beta * out + r;
+    }
+  }
+}
+
+#endif
+
+using TileFn = void (*)(std::size_t, const float*, std::size_t, const float*, float*, std::size_t, std::size_t,
+                       const Epilogue&);
+
+template <std::size_t V, bool kTransA, std::size_t... R>
+constexpr std::array<TileFn, sizeof...(R) + 1> tiles_for(std::index_sequence<R...>) {
+  return {nullptr, &tile<R + 1, V, kTransA>...};
+}
+using TileRow = std::array<TileFn, kPanelRows + 1>;
+constexpr auto kRowCounts = std::make_index_sequence<kPanelRows>{};
+// kTiles[trans_a][vectors − 1][rows]: the tile of `rows` rows and 16·vectors columns.
+constexpr std::array<std::array<TileRow, 2>, 2> kTiles = {{
+    {tiles_for<1, false>(kRowCounts), tiles_for<2, false>(kRowCounts)},
+    {tiles_for<1, true>(kRowCounts), tiles_for<2, true>(kRowCounts)},
+}};
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+
+// A packing buffer that grows to the largest size asked of it.
+class PackBuffer {
+ public:
+  float* at_least(std::size_t floats) {
+    if (floats > capacity_) {
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, ceil_div(floats * sizeof(float), 64) * 64)));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<float[], AlignedFree> data_;
+  std::size_t capacity_ = 0;
+};
+
+struct Problem {
+  bool trans_a, trans_b;
+  std::size_t m, n, k;
+  float alpha, beta;
+  const float* a;
+  std::size_t lda;
+  const float* b;
+  std::size_t ldb;
+  float* c;
+  std::size_t ldc;
+};
+
+// Every depth block of one chunk of columns [j0, j0 + cols), in depth order: B's block packed into
+// packed_b (read in place, rows of B a power of two apart would share a few cache sets), then each
+// panel of A, read where it lies, times it. kTeam: called by every thread of a parallel region,
+// which share out the packing and then the panels; otherwise by one thread alone (which may be
+// inside someone else's region: attention's heads).
+template <bool kTeam>
+void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* packed_b) {
+  const std::size_t b_panels = ceil_div(cols, kPanelCols), a_panels = ceil_div(g.m, kPanelRows);
+  const Update first = g.beta == 0.0f ? Update::overwrite : g.beta == 1.0f ? Update::add : Update::scale_add;
+  for (std::size_t k0 = 0; k0 < g.k; k0 += kGemmDepth) {
+    const std::size_t depth = std::min(kGemmDepth, g.k - k0);
+    const Epilogue epilogue{k0 == 0 ? first : Update::add, g.alpha, g.beta};
+    // Bᵀ is packed a panel at a time (its rows run along k), B a row at a time.
+    const std::size_t parts = g.trans_b ? b_panels : depth;
+    const auto pack_part = [&](std::size_t part) {
+      if (!g.trans_b) return pack_by_rows(g.b + k0 * g.ldb + j0, g.ldb, cols, depth, kPanelCols, part, part + 1, packed_b);
+      pack_by_columns(g.b + (j0 + part * kPanelCols) * g.ldb + k0, g.ldb, std::min(kPanelCols, cols - part * kPanelCols),
+                      depth, kPanelCols, packed_b + part * depth * kPanelCols);
+    };
+    const auto panel_of_a = [&](std::size_t p) {
+      const std::size_t i0 = p * kPanelRows, rows = std::min(kPanelRows, g.m - i0);
+      alignas(64) float copy[kPanelRows * kCopiedRowStride];
+      const float* a = g.a + (g.trans_a ? k0 * g.lda + i0 : i0 * g.lda + k0);
+      std::size_t lda = g.lda;
+      if (!g.trans_a && rows_share_sets(g.lda)) {
+        for (std::size_t i = 0; i < rows; ++i) copy_row(a + i * g.lda, depth, copy + i * kCopiedRowStride, depth);
+        a = copy;
+        lda = kCopiedRowStride;
+      }
+      for (std::size_t q = 0; q < b_panels; ++q) {
+        const std::size_t j = q * kPanelCols;
+        const std::size_t width = std::min(kPanelCols, cols - j);
+        kTiles[g.trans_a][width > 16][rows](depth, a, lda, packed_b + q * depth * kPanelCols, g.c + i0 * g.ldc + j0 + j,
+                                            g.ldc, width, epilogue);
+      }
+    };
+    if constexpr (kTeam) {
+#pragma omp for schedule(static)
+      for (std::size_t part = 0; part < parts; ++part) pack_part(part);
+#pragma omp for schedule(static)
+      for (std::size_t p = 0; p < a_panels; ++p) panel_of_a(p);
+    } else {
+      for (std::size_t part = 0; part < parts; ++part) pack_part(part);
+      for (std::size_t p = 0; p < a_panels; ++p) panel_of_a(p);
+    }
+  }
+}
+
+void scale_c(std::size_t m, std::size_t n, float beta, float* c, std::size_t ldc) {
+  for (std::size_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    for (std::size_t j = 0; j < n; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+  }
+}
+
+}  // namespace
+
+void float_gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+                std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) return scale_c(m, n, beta, c, ldc);
+  const Problem g{trans_a, trans_b, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
+  // One buffer per calling thread: attention's heads call in parallel.
+  thread_local PackBuffer buffer;
+  float* packed_b = buffer.at_least(std::min(k, kGemmDepth) * ceil_div(std::min(n, kColumnChunk), kPanelCols) * kPanelCols);
+  // Which thread computes a tile changes nothing in its sums, so the team is free to vary.
+  if (omp_in_parallel() || omp_get_max_threads() == 1 || m * n * k < kParallelWork) {
+    for (std::size_t j0 = 0; j0 < n; j0 += kColumnChunk) {
+      column_chunk<false>(g, j0, std::min(kColumnChunk, n - j0), packed_b);
+    }
+    return;
+  }
+#pragma omp parallel
+  for (std::size_t j0 = 0; j0 < n; j0 += kColumnChunk) {
+    column_chunk<true>(g, j0, std::min(kColumnChunk, n - j0), packed_b);
+  }
+}
+
+}  // namespace altgrad::ops::cpu
