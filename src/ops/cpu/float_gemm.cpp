@@ -25,6 +25,8 @@ constexpr std::size_t kPanelCols = 32;
 // Columns of B packed at once: a depth block of 512 columns is 512 KiB, which stays in L2 while
 // every panel of A goes past it.
 constexpr std::size_t kColumnChunk = 512;
+// Multiply-adds below which a second thread costs more than it saves.
+constexpr std::size_t kParallelWork = std::size_t{1} << 21;
 // A panel of A whose rows are rows of the stored matrix is read in place, unless the rows fall
 // into too few of L1's sets: an address's set repeats every 4 KiB (64 sets of 64-byte lines), so
 // rows 2 KiB or 4 KiB apart share one or two offsets and evict each other. Those panels are copied
@@ -36,8 +38,7 @@ constexpr std::size_t kCopiedRowStride = kGemmDepth + 16;
 bool rows_share_sets(std::size_t lda) {
   return kSetSpan / std::gcd(lda * sizeof(float), kSetSpan) < kMinRowOffsets;
 }
-// Multiply-adds below which a second thread costs more than it saves.
-constexpr std::size_t kParallelWork = std::size_t{1} << 21;
+
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
@@ -82,10 +83,9 @@ void transpose16(__m512 (&r)[16]) {
 }
 
 // `rows` ≤ 16 rows of `depth` floats (row stride ld) written transposed: out[p * out_stride + i] =
-// row i's element p, for i < lanes (rows beyond `rows` give 0).
+// row i's element p, for i < 16 (rows beyond `rows` give 0).
 void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
-                    std::size_t out_stride, std::size_t lanes) {
-  const __mmask16 store = first_lanes(lanes);
+                    std::size_t out_stride) {
   for (std::size_t p0 = 0; p0 < depth; p0 += 16) {
     const std::size_t count = std::min<std::size_t>(16, depth - p0);
     const __mmask16 load = first_lanes(count);
@@ -94,10 +94,9 @@ void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size
       r[i] = i < rows ? _mm512_maskz_loadu_ps(load, in + i * ld + p0) : _mm512_setzero_ps();
     }
     transpose16(r);
-    for (std::size_t p = 0; p < count; ++p) _mm512_mask_storeu_ps(out + (p0 + p) * out_stride, store, r[p]);
+    for (std::size_t p = 0; p < count; ++p) _mm512_storeu_ps(out + (p0 + p) * out_stride, r[p]);
   }
 }
-
 
 // `count` floats into `width` ≥ count lanes, the lanes beyond count zero.
 void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
@@ -114,37 +113,32 @@ void copy_row(const float* in, std::size_t count, float* out, std::size_t width)
 }
 
 void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
-                    std::size_t out_stride, std::size_t lanes) {
-  for (std::size_t i = 0; i < lanes; ++i) {
+                    std::size_t out_stride) {
+  for (std::size_t i = 0; i < 16; ++i) {
     for (std::size_t p = 0; p < depth; ++p) out[p * out_stride + i] = i < rows ? in[i * ld + p] : 0.0f;
   }
 }
 
-
 #endif
 
-// Packing a depth block into panels of `width` lanes, [k][width] each, panel q at out + q·depth·width.
+// B's depth block is packed into panels of 32 columns, [k][32] each, panel q at out + q·depth·32,
+// the columns beyond B's zero.
 
-// Where the source's rows run along the panels' lanes (op(B) = B): rows [p_begin, p_end) of the
-// block, each read once from start to end (row p at src + p·ld, `count` floats). A row at a time
-// rather than a panel at a time: a panel's strided walk stalls on memory.
-void pack_by_rows(const float* src, std::size_t ld, std::size_t count, std::size_t depth, std::size_t width,
-                  std::size_t p_begin, std::size_t p_end, float* out) {
-  const std::size_t panels = ceil_div(count, width);
-  for (std::size_t p = p_begin; p < p_end; ++p) {
-    for (std::size_t q = 0; q < panels; ++q) {
-      copy_row(src + p * ld + q * width, std::min(width, count - q * width), out + (q * depth + p) * width, width);
-    }
+// Row p of B's block (`count` floats at src): into every panel, read once from start to end. A row
+// at a time rather than a panel at a time: a panel's strided walk through B stalls on memory.
+void pack_b_row(const float* src, std::size_t count, std::size_t depth, std::size_t p, float* out) {
+  for (std::size_t q = 0; q * kPanelCols < count; ++q) {
+    copy_row(src + q * kPanelCols, std::min(kPanelCols, count - q * kPanelCols), out + (q * depth + p) * kPanelCols,
+             kPanelCols);
   }
 }
 
-// Where they run along k (op(B) = Bᵀ, op(A) = A): panel q alone, `lanes` ≤ width source rows
-// (row i at src + i·ld) transposed 16 at a time, lanes beyond them zero.
-void pack_by_columns(const float* src, std::size_t ld, std::size_t lanes, std::size_t depth, std::size_t width,
-                     float* out) {
-  for (std::size_t h = 0; h < width; h += 16) {
-    const std::size_t rows = lanes > h ? std::min<std::size_t>(16, lanes - h) : 0;
-    transpose_rows(src + h * ld, ld, rows, depth, out + h, width, std::min<std::size_t>(16, width - h));
+// One panel of Bᵀ's block, whose rows run along k: `cols` ≤ 32 rows of the stored Bᵀ (row j at
+// src + j·ld) transposed 16 at a time.
+void pack_bt_panel(const float* src, std::size_t ld, std::size_t cols, std::size_t depth, float* out) {
+  for (std::size_t h = 0; h < kPanelCols; h += 16) {
+    const std::size_t rows = cols > h ? std::min<std::size_t>(16, cols - h) : 0;
+    transpose_rows(src + h * ld, ld, rows, depth, out + h, kPanelCols);
   }
 }
 
@@ -257,7 +251,7 @@ struct Problem {
 
 // Every depth block of one chunk of columns [j0, j0 + cols), in depth order: B's block packed into
 // packed_b (read in place, rows of B a power of two apart would share a few cache sets), then each
-// panel of A, read where it lies, times it. kTeam: called by every thread of a parallel region,
+// panel of A, read where it lies (rows_share_sets() aside), times it. kTeam: called by every thread of a parallel region,
 // which share out the packing and then the panels; otherwise by one thread alone (which may be
 // inside someone else's region: attention's heads).
 template <bool kTeam>
@@ -270,9 +264,9 @@ void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* pac
     // Bᵀ is packed a panel at a time (its rows run along k), B a row at a time.
     const std::size_t parts = g.trans_b ? b_panels : depth;
     const auto pack_part = [&](std::size_t part) {
-      if (!g.trans_b) return pack_by_rows(g.b + k0 * g.ldb + j0, g.ldb, cols, depth, kPanelCols, part, part + 1, packed_b);
-      pack_by_columns(g.b + (j0 + part * kPanelCols) * g.ldb + k0, g.ldb, std::min(kPanelCols, cols - part * kPanelCols),
-                      depth, kPanelCols, packed_b + part * depth * kPanelCols);
+      if (!g.trans_b) return pack_b_row(g.b + (k0 + part) * g.ldb + j0, cols, depth, part, packed_b);
+      pack_bt_panel(g.b + (j0 + part * kPanelCols) * g.ldb + k0, g.ldb, std::min(kPanelCols, cols - part * kPanelCols),
+                    depth, packed_b + part * depth * kPanelCols);
     };
     const auto panel_of_a = [&](std::size_t p) {
       const std::size_t i0 = p * kPanelRows, rows = std::min(kPanelRows, g.m - i0);
