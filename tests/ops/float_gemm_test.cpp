@@ -111,10 +111,12 @@ TEST(FloatGemm, FollowsItsContractBitForBit) {
 }
 
 // Wide enough for two chunks of columns and several depth blocks, and big enough for a team of
-// threads: the parallel path against the contract.
+// threads: the parallel path against the contract. Rows 2 KiB apart (512 floats) take the copied
+// panels of A and of Aᵀ.
 TEST(FloatGemm, FollowsItsContractOnBigShapes) {
   for (const FloatGemmCase& g : {FloatGemmCase{100, 1030, 520, false, true, 0}, FloatGemmCase{300, 200, 700, true, false, 5},
-                                 FloatGemmCase{250, 600, 300, false, false, 0}}) {
+                                 FloatGemmCase{250, 600, 300, false, false, 0}, FloatGemmCase{512, 40, 300, true, false, 0},
+                                 FloatGemmCase{60, 40, 512, false, true, 0}}) {
     const FloatGemmData d = float_gemm_data(g, 99);
     const test_support::ScopedThreadCount threads(3);
     EXPECT_TRUE(test_support::bit_identical(run(g, d, 1.0f, 1.0f), contract(g, d, 1.0f, 1.0f)))

@@ -11,29 +11,36 @@
 #include <new>
 #include <utility>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 
 namespace altgrad::ops::cpu {
 namespace {
 
-// A tile of C is kPanelRows × kPanelCols: 14 rows of two 16-float vectors are 28 of AVX-512's 32
-// registers, which leaves two for the row of B and one for the broadcast of A.
+// A tile of C is kPanelRows × kPanelCols. With AVX-512, 14 rows of two 16-float vectors are 28 of
+// its 32 registers, which leaves two for the row of B and one for the broadcast of A; with AVX2,
+// 6 rows of two 8-float vectors are 12 of its 16, and a tile takes its 32 columns in two halves.
+#if defined(__AVX512F__)
 constexpr std::size_t kPanelRows = 14;
+#else
+constexpr std::size_t kPanelRows = 6;
+#endif
 constexpr std::size_t kPanelCols = 32;
 // Columns of B packed at once: a depth block of 512 columns is 512 KiB, which stays in L2 while
 // every panel of A goes past it.
 constexpr std::size_t kColumnChunk = 512;
 // Multiply-adds below which a second thread costs more than it saves.
 constexpr std::size_t kParallelWork = std::size_t{1} << 21;
-// A panel of A whose rows are rows of the stored matrix is read in place, unless the rows fall
-// into too few of L1's sets: an address's set repeats every 4 KiB (64 sets of 64-byte lines), so
-// rows 2 KiB or 4 KiB apart share one or two offsets and evict each other. Those panels are copied
-// to rows kCopiedRowStride floats apart first (a copy costs a few percent where it is not needed).
+// A panel of A is read in place, unless the stored rows it reads fall into too few of L1's sets:
+// an address's set repeats every 4 KiB (64 sets of 64-byte lines), so rows 2 KiB or 4 KiB apart
+// share one or two offsets and evict each other. Those panels are copied first, to rows
+// kCopiedRowStride floats apart (a panel of A) or kCopiedColumnStride (a panel of Aᵀ, one row per
+// k); a copy costs a few percent where it is not needed.
 constexpr std::size_t kSetSpan = 4096;
 constexpr std::size_t kMinRowOffsets = 8;
 constexpr std::size_t kCopiedRowStride = kGemmDepth + 16;
+constexpr std::size_t kCopiedColumnStride = 16;  // a k of a panel of Aᵀ: 14 or 6 floats
 
 bool rows_share_sets(std::size_t lda) {
   return kSetSpan / std::gcd(lda * sizeof(float), kSetSpan) < kMinRowOffsets;
@@ -176,6 +183,47 @@ void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, fl
   }
 }
 
+#elif defined(__AVX2__) && defined(__FMA__)
+
+// The first `count` of 8 lanes, as AVX2's masked loads and stores take them.
+__m256i first_lanes8(std::size_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<std::size_t>(count, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The AVX-512 tile's sums and epilogue in 8-float vectors: the 16 columns of each of the V halves
+// of the panel in turn.
+template <std::size_t R, std::size_t V, bool kTransA>
+void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
+          std::size_t cols, const Epilogue& e) {
+  for (std::size_t h = 0; h < V; ++h) {
+    __m256 acc[R][2];
+    for (std::size_t i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (std::size_t p = 0; p < depth; ++p) {
+      const __m256 b0 = _mm256_load_ps(b + p * kPanelCols + 16 * h), b1 = _mm256_load_ps(b + p * kPanelCols + 16 * h + 8);
+#pragma GCC unroll 6
+      for (std::size_t i = 0; i < R; ++i) {
+        const __m256 av = _mm256_set1_ps(kTransA ? a[p * lda + i] : a[i * lda + p]);
+        acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
+      }
+    }
+    const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
+    for (std::size_t g = 0; g < 2; ++g) {
+      const std::size_t first = 16 * h + 8 * g;
+      if (first >= cols) break;
+      const __m256i mask = first_lanes8(cols - first);
+      for (std::size_t i = 0; i < R; ++i) {
+        float* out = c + i * ldc + first;
+        __m256 r = _mm256_mul_ps(alpha, acc[i][g]);
+        if (e.update == Update::add) r = _mm256_add_ps(_mm256_maskload_ps(out, mask), r);
+        if (e.update == Update::scale_add) r = _mm256_add_ps(_mm256_mul_ps(beta, _mm256_maskload_ps(out, mask)), r);
+        _mm256_maskstore_ps(out, mask, r);
+      }
+    }
+  }
+}
+
 #else
 
 // The same sums and epilogue with std::fma, lane by lane (V only names the table's entry).
@@ -270,13 +318,15 @@ void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* pac
     };
     const auto panel_of_a = [&](std::size_t p) {
       const std::size_t i0 = p * kPanelRows, rows = std::min(kPanelRows, g.m - i0);
-      alignas(64) float copy[kPanelRows * kCopiedRowStride];
+      alignas(64) float copy[std::max(kPanelRows * kCopiedRowStride, kGemmDepth * kCopiedColumnStride)];
       const float* a = g.a + (g.trans_a ? k0 * g.lda + i0 : i0 * g.lda + k0);
       std::size_t lda = g.lda;
-      if (!g.trans_a && rows_share_sets(g.lda)) {
-        for (std::size_t i = 0; i < rows; ++i) copy_row(a + i * g.lda, depth, copy + i * kCopiedRowStride, depth);
+      if (rows_share_sets(g.lda)) {
+        // Aᵀ's rows hold the panel's columns: there a copied row is one k.
+        const std::size_t copies = g.trans_a ? depth : rows, length = g.trans_a ? rows : depth;
+        lda = g.trans_a ? kCopiedColumnStride : kCopiedRowStride;
+        for (std::size_t r = 0; r < copies; ++r) copy_row(a + r * g.lda, length, copy + r * lda, length);
         a = copy;
-        lda = kCopiedRowStride;
       }
       for (std::size_t q = 0; q < b_panels; ++q) {
         const std::size_t j = q * kPanelCols;

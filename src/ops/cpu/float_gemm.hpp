@@ -1,7 +1,7 @@
 #pragma once
 // Row-major C = alpha · op(A) · op(B) + beta · C in float by AltGrad's own blocked kernel, whose
-// summation order is fixed by k alone: the same bits on any thread count, on any CPU and with or
-// without AVX-512 (the vector kernel and the portable one do the same operations in the same order).
+// summation order is fixed by k alone: the same bits on any thread count, on any CPU, and from its
+// AVX-512, AVX2 and portable kernels alike (the same operations in the same order).
 //
 // Each element's sum over k is cut into depth blocks of kGemmDepth: [0, 256), [256, 512), ... Within
 // a block the products are added in k order by fused multiply-adds, starting from +0, into s. The
