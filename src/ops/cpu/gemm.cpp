@@ -90,7 +90,6 @@ GemmTiling gemm_tiling(std::size_t m, std::size_t n, std::size_t k) {
 
 void gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc) {
-  if (m <= 0 || n <= 0) return;
   const auto size = [](int v) { return static_cast<std::size_t>(std::max(v, 0)); };
   float_gemm(trans_a == CblasTrans, trans_b == CblasTrans, size(m), size(n), size(k), alpha, a, size(lda), b, size(ldb),
              beta, c, size(ldc));
