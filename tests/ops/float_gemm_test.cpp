@@ -92,8 +92,8 @@ std::vector<float> run(const FloatGemmCase& g, const FloatGemmData& d, float alp
 TEST(FloatGemm, FollowsItsContractBitForBit) {
   std::uint32_t seed = 1;
   for (const std::size_t m : {1, 13, 14, 15, 43}) {
-    for (const std::size_t n : {1, 16, 31, 33, 70}) {
-      for (const std::size_t k : {1, 7, 256, 300}) {
+    for (const std::size_t n : {1, 16, 33, 70}) {
+      for (const std::size_t k : {1, 256, 300}) {
         for (const int t : {0, 1, 2, 3}) {
           const FloatGemmCase g{m, n, k, (t & 1) != 0, (t & 2) != 0, static_cast<std::size_t>(t)};
           const FloatGemmData d = float_gemm_data(g, seed += 3);
@@ -114,8 +114,8 @@ TEST(FloatGemm, FollowsItsContractBitForBit) {
 // threads: the parallel path against the contract. Rows 2 KiB apart (512 floats) take the copied
 // panels of A and of Aᵀ.
 TEST(FloatGemm, FollowsItsContractOnBigShapes) {
-  for (const FloatGemmCase& g : {FloatGemmCase{100, 1030, 520, false, true, 0}, FloatGemmCase{300, 200, 700, true, false, 5},
-                                 FloatGemmCase{250, 600, 300, false, false, 0}, FloatGemmCase{512, 40, 300, true, false, 0},
+  for (const FloatGemmCase& g : {FloatGemmCase{30, 530, 300, false, true, 0}, FloatGemmCase{64, 100, 520, true, false, 5},
+                                 FloatGemmCase{40, 100, 600, false, false, 0}, FloatGemmCase{512, 17, 300, true, false, 0},
                                  FloatGemmCase{60, 40, 512, false, true, 0}}) {
     const FloatGemmData d = float_gemm_data(g, 99);
     const test_support::ScopedThreadCount threads(3);
@@ -152,7 +152,7 @@ TEST(FloatGemm, LeavesCsPaddingAlone) {
 }
 
 TEST(FloatGemm, SameBitsOnAnyThreadCountAndInsideAParallelRegion) {
-  const FloatGemmCase g{2048, 384, 128, false, true, 0};  // the default model's qkv projection
+  const FloatGemmCase g{512, 384, 128, false, true, 0};  // a quarter of the default model's qkv projection
   const FloatGemmData d = float_gemm_data(g, 17);
   const std::vector<float> one = test_support::with_threads(1, [&] { return run(g, d, 1.0f, 1.0f); });
   for (const int threads : {2, 3, 4}) {
