@@ -9,9 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <vector>
 
+#include "ops/test_tensors.hpp"
 #include "support/bit_identical.hpp"
 #include "support/thread_count.hpp"
 
@@ -31,23 +31,15 @@ struct FloatGemmData {
   std::size_t lda, ldb, ldc;
 };
 
-std::vector<float> uniform_floats(std::size_t count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& x : v) x = value(rng);
-  return v;
-}
-
 FloatGemmData float_gemm_data(const FloatGemmCase& g, std::uint32_t seed) {
   FloatGemmData d;
   // Stored A is m×k, or k×m where transposed; B likewise k×n or n×k.
   d.lda = (g.ta ? g.m : g.k) + g.pad;
   d.ldb = (g.tb ? g.k : g.n) + g.pad;
   d.ldc = g.n + g.pad;
-  d.a = uniform_floats((g.ta ? g.k : g.m) * d.lda, seed);
-  d.b = uniform_floats((g.tb ? g.n : g.k) * d.ldb, seed + 1);
-  d.c = uniform_floats(g.m * d.ldc, seed + 2);
+  d.a = converted<float>(random_values((g.ta ? g.k : g.m) * d.lda, seed));
+  d.b = converted<float>(random_values((g.tb ? g.n : g.k) * d.ldb, seed + 1));
+  d.c = converted<float>(random_values(g.m * d.ldc, seed + 2));
   return d;
 }
 

@@ -11,6 +11,8 @@
 #include <new>
 #include <utility>
 
+#include "ops/cpu/vector_math.hpp"
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
@@ -45,7 +47,6 @@ constexpr std::size_t kCopiedColumnStride = 16;  // a k of a panel of Aᵀ: 14 o
 bool rows_share_sets(std::size_t lda) {
   return kSetSpan / std::gcd(lda * sizeof(float), kSetSpan) < kMinRowOffsets;
 }
-
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
@@ -105,19 +106,7 @@ void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size
   }
 }
 
-// `count` floats into `width` ≥ count lanes, the lanes beyond count zero.
-void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
-  for (std::size_t h = 0; h < width; h += 16) {
-    const __mmask16 lanes = first_lanes(count > h ? count - h : 0);
-    _mm512_mask_storeu_ps(out + h, first_lanes(width - h), _mm512_maskz_loadu_ps(lanes, in + h));
-  }
-}
-
 #else
-
-void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
-  for (std::size_t j = 0; j < width; ++j) out[j] = j < count ? in[j] : 0.0f;
-}
 
 void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
                     std::size_t out_stride) {
@@ -127,6 +116,14 @@ void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size
 }
 
 #endif
+
+// `count` floats into `width` ≥ count lanes, the lanes beyond count zero.
+void copy_row(const float* in, std::size_t count, float* out, std::size_t width) {
+  for (std::size_t h = 0; h < width; h += kSumLanes) {
+    const std::size_t loaded = count > h ? std::min(kSumLanes, count - h) : 0;
+    store_first_lanes(out + h, load_first_lanes(in + h, loaded), std::min(kSumLanes, width - h));
+  }
+}
 
 // B's depth block is packed into panels of 32 columns, [k][32] each, panel q at out + q·depth·32,
 // the columns beyond B's zero.
@@ -299,9 +296,9 @@ struct Problem {
 
 // Every depth block of one chunk of columns [j0, j0 + cols), in depth order: B's block packed into
 // packed_b (read in place, rows of B a power of two apart would share a few cache sets), then each
-// panel of A, read where it lies (rows_share_sets() aside), times it. kTeam: called by every thread of a parallel region,
-// which share out the packing and then the panels; otherwise by one thread alone (which may be
-// inside someone else's region: attention's heads).
+// panel of A, read where it lies (rows_share_sets() aside), times it. kTeam: called by every
+// thread of a parallel region, which share out the packing and then the panels; otherwise by one
+// thread alone (which may be inside someone else's region: attention's heads).
 template <bool kTeam>
 void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* packed_b) {
   const std::size_t b_panels = ceil_div(cols, kPanelCols), a_panels = ceil_div(g.m, kPanelRows);

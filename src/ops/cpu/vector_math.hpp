@@ -97,7 +97,7 @@ struct AtLanes {
   }
 };
 
-// The `count` < kSumLanes values at x in v's first lanes, zeros in the others; and back. With
+// The `count` ≤ kSumLanes values at x in v's first lanes, zeros in the others; and back. With
 // AVX-512, one masked load or store (a memcpy of a variable length is a call).
 inline FloatLanes load_first_lanes(const float* x, std::size_t count) {
 #if defined(__AVX512F__)
