@@ -3,15 +3,16 @@
 //
 //   blas_compare LIBRARY [BATCHES]
 //
-// LIBRARY is dlopen()ed (nothing is linked), so one binary compares OpenBLAS under each
-// OPENBLAS_CORETYPE, BLIS, or any other library exporting cblas_sgemm. Run it single-threaded
-// (OPENBLAS_NUM_THREADS=1 BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1; scripts/compare_blas.sh does).
+// LIBRARY is dlopen()ed (no BLAS is linked), so one binary compares OpenBLAS under each
+// OPENBLAS_CORETYPE, BLIS, or any other library exporting cblas_sgemm; LIBRARY `altgrad` is
+// AltGrad's own float GEMM (src/ops/cpu/float_gemm.cpp), the kernel a training step runs, built
+// for this binary's instruction set. Run it single-threaded (OPENBLAS_NUM_THREADS=1
+// BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1; scripts/compare_blas.sh does).
 // Each shape's time is the best of BATCHES (default 5) batches of calls lasting at least 10 ms.
 // Output lines start with a keyword (library, kernel, shape, step) so a script can collect them.
 //
-// The shapes are whole GEMMs. A training step runs them on AltGrad's own float GEMM
-// (src/ops/cpu/float_gemm.cpp); the libraries compared here compute the double GEMMs and the SGEMM
-// ceiling `altgrad bench train` reports, and `bench train` prints the own GEMM's 1024³ rate beside it.
+// The shapes are whole GEMMs. A training step runs them on the own GEMM; OpenBLAS computes the
+// double GEMMs and the SGEMM ceiling `altgrad bench train` reports.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -24,6 +25,8 @@
 #include <memory>
 #include <span>
 #include <string>
+
+#include "ops/cpu/float_gemm.hpp"
 
 namespace {
 
@@ -148,7 +151,16 @@ std::string describe_kernel(void* handle) {
   return "unknown (no openblas_get_corename or bli_info_get_version_str)";
 }
 
+// The own GEMM behind the CBLAS signature (row-major only, which is all this file calls).
+void own_sgemm(int /*order*/, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+               const float* b, int ldb, float beta, float* c, int ldc) {
+  altgrad::ops::cpu::float_gemm(trans_a == kTrans, trans_b == kTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 Library open_library(const char* path) {
+  if (std::string(path) == "altgrad") {
+    return {nullptr, own_sgemm, std::string("AltGrad float_gemm kernel=") + altgrad::ops::cpu::float_gemm_kernel()};
+  }
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::fprintf(stderr, "blas_compare: cannot load %s: %s\n", path, dlerror());

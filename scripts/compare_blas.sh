@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Which BLAS and kernel is fastest for AltGrad's GEMMs at one thread, and which give the same bits:
-# runs bench/blas_compare (one binary, no BLAS linked) on Debian's OpenBLAS (libopenblas0-openmp)
+# runs bench/blas_compare (one binary, no BLAS linked) on AltGrad's own float GEMM (the kernel a
+# training step runs, as built for this machine), on Debian's OpenBLAS (libopenblas0-openmp)
 # under every kernel family this CPU can run (OPENBLAS_CORETYPE) and on Debian's BLIS
 # (libblis4-openmp, installed here if missing) under its own choice and every sub-configuration this
 # CPU can run (BLIS_ARCH_TYPE). Libraries alternate ROUNDS times so that all see the same machine;
@@ -33,7 +34,7 @@ has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
 # Each run: label|library|environment. OpenBLAS kernel families by OPENBLAS_CORETYPE; BLIS
 # sub-configurations by BLIS_ARCH_TYPE, which BLIS 0.9 reads as its arch_t number (skx = 0,
 # haswell = 3, sandybridge = 4, penryn = 5, zen3 = 6, zen2 = 7, zen = 8).
-runs=("OpenBLAS auto|$openblas|")
+runs=("OpenBLAS auto|$openblas|" "AltGrad own GEMM|altgrad|")
 has avx512f avx512bw avx512vl && runs+=("OpenBLAS SkylakeX|$openblas|OPENBLAS_CORETYPE=SkylakeX")
 has avx512f avx512bw avx512vl avx512_bf16 && runs+=("OpenBLAS Cooperlake|$openblas|OPENBLAS_CORETYPE=Cooperlake")
 has avx2 fma && runs+=("OpenBLAS Haswell|$openblas|OPENBLAS_CORETYPE=Haswell" "OpenBLAS Zen|$openblas|OPENBLAS_CORETYPE=Zen")
@@ -77,7 +78,8 @@ awk -v runs="${#runs[@]}" -v rounds="$rounds" -v ref="$reference" '
 FNR == 1 { n = split(FILENAME, path, "/"); split(path[n], id, "."); run = id[1]; round = id[2] }
 $1 == "label" { label[run] = substr($0, 7) }
 $1 == "kernel" {
-  reported[run] = match($0, /(core|arch)=[^ ]+/) ? substr($0, RSTART + 5, RLENGTH - 5) : "?"
+  reported[run] = "?"
+  if (match($0, /(core|arch|kernel)=[^ ]+/)) { reported[run] = substr($0, RSTART, RLENGTH); sub(/^[^=]*=/, "", reported[run]) }
 }
 $1 == "shape" {
   key = $2 " " $3

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
+#include "ops/cpu/float_gemm.hpp"
 #include "optimizer_bench.hpp"
 #include "quantize_bench.hpp"
 #include "train_bench.hpp"
@@ -14,10 +15,11 @@
 namespace altgrad::cli {
 namespace {
 
-// Every figure a bench prints holds for one CPU and one BLAS kernel: both head its output.
+// Every figure a bench prints holds for one CPU and its kernels: they head its output.
 void print_machine() {
   const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
-  std::cout << "cpu:  " << blas.cpu << "\nblas: " << ops::cpu::describe(blas) << "\n";
+  std::cout << "cpu:  " << blas.cpu << "\ngemm: own float GEMM, " << ops::cpu::float_gemm_kernel()
+            << " kernel\nblas: " << ops::cpu::describe(blas) << "\n";
 }
 
 }  // namespace

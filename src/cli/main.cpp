@@ -5,13 +5,16 @@
 
 #include "cli/commands.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
+#include "ops/cpu/float_gemm.hpp"
 
 namespace {
 
-// `altgrad --version`: the build, the CPU, and the BLAS kernel this process runs and why.
+// `altgrad --version`: the build, the CPU, the own GEMM's kernel, and the BLAS kernel this process
+// runs and why.
 std::string version_text() {
   const altgrad::ops::cpu::BlasKernelReport blas = altgrad::ops::cpu::blas_kernel_report();
-  return "altgrad " ALTGRAD_VERSION "\ncpu   " + blas.cpu + "\nblas  " + altgrad::ops::cpu::describe(blas);
+  return "altgrad " ALTGRAD_VERSION "\ncpu   " + blas.cpu + "\ngemm  own float GEMM, " +
+         altgrad::ops::cpu::float_gemm_kernel() + " kernel\nblas  " + altgrad::ops::cpu::describe(blas);
 }
 
 }  // namespace

@@ -426,7 +426,7 @@ bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const flo
 
 }  // namespace altgrad::quant
 
-#else  // no AVX-512: the portable kernel does everything
+#elif !defined(__AVX2__) || !defined(__FMA__)  // the portable kernel does everything (AVX2: vector_kernel_avx2.cpp)
 
 namespace altgrad::quant {
 

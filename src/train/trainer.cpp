@@ -22,6 +22,7 @@
 #include "monitor/step_observers.hpp"
 #include "monitor/warnings.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
+#include "ops/cpu/float_gemm.hpp"
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -249,7 +250,7 @@ class Run {
                             {"optimizer", s_.optimizer->name()}, {"blas_kernel", blas.kernel},
                             {"blas_kernel_source", ops::cpu::to_string(blas.source)},
                             {"blas_kernel_openblas_pick", blas.openblas_pick}, {"blas_library", blas.library},
-                            {"cpu", blas.cpu}};
+                            {"gemm_kernel", ops::cpu::float_gemm_kernel()}, {"cpu", blas.cpu}};
     if (scheduled()) start.update({{"phases", s_.schedule.phases.size()}, {"phase", s_.phase}});
     if (!warm_start_.is_null()) start["init_from"] = warm_start_;
     log.event(start);

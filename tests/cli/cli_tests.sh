@@ -132,6 +132,8 @@ contains "bench ratio column" "vs memcpy" "$bench"
 unset_blas="env -u OPENBLAS_CORETYPE -u ALTGRAD_BLAS_CHOICE -u ALTGRAD_BLAS_KERNEL"
 out=$($unset_blas "$altgrad" --version); succeeded "--version" $?
 contains "--version names the CPU" "cpu   " "$out"
+gemm_kernel=$(sed -n 's/^gemm  own float GEMM, \(avx512\|avx2\|portable\) kernel$/\1/p' <<<"$out")
+check "--version names the own GEMM's kernel" 1 "$(grep -c . <<<"$gemm_kernel")"
 check "--version: the automatic choice is the kernel that runs" "" "$(grep -o 'not loaded' <<<"$out")"
 out=$($unset_blas ALTGRAD_BLAS_KERNEL=sse3 "$altgrad" --version)
 contains "a sse3 pin runs Prescott" "kernel Prescott (pinned by ALTGRAD_BLAS_KERNEL=sse3;" "$out"
@@ -158,8 +160,8 @@ check "train reports the last val loss it logged" \
 check "metrics.jsonl has one line per step" 20 "$(wc -l < "$scratch/run/metrics.jsonl")"
 $unset_blas ALTGRAD_BLAS_KERNEL=sse3 "$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --set max_iters=1 \
   --out "$scratch/pinned" >/dev/null 2>&1
-check "the start event records the kernel a pinned run ran and why" "Prescott ALTGRAD_BLAS_KERNEL" \
-  "$(python3 -c 'import json,sys; e=json.loads(open(sys.argv[1]).readline()); print(e["blas_kernel"], e["blas_kernel_source"])' "$scratch/pinned/events.jsonl")"
+check "the start event records the kernels a pinned run ran and why" "Prescott ALTGRAD_BLAS_KERNEL $gemm_kernel" \
+  "$(python3 -c 'import json,sys; e=json.loads(open(sys.argv[1]).readline()); print(e["blas_kernel"], e["blas_kernel_source"], e["gemm_kernel"])' "$scratch/pinned/events.jsonl")"
 check "train prints the end event's weights + optimizer state bytes" \
   "$(python3 -c 'import json,sys; m=[json.loads(l) for l in open(sys.argv[1])][-1]["memory"]; print(m["weight_bytes"], m["optimizer_state_bytes"], m["total_bytes"], m["total_bytes"] == 3 * m["weight_bytes"])' "$scratch/run/events.jsonl")" \
   "$(sed -n 's/^memory: .* weights \([0-9]*\) B + state \([0-9]*\) B .* = \([0-9]*\) B$/\1 \2 \3 True/p' <<<"$train_out")"

@@ -79,12 +79,13 @@ std::vector<float> run(const FloatGemmCase& g, const FloatGemmData& d, float alp
   return c;
 }
 
-// Edges of every blocking: tile rows (14), panel columns (32), the chunk of columns (512), the
-// depth block (256); every transpose pair, strided views, and all three ways C is updated.
+// Edges of every blocking: tile rows (14 with AVX-512, 6 with AVX2), panel columns (32 or 16, and a
+// panel's second vector in part), the chunk of columns (512), the depth block (256); every
+// transpose pair, strided views, and all three ways C is updated.
 TEST(FloatGemm, FollowsItsContractBitForBit) {
   std::uint32_t seed = 1;
   for (const std::size_t m : {1, 13, 14, 15, 43}) {
-    for (const std::size_t n : {1, 16, 33, 70}) {
+    for (const std::size_t n : {1, 16, 25, 33, 70}) {
       for (const std::size_t k : {1, 256, 300}) {
         for (const int t : {0, 1, 2, 3}) {
           const FloatGemmCase g{m, n, k, (t & 1) != 0, (t & 2) != 0, static_cast<std::size_t>(t)};
@@ -103,12 +104,12 @@ TEST(FloatGemm, FollowsItsContractBitForBit) {
 }
 
 // Wide enough for two chunks of columns and several depth blocks, and big enough for a team of
-// threads: the parallel path against the contract. Rows 2 KiB apart (512 floats) take the copied
-// panels of A and of Aᵀ.
+// threads: the parallel path against the contract. Rows 2 KiB apart (512 floats) take AVX-512's
+// copied panels of A, rows 4 KiB apart (1,024 floats) AVX2's.
 TEST(FloatGemm, FollowsItsContractOnBigShapes) {
   for (const FloatGemmCase& g : {FloatGemmCase{30, 530, 300, false, true, 0}, FloatGemmCase{64, 100, 520, true, false, 5},
                                  FloatGemmCase{40, 100, 600, false, false, 0}, FloatGemmCase{512, 17, 300, true, false, 0},
-                                 FloatGemmCase{60, 40, 512, false, true, 0}}) {
+                                 FloatGemmCase{60, 40, 512, false, true, 0}, FloatGemmCase{20, 40, 1024, false, false, 0}}) {
     const FloatGemmData d = float_gemm_data(g, 99);
     const test_support::ScopedThreadCount threads(3);
     EXPECT_TRUE(test_support::bit_identical(run(g, d, 1.0f, 1.0f), contract(g, d, 1.0f, 1.0f)))

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <new>
@@ -20,32 +21,37 @@
 namespace altgrad::ops::cpu {
 namespace {
 
-// A tile of C is kPanelRows × kPanelCols. With AVX-512, 14 rows of two 16-float vectors are 28 of
-// its 32 registers, which leaves two for the row of B and one for the broadcast of A; with AVX2,
-// 6 rows of two 8-float vectors are 12 of its 16, and a tile takes its 32 columns in two halves.
+// A tile of C is kPanelRows rows of two vectors of kLanes floats: with AVX-512, 14 rows of two
+// 16-float vectors are 28 of its 32 registers, which leaves two for the row of B and one for the
+// broadcast of A; with AVX2, 6 rows of two 8-float vectors are 12 of its 16. B is packed in panels
+// of a tile's width, so that a tile reads its panel from start to end.
 #if defined(__AVX512F__)
-constexpr std::size_t kPanelRows = 14;
+constexpr std::size_t kPanelRows = 14, kLanes = 16;
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr std::size_t kPanelRows = 6, kLanes = 8;
 #else
-constexpr std::size_t kPanelRows = 6;
+constexpr std::size_t kPanelRows = 6, kLanes = 16;
 #endif
-constexpr std::size_t kPanelCols = 32;
+constexpr std::size_t kPanelCols = 2 * kLanes;
 // Columns of B packed at once: a depth block of 512 columns is 512 KiB, which stays in L2 while
 // every panel of A goes past it.
 constexpr std::size_t kColumnChunk = 512;
 // Multiply-adds below which a second thread costs more than it saves.
 constexpr std::size_t kParallelWork = std::size_t{1} << 21;
-// A panel of A is read in place, unless the stored rows it reads fall into too few of L1's sets:
-// an address's set repeats every 4 KiB (64 sets of 64-byte lines), so rows 2 KiB or 4 KiB apart
-// share one or two offsets and evict each other. Those panels are copied first, to rows
-// kCopiedRowStride floats apart (a panel of A) or kCopiedColumnStride (a panel of Aᵀ, one row per
-// k); a copy costs a few percent where it is not needed.
+// A panel of A is read in place, unless its stored rows fall into too few of L1's sets: an
+// address's set repeats every 4 KiB (64 sets of 64-byte lines, 8 ways), so rows 1, 2 or 4 KiB apart
+// start at 4, 2 or 1 set offsets. More than kMaxRowsPerOffset rows on one offset evict each other
+// and B's panel (AVX-512's 14 rows from 1 KiB, AVX2's 6 from 4 KiB); those panels are copied
+// first, to rows kCopiedRowStride floats apart. A panel of Aᵀ is always packed, kPanelRows floats
+// per k: in place, its depth of rows, one line each, would take half of L1 (AVX2) and fall into a
+// few sets whenever lda is a multiple of 16.
 constexpr std::size_t kSetSpan = 4096;
-constexpr std::size_t kMinRowOffsets = 8;
+constexpr std::size_t kMaxRowsPerOffset = 3;
 constexpr std::size_t kCopiedRowStride = kGemmDepth + 16;
-constexpr std::size_t kCopiedColumnStride = 16;  // a k of a panel of Aᵀ: 14 or 6 floats
 
 bool rows_share_sets(std::size_t lda) {
-  return kSetSpan / std::gcd(lda * sizeof(float), kSetSpan) < kMinRowOffsets;
+  const std::size_t offsets = kSetSpan / std::gcd(lda * sizeof(float), kSetSpan);
+  return kPanelRows > kMaxRowsPerOffset * offsets;
 }
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
@@ -57,6 +63,15 @@ struct Epilogue {
   Update update;
   float alpha, beta;
 };
+
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
+// The first `count` of 8 lanes, as AVX2's masked loads and stores take them.
+__m256i first_lanes8(std::size_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<std::size_t>(count, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+#endif
 
 #if defined(__AVX512F__)
 
@@ -106,6 +121,46 @@ void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size
   }
 }
 
+#elif defined(__AVX2__) && defined(__FMA__)
+
+// r[i] becomes column i of the 8×8 matrix whose rows were r: interleaved 32-bit, then 64-bit lanes,
+// then 128-bit halves.
+void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);  // columns 0, 1 | 4, 5 of rows i, i + 1
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // columns 2, 3 | 6, 7
+  }
+  for (int g = 0; g < 8; g += 4) {  // u[g + c]: column c | c + 4 of rows g..g + 3
+    u[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xEE);
+    u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+  }
+}
+
+// The AVX-512 transpose_rows by 8×8 blocks.
+void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
+                    std::size_t out_stride) {
+  for (std::size_t i0 = 0; i0 < 16; i0 += 8) {
+    for (std::size_t p0 = 0; p0 < depth; p0 += 8) {
+      const std::size_t count = std::min<std::size_t>(8, depth - p0);
+      const __m256i load = first_lanes8(count);
+      __m256 r[8];
+      for (std::size_t i = 0; i < 8; ++i) {
+        const float* row = in + (i0 + i) * ld + p0;
+        r[i] = i0 + i >= rows ? _mm256_setzero_ps() : count == 8 ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, load);
+      }
+      transpose8(r);
+      for (std::size_t p = 0; p < count; ++p) _mm256_storeu_ps(out + (p0 + p) * out_stride + i0, r[p]);
+    }
+  }
+}
+
 #else
 
 void transpose_rows(const float* in, std::size_t ld, std::size_t rows, std::size_t depth, float* out,
@@ -125,26 +180,58 @@ void copy_row(const float* in, std::size_t count, float* out, std::size_t width)
   }
 }
 
-// B's depth block is packed into panels of 32 columns, [k][32] each, panel q at out + q·depth·32,
-// the columns beyond B's zero.
+// A panel of Aᵀ's block: `rows` ≤ kPanelRows floats of each of `depth` stored rows (lda apart), to
+// out[p·kPanelRows + i]. Each k's vector store also writes up to kLanes − rows floats past its
+// end, which the next k overwrites: out has room for kLanes more.
+void pack_at_panel(const float* a, std::size_t lda, std::size_t rows, std::size_t depth, float* out) {
+#if defined(__AVX512F__)
+  const __mmask16 mask = first_lanes(rows);
+  for (std::size_t p = 0; p < depth; ++p) _mm512_storeu_ps(out + p * kPanelRows, _mm512_maskz_loadu_ps(mask, a + p * lda));
+#elif defined(__AVX2__) && defined(__FMA__)
+  const __m256i mask = first_lanes8(rows);
+  for (std::size_t p = 0; p < depth; ++p) _mm256_storeu_ps(out + p * kPanelRows, _mm256_maskload_ps(a + p * lda, mask));
+#else
+  for (std::size_t p = 0; p < depth; ++p) {
+    for (std::size_t i = 0; i < kPanelRows; ++i) out[p * kPanelRows + i] = i < rows ? a[p * lda + i] : 0.0f;
+  }
+#endif
+}
+
+// B's depth block is packed into panels of kPanelCols columns, [k][kPanelCols] each, panel q at
+// out + q·depth·kPanelCols, the columns beyond B's zero.
 
 // Row p of B's block (`count` floats at src): into every panel, read once from start to end. A row
 // at a time rather than a panel at a time: a panel's strided walk through B stalls on memory.
 void pack_b_row(const float* src, std::size_t count, std::size_t depth, std::size_t p, float* out) {
-  for (std::size_t q = 0; q * kPanelCols < count; ++q) {
-    copy_row(src + q * kPanelCols, std::min(kPanelCols, count - q * kPanelCols), out + (q * depth + p) * kPanelCols,
-             kPanelCols);
+  std::size_t q = 0;
+  for (; (q + 1) * kPanelCols <= count; ++q) {
+    std::memcpy(out + (q * depth + p) * kPanelCols, src + q * kPanelCols, kPanelCols * sizeof(float));
   }
+  if (q * kPanelCols < count) copy_row(src + q * kPanelCols, count - q * kPanelCols, out + (q * depth + p) * kPanelCols, kPanelCols);
 }
 
-// One panel of Bᵀ's block, whose rows run along k: `cols` ≤ 32 rows of the stored Bᵀ (row j at
-// src + j·ld) transposed 16 at a time.
+// One panel of Bᵀ's block, whose rows run along k: `cols` ≤ kPanelCols rows of the stored Bᵀ (row j
+// at src + j·ld) transposed 16 at a time.
 void pack_bt_panel(const float* src, std::size_t ld, std::size_t cols, std::size_t depth, float* out) {
   for (std::size_t h = 0; h < kPanelCols; h += 16) {
     const std::size_t rows = cols > h ? std::min<std::size_t>(16, cols - h) : 0;
     transpose_rows(src + h * ld, ld, rows, depth, out + h, kPanelCols);
   }
 }
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+
+// C's tile, R rows of `cols` floats, asked into L1 before the sums: its epilogue would otherwise
+// wait on the miss after all of them (a depth block's loop is longer than the reorder window).
+template <std::size_t R>
+void prefetch_rows(const float* c, std::size_t ldc, std::size_t cols) {
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t j = 0; j < cols; j += 16) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + j), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + cols - 1), _MM_HINT_T0);
+  }
+}
+
+#endif
 
 #if defined(__AVX512F__)
 
@@ -155,6 +242,7 @@ template <std::size_t R, std::size_t V, bool kTransA>
 void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
           std::size_t cols, const Epilogue& e) {
   const __mmask16 mask[2] = {first_lanes(cols), first_lanes(cols > 16 ? cols - 16 : 0)};
+  prefetch_rows<R>(c, ldc, cols);
   __m512 acc[R][V];
   for (std::size_t i = 0; i < R; ++i) {
     for (std::size_t h = 0; h < V; ++h) acc[i][h] = _mm512_setzero_ps();
@@ -182,40 +270,40 @@ void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, fl
 
 #elif defined(__AVX2__) && defined(__FMA__)
 
-// The first `count` of 8 lanes, as AVX2's masked loads and stores take them.
-__m256i first_lanes8(std::size_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<std::size_t>(count, 8))),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// The AVX-512 tile's sums and epilogue in 8-float vectors: the 16 columns of each of the V halves
-// of the panel in turn.
+// The AVX-512 tile in 8-float vectors.
 template <std::size_t R, std::size_t V, bool kTransA>
 void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
           std::size_t cols, const Epilogue& e) {
-  for (std::size_t h = 0; h < V; ++h) {
-    __m256 acc[R][2];
-    for (std::size_t i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    for (std::size_t p = 0; p < depth; ++p) {
-      const __m256 b0 = _mm256_load_ps(b + p * kPanelCols + 16 * h), b1 = _mm256_load_ps(b + p * kPanelCols + 16 * h + 8);
+  const __m256i mask[2] = {first_lanes8(cols), first_lanes8(cols > 8 ? cols - 8 : 0)};
+  prefetch_rows<R>(c, ldc, cols);
+  __m256 acc[R][V];
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t h = 0; h < V; ++h) acc[i][h] = _mm256_setzero_ps();
+  }
+  for (std::size_t p = 0; p < depth; ++p) {
+    __m256 bv[V];
+    for (std::size_t h = 0; h < V; ++h) bv[h] = _mm256_load_ps(b + p * kPanelCols + 8 * h);
 #pragma GCC unroll 6
-      for (std::size_t i = 0; i < R; ++i) {
-        const __m256 av = _mm256_set1_ps(kTransA ? a[p * lda + i] : a[i * lda + p]);
-        acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
-      }
+    for (std::size_t i = 0; i < R; ++i) {
+      const __m256 av = _mm256_set1_ps(kTransA ? a[p * lda + i] : a[i * lda + p]);
+      for (std::size_t h = 0; h < V; ++h) acc[i][h] = _mm256_fmadd_ps(av, bv[h], acc[i][h]);
     }
-    const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
-    for (std::size_t g = 0; g < 2; ++g) {
-      const std::size_t first = 16 * h + 8 * g;
-      if (first >= cols) break;
-      const __m256i mask = first_lanes8(cols - first);
-      for (std::size_t i = 0; i < R; ++i) {
-        float* out = c + i * ldc + first;
-        __m256 r = _mm256_mul_ps(alpha, acc[i][g]);
-        if (e.update == Update::add) r = _mm256_add_ps(_mm256_maskload_ps(out, mask), r);
-        if (e.update == Update::scale_add) r = _mm256_add_ps(_mm256_mul_ps(beta, _mm256_maskload_ps(out, mask)), r);
-        _mm256_maskstore_ps(out, mask, r);
+  }
+  // Masked stores are microcoded on AMD's cores (several cycles each): only the edge takes them.
+  const bool full[2] = {cols >= 8, cols >= 16};
+  const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
+  for (std::size_t i = 0; i < R; ++i) {
+    for (std::size_t h = 0; h < V; ++h) {
+      float* out = c + i * ldc + 8 * h;
+      __m256 r = _mm256_mul_ps(alpha, acc[i][h]);
+      if (e.update != Update::overwrite) {
+        const __m256 old = full[h] ? _mm256_loadu_ps(out) : _mm256_maskload_ps(out, mask[h]);
+        r = _mm256_add_ps(e.update == Update::add ? old : _mm256_mul_ps(beta, old), r);
+      }
+      if (full[h]) {
+        _mm256_storeu_ps(out, r);
+      } else {
+        _mm256_maskstore_ps(out, mask[h], r);
       }
     }
   }
@@ -255,7 +343,7 @@ constexpr std::array<TileFn, sizeof...(R) + 1> tiles_for(std::index_sequence<R..
 }
 using TileRow = std::array<TileFn, kPanelRows + 1>;
 constexpr auto kRowCounts = std::make_index_sequence<kPanelRows>{};
-// kTiles[trans_a][vectors − 1][rows]: the tile of `rows` rows and 16·vectors columns.
+// kTiles[trans_a][vectors − 1][rows]: the tile of `rows` rows and kLanes·vectors columns.
 constexpr std::array<std::array<TileRow, 2>, 2> kTiles = {{
     {tiles_for<1, false>(kRowCounts), tiles_for<2, false>(kRowCounts)},
     {tiles_for<1, true>(kRowCounts), tiles_for<2, true>(kRowCounts)},
@@ -294,11 +382,32 @@ struct Problem {
   std::size_t ldc;
 };
 
+// One panel of A's depth block, as the tiles read it: element (i, p) of op(A) at a[p·lda + i]
+// (transposed) or a[i·lda + p].
+struct APanel {
+  const float* a;
+  std::size_t lda, rows;
+};
+
+// Panel p of op(A)'s block at depth k0: in place, or packed into `space` (room for kPanelSpace).
+constexpr std::size_t kPanelSpace = std::max(kPanelRows * kCopiedRowStride, kGemmDepth * kPanelRows + kLanes);
+APanel a_panel(const Problem& g, std::size_t p, std::size_t k0, std::size_t depth, float* space) {
+  const std::size_t i0 = p * kPanelRows, rows = std::min(kPanelRows, g.m - i0);
+  const float* a = g.a + (g.trans_a ? k0 * g.lda + i0 : i0 * g.lda + k0);
+  if (g.trans_a) {
+    pack_at_panel(a, g.lda, rows, depth, space);
+    return {space, kPanelRows, rows};
+  }
+  if (!rows_share_sets(g.lda)) return {a, g.lda, rows};
+  for (std::size_t r = 0; r < rows; ++r) copy_row(a + r * g.lda, depth, space + r * kCopiedRowStride, depth);
+  return {space, kCopiedRowStride, rows};
+}
+
 // Every depth block of one chunk of columns [j0, j0 + cols), in depth order: B's block packed into
 // packed_b (read in place, rows of B a power of two apart would share a few cache sets), then each
-// panel of A, read where it lies (rows_share_sets() aside), times it. kTeam: called by every
-// thread of a parallel region, which share out the packing and then the panels; otherwise by one
-// thread alone (which may be inside someone else's region: attention's heads).
+// panel of A (a_panel) times each panel of B. kTeam: called by every thread of a parallel region,
+// which share out the packing and then the panels of A; otherwise by one thread alone (which may
+// be inside someone else's region: attention's heads).
 template <bool kTeam>
 void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* packed_b) {
   const std::size_t b_panels = ceil_div(cols, kPanelCols), a_panels = ceil_div(g.m, kPanelRows);
@@ -314,22 +423,12 @@ void column_chunk(const Problem& g, std::size_t j0, std::size_t cols, float* pac
                     depth, packed_b + part * depth * kPanelCols);
     };
     const auto panel_of_a = [&](std::size_t p) {
-      const std::size_t i0 = p * kPanelRows, rows = std::min(kPanelRows, g.m - i0);
-      alignas(64) float copy[std::max(kPanelRows * kCopiedRowStride, kGemmDepth * kCopiedColumnStride)];
-      const float* a = g.a + (g.trans_a ? k0 * g.lda + i0 : i0 * g.lda + k0);
-      std::size_t lda = g.lda;
-      if (rows_share_sets(g.lda)) {
-        // Aᵀ's rows hold the panel's columns: there a copied row is one k.
-        const std::size_t copies = g.trans_a ? depth : rows, length = g.trans_a ? rows : depth;
-        lda = g.trans_a ? kCopiedColumnStride : kCopiedRowStride;
-        for (std::size_t r = 0; r < copies; ++r) copy_row(a + r * g.lda, length, copy + r * lda, length);
-        a = copy;
-      }
+      alignas(64) float space[kPanelSpace];
+      const APanel a = a_panel(g, p, k0, depth, space);
       for (std::size_t q = 0; q < b_panels; ++q) {
-        const std::size_t j = q * kPanelCols;
-        const std::size_t width = std::min(kPanelCols, cols - j);
-        kTiles[g.trans_a][width > 16][rows](depth, a, lda, packed_b + q * depth * kPanelCols, g.c + i0 * g.ldc + j0 + j,
-                                            g.ldc, width, epilogue);
+        const std::size_t j = q * kPanelCols, width = std::min(kPanelCols, cols - j);
+        kTiles[g.trans_a][width > kLanes][a.rows](depth, a.a, a.lda, packed_b + q * depth * kPanelCols,
+                                                  g.c + p * kPanelRows * g.ldc + j0 + j, g.ldc, width, epilogue);
       }
     };
     if constexpr (kTeam) {
@@ -352,6 +451,16 @@ void scale_c(std::size_t m, std::size_t n, float beta, float* c, std::size_t ldc
 }
 
 }  // namespace
+
+const char* float_gemm_kernel() {
+#if defined(__AVX512F__)
+  return "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "avx2";
+#else
+  return "portable";
+#endif
+}
 
 void float_gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
                 std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {

@@ -17,6 +17,9 @@ namespace altgrad::ops::cpu {
 
 inline constexpr std::size_t kGemmDepth = 256;
 
+// The kernel this build compiled in: "avx512", "avx2" or "portable" (its speed, never its bits).
+const char* float_gemm_kernel();
+
 void float_gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
                 std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc);
 

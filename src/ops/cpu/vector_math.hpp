@@ -13,7 +13,7 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -97,11 +97,34 @@ struct AtLanes {
   }
 };
 
-// The `count` ≤ kSumLanes values at x in v's first lanes, zeros in the others; and back. With
-// AVX-512, one masked load or store (a memcpy of a variable length is a call).
+// The `count` ≤ kSumLanes values at x in v's first lanes, zeros in the others; and back. One masked
+// load or store with AVX-512, two with AVX2 (a memcpy of a variable length is a call, and a loop of
+// lane inserts is slower still).
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// AVX2's masks for lanes [0, count) of each half of FloatLanes.
+struct HalfMasks {
+  __m256i low, high;
+};
+inline HalfMasks first_lanes_avx2(std::size_t count) {
+  const __m256i limit = _mm256_set1_epi32(static_cast<int>(count));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return {_mm256_cmpgt_epi32(limit, lane), _mm256_cmpgt_epi32(limit, _mm256_add_epi32(lane, _mm256_set1_epi32(8)))};
+}
+#endif
+
 inline FloatLanes load_first_lanes(const float* x, std::size_t count) {
 #if defined(__AVX512F__)
   return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), x);
+#elif defined(__AVX2__)
+  FloatLanes v;
+  if (count == kSumLanes) {
+    std::memcpy(&v, x, sizeof v);
+    return v;
+  }
+  const auto mask = first_lanes_avx2(count);
+  const __m256 halves[2] = {_mm256_maskload_ps(x, mask.low), _mm256_maskload_ps(x + 8, mask.high)};
+  std::memcpy(&v, halves, sizeof v);
+  return v;
 #else
   FloatLanes v{};
   for (std::size_t l = 0; l < count; ++l) v[l] = x[l];
@@ -112,6 +135,17 @@ inline FloatLanes load_first_lanes(const float* x, std::size_t count) {
 inline void store_first_lanes(float* x, FloatLanes v, std::size_t count) {
 #if defined(__AVX512F__)
   _mm512_mask_storeu_ps(x, static_cast<__mmask16>((1u << count) - 1u), v);
+#elif defined(__AVX2__)
+  // A masked store is microcoded on AMD's cores: whole vectors take a plain one.
+  if (count == kSumLanes) {
+    std::memcpy(x, &v, sizeof v);
+    return;
+  }
+  const auto mask = first_lanes_avx2(count);
+  __m256 halves[2];
+  std::memcpy(halves, &v, sizeof v);
+  _mm256_maskstore_ps(x, mask.low, halves[0]);
+  _mm256_maskstore_ps(x + 8, mask.high, halves[1]);
 #else
   for (std::size_t l = 0; l < count; ++l) x[l] = v[l];
 #endif

@@ -1,0 +1,365 @@
+// The quantizer's vector kernel (quant/vector_kernel.hpp) for AVX2 without AVX-512: nearest-even
+// rounding on simple grids whose mantissa has at least one bit, the rounding and format every
+// training recipe's forward and backward operands take. It follows quant/vector_kernel.cpp's AVX-512
+// kernel step for step, sixteen elements as two 8-float halves, and keeps its statistics in the same
+// sixteen lanes summed in the same order, so that both kernels give the same bits and the same
+// sums. Stochastic rounding and grids of powers of two stay with the portable kernel here.
+#include "quant/vector_kernel.hpp"
+
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "format/codec.hpp"
+#include "quant/quantize.hpp"
+#include "quant/scaled_input.hpp"
+
+namespace altgrad::quant {
+namespace {
+
+using format::Format;
+using format::Rounding;
+
+constexpr std::size_t kLanes = 16;
+constexpr unsigned kAllLanes = 0xFFFF;
+
+__m256i splat(std::uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+
+// As in the AVX-512 kernel: vectors of sixteen start on 64-byte boundaries, and a vector's lane 0
+// may lie before the array where its first lanes are masked off.
+std::size_t lane_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(float); }
+
+template <typename T>
+T* lanes_before(T* p, std::size_t lanes) {
+  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - lanes * sizeof(float));
+}
+
+// Lanes 8h..8h + 7 of a 16-bit lane mask as AVX2's lane masks (all ones where set); and back.
+__m256i half_mask(unsigned lanes, int h) {
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(lanes >> (8 * h))), bit), bit);
+}
+unsigned bits_of(__m256i mask, int h) {
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(mask))) << (8 * h);
+}
+
+// Masked loads and stores touch no masked-off lane; a masked store is microcoded on AMD's cores,
+// so whole vectors take plain ones.
+__m256 load_half(const float* p, unsigned lanes, int h) {
+  return lanes == kAllLanes ? _mm256_loadu_ps(p + 8 * h) : _mm256_maskload_ps(p + 8 * h, half_mask(lanes, h));
+}
+void store_half(float* p, unsigned lanes, int h, __m256 v) {
+  if (lanes == kAllLanes) return _mm256_storeu_ps(p + 8 * h, v);
+  _mm256_maskstore_ps(p + 8 * h, half_mask(lanes, h), v);
+}
+
+// The AVX-512 kernel's Grid, for nearest-even with M ≥ 1. Magnitudes are below 2^31, so signed
+// comparisons order them as unsigned ones do.
+struct Grid {
+  __m256i max_finite, min_normal, own_limit, plain_limit, shift_offset;
+
+  explicit Grid(const Format& f) {
+    const int M = f.spec.mantissa_bits;
+    const int dropped = format::kFloatMantissaBits - M;
+    max_finite = splat(f.max_finite_bits);
+    const bool saturates = f.spec.overflow == format::Overflow::saturate || !f.has_nan;
+    const std::uint32_t shift_limit = format::float_bits(format::exp2_exact(105 + M)) - 1u;
+    const std::uint32_t limit = std::min(saturates ? 0x7F7F'FFFFu : f.max_finite_bits, shift_limit);
+    own_limit = splat(limit);
+    plain_limit = splat(std::min(limit, f.max_finite_bits));
+    min_normal = splat(f.min_normal_bits);
+    shift_offset = splat(static_cast<std::uint32_t>(dropped) << format::kFloatMantissaBits);
+  }
+};
+
+// The AVX-512 kernel's round_nearest_even(). Its sum is rounded by MXCSR's mode, nearest-even: the
+// mode a process starts in, which AltGrad never changes.
+__m256i round_nearest_even(const Grid& g, __m256i a) {
+  const __m256i exponent = _mm256_max_epu32(_mm256_and_si256(a, splat(format::kFloatInfBits)), g.min_normal);
+  const __m256 shift = _mm256_castsi256_ps(_mm256_add_epi32(exponent, g.shift_offset));
+  return _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), shift), shift));
+}
+
+// The AVX-512 kernel's sum_lanes over [half][quarter] registers: lane k with k + 8, k + 4, k + 2, k + 1.
+double sum_lanes(const __m256d (&lanes)[2][2]) {
+  const __m256d four = _mm256_add_pd(_mm256_add_pd(lanes[0][0], lanes[1][0]), _mm256_add_pd(lanes[0][1], lanes[1][1]));
+  const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+}
+
+// One quarter (4 lanes) of a half as doubles.
+__m256d quarter(__m256 v, int q) { return _mm256_cvtps_pd(q ? _mm256_extractf128_ps(v, 1) : _mm256_castps256_ps128(v)); }
+__m256d quarter_mask(__m256i mask, int q) {
+  return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(q ? _mm256_extracti128_si256(mask, 1) : _mm256_castsi256_si128(mask)));
+}
+
+// The AVX-512 kernel's Accumulators, lane for lane.
+struct Accumulators {
+  __m256 amax[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m256d sum_sq_error[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
+  __m256d sum_sq_input[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
+  std::uint64_t count = 0;
+  std::uint64_t overflow = 0;
+  std::uint64_t underflow = 0;
+  std::uint64_t zeros = 0;
+  unsigned overflow_lanes = 0;
+
+  // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
+  void add(const __m256 (&x)[2], const __m256 (&y)[2], const __m256i (&on_grid)[2], unsigned valid, unsigned overflowed) {
+    count += static_cast<std::uint64_t>(std::popcount(valid));
+    overflow += static_cast<std::uint64_t>(std::popcount(overflowed));
+    overflow_lanes |= overflowed;
+    const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
+    unsigned nonzero = 0, grid_zero = 0;
+    for (int h = 0; h < 2; ++h) {
+      const __m256 magnitude = _mm256_and_ps(x[h], magnitude_mask);
+      amax[h] = _mm256_max_ps(amax[h], magnitude);
+      nonzero |= ~bits_of(_mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), _mm256_setzero_si256()), h) & (0xFFu << (8 * h));
+      grid_zero |= bits_of(_mm256_cmpeq_epi32(on_grid[h], _mm256_setzero_si256()), h);
+      for (int q = 0; q < 2; ++q) {
+        const __m256d xd = quarter(x[h], q), error = _mm256_sub_pd(xd, quarter(y[h], q));
+        sum_sq_error[h][q] = _mm256_fmadd_pd(error, error, sum_sq_error[h][q]);
+        sum_sq_input[h][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[h][q]);
+      }
+    }
+    underflow += static_cast<std::uint64_t>(std::popcount(nonzero & grid_zero));
+    zeros += static_cast<std::uint64_t>(std::popcount(valid & ~nonzero));
+  }
+
+  // The AVX-512 kernel's add_handed_over(): the sums of a vector the portable kernel quantized.
+  void add_handed_over(const __m256 (&x)[2], const __m256 (&y)[2]) {
+    const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
+    const __m256 max_finite = _mm256_set1_ps(std::numeric_limits<float>::max());
+    const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+    for (int h = 0; h < 2; ++h) {
+      const __m256 x_finite = _mm256_cmp_ps(_mm256_and_ps(x[h], magnitude_mask), max_finite, _CMP_LE_OQ);
+      const __m256 both_finite =
+          _mm256_and_ps(x_finite, _mm256_cmp_ps(_mm256_and_ps(y[h], magnitude_mask), max_finite, _CMP_LE_OQ));
+      const __m256 output_not_finite = _mm256_andnot_ps(both_finite, x_finite);
+      for (int q = 0; q < 2; ++q) {
+        const __m256d xd = quarter(x[h], q), error = _mm256_sub_pd(xd, quarter(y[h], q));
+        const __m256d both = quarter_mask(_mm256_castps_si256(both_finite), q);
+        __m256d& e = sum_sq_error[h][q];
+        e = _mm256_blendv_pd(e, _mm256_fmadd_pd(error, error, e), both);
+        e = _mm256_blendv_pd(e, _mm256_add_pd(e, inf), quarter_mask(_mm256_castps_si256(output_not_finite), q));
+        __m256d& s = sum_sq_input[h][q];
+        s = _mm256_blendv_pd(s, _mm256_fmadd_pd(xd, xd, s), quarter_mask(_mm256_castps_si256(x_finite), q));
+      }
+    }
+  }
+
+  QuantStats totals() const {
+    QuantStats s;
+    s.count = count;
+    s.overflow = overflow;
+    s.underflow = underflow;
+    s.zero_inputs = zeros;
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, _mm256_max_ps(amax[0], amax[1]));
+    s.amax = *std::max_element(lanes, lanes + 8);
+    s.sum_sq_error = sum_lanes(sum_sq_error);
+    s.sum_sq_input = sum_lanes(sum_sq_input);
+    return s;
+  }
+};
+
+// The AVX-512 kernel's Kernel for nearest-even.
+template <bool kNegativeZero>
+struct Kernel {
+  Grid grid;
+
+  template <bool kExactInverse>
+  bool quantize_vector(const float* in, float* out, unsigned valid, const __m256 (&scale)[2], const __m256 (&back)[2],
+                       Accumulators& acc) const {
+    const __m256i magnitude_mask = splat(~format::kSignBit);
+    __m256 x[2];
+    __m256i product[2], a[2];
+    unsigned beyond = 0;
+    for (int h = 0; h < 2; ++h) {
+      x[h] = load_half(in, valid, h);
+      product[h] = _mm256_castps_si256(_mm256_mul_ps(x[h], scale[h]));
+      a[h] = _mm256_and_si256(product[h], magnitude_mask);
+      beyond |= bits_of(_mm256_cmpgt_epi32(a[h], grid.plain_limit), h);
+    }
+    if (beyond && (bits_of(_mm256_cmpgt_epi32(a[0], grid.own_limit), 0) | bits_of(_mm256_cmpgt_epi32(a[1], grid.own_limit), 1))) {
+      return false;
+    }
+    __m256i on_grid[2];
+    __m256 y[2];
+    unsigned overflowed = 0;
+    for (int h = 0; h < 2; ++h) {
+      on_grid[h] = round_nearest_even(grid, a[h]);
+      if (beyond) {
+        overflowed |= bits_of(_mm256_cmpgt_epi32(on_grid[h], grid.max_finite), h);
+        on_grid[h] = _mm256_min_epu32(on_grid[h], grid.max_finite);
+      }
+      __m256i sign = _mm256_and_si256(product[h], splat(format::kSignBit));
+      if constexpr (!kNegativeZero) sign = _mm256_andnot_si256(_mm256_cmpeq_epi32(on_grid[h], _mm256_setzero_si256()), sign);
+      const __m256 q = _mm256_castsi256_ps(_mm256_or_si256(on_grid[h], sign));
+      y[h] = kExactInverse ? _mm256_mul_ps(q, back[h]) : _mm256_div_ps(q, back[h]);
+    }
+    acc.add(x, y, on_grid, valid, overflowed);
+    for (int h = 0; h < 2; ++h) store_half(out, valid, h, y[h]);
+    return true;
+  }
+
+  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, std::size_t first_lane,
+           Accumulators& acc, QuantStats& handed_over) const {
+    if (is_power_of_two_scale(scale_value)) {
+      run<true>(f, in, out, n, scale_value, 1.0f / scale_value, first_lane, acc, handed_over);
+    } else {
+      run<false>(f, in, out, n, scale_value, scale_value, first_lane, acc, handed_over);
+    }
+  }
+
+  template <bool kExactInverse>
+  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, float back_value,
+           std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
+    const __m256 scale[2] = {_mm256_set1_ps(scale_value), _mm256_set1_ps(scale_value)};
+    const __m256 back[2] = {_mm256_set1_ps(back_value), _mm256_set1_ps(back_value)};
+    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) {
+      const unsigned valid = ((1u << count) - 1u) << lane;
+      const float* in_vector = lanes_before(in + e, lane);
+      float* out_vector = lanes_before(out + e, lane);
+      if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, acc)) [[likely]] {
+        return;
+      }
+      const __m256 x[2] = {load_half(in_vector, valid, 0), load_half(in_vector, valid, 1)};  // `in` may be `out`
+      QuantStats portable;
+      quantize_block_portable(f, Rounding::nearest_even, in + e, out + e, count, scale_value, nullptr, portable);
+      portable.sum_sq_error = portable.sum_sq_input = 0.0;
+      handed_over.merge(portable);
+      acc.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
+    };
+    std::size_t e = 0;
+    if (first_lane != 0) {
+      e = std::min(kLanes - first_lane, n);
+      step(0, first_lane, e);
+    }
+    for (; e + kLanes <= n; e += kLanes) step(e, 0, kLanes);
+    if (e < n) step(e, 0, n - e);
+  }
+};
+
+bool outputs_stay_finite(const Format& f, float scale) {
+  const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
+  return std::isfinite(back);
+}
+
+// The AVX-512 kernel's Quantizer for nearest-even.
+template <bool kNegativeZero>
+struct Quantizer {
+  static void block(const Format& f, const float* in, float* out, std::size_t n, float scale, QuantStats& stats) {
+    if (!outputs_stay_finite(f, scale)) {
+      return quantize_block_portable(f, Rounding::nearest_even, in, out, n, scale, nullptr, stats);
+    }
+    const Kernel<kNegativeZero> kernel{Grid(f)};
+    Accumulators acc;
+    QuantStats handed_over;
+    kernel.run(f, in, out, n, scale, lane_of(in), acc, handed_over);
+    stats.merge(acc.totals());
+    stats.merge(handed_over);
+  }
+
+  static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
+                            const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+    const Kernel<kNegativeZero> kernel{Grid(f)};
+    Accumulators acc;
+    QuantStats handed_over;
+    for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
+      const std::size_t len = std::min(block, n - begin);
+      const float scale = format::exp2_exact(-exponents[b]);
+      const std::uint64_t before = acc.overflow + handed_over.overflow;
+      if (outputs_stay_finite(f, scale)) {
+        kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), 0, acc,
+                                  handed_over);
+      } else {
+        quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale, nullptr, handed_over);
+      }
+      overflows[b] = acc.overflow + handed_over.overflow - before;
+      if ((begin + len) % segment == 0 || begin + len == n) {
+        stats.merge(acc.totals());
+        stats.merge(handed_over);
+        acc = Accumulators{};
+        handed_over = QuantStats{};
+      }
+    }
+  }
+
+  static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
+                            std::size_t width, const float* finite_amax, bool all_finite, const int* exponents,
+                            std::uint32_t& clipped_columns, QuantStats& stats) {
+    if (!all_finite) return false;
+    const Kernel<kNegativeZero> kernel{Grid(f)};
+    alignas(32) float scales[kLanes], backs[kLanes], amax[kLanes];
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      scales[j] = j < width ? format::exp2_exact(-exponents[j]) : 1.0f;
+      backs[j] = j < width ? format::exp2_exact(exponents[j]) : 1.0f;
+      amax[j] = j < width ? finite_amax[j] : 0.0f;
+      if (!outputs_stay_finite(f, scales[j])) return false;
+    }
+    // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
+    for (int h = 0; h < 2; ++h) {
+      const __m256 largest = _mm256_mul_ps(_mm256_load_ps(amax + 8 * h), _mm256_load_ps(scales + 8 * h));
+      const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(largest), splat(~format::kSignBit));
+      if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(magnitude, kernel.grid.own_limit))) != 0) {
+        return false;
+      }
+    }
+    const unsigned valid = (1u << width) - 1u;
+    Accumulators acc;
+    const __m256 scale[2] = {_mm256_load_ps(scales), _mm256_load_ps(scales + 8)};
+    const __m256 back[2] = {_mm256_load_ps(backs), _mm256_load_ps(backs + 8)};
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernel.template quantize_vector<true>(in + r * stride, out + r * stride, valid, scale, back, acc);
+    }
+    clipped_columns = acc.overflow_lanes;
+    stats.merge(acc.totals());
+    return true;
+  }
+};
+
+}  // namespace
+
+bool has_vector_kernel(const Format& f, Rounding rounding) {
+  return rounding == Rounding::nearest_even && format::has_simple_grid(f) && f.spec.mantissa_bits >= 1;
+}
+
+void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
+                           const std::uint32_t* random, QuantStats& stats) {
+  if (!has_vector_kernel(f, rounding)) return quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+  if (f.has_negative_zero) return Quantizer<true>::block(f, in, out, n, scale, stats);
+  Quantizer<false>::block(f, in, out, n, scale, stats);
+}
+
+void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                                   std::size_t block, const int* exponents, const std::uint32_t* random,
+                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+  if (!has_vector_kernel(f, rounding)) {
+    return quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+  }
+  if (f.has_negative_zero) return Quantizer<true>::scaled_blocks(f, in, out, n, block, exponents, overflows, stats, segment);
+  Quantizer<false>::scaled_blocks(f, in, out, n, block, exponents, overflows, stats, segment);
+}
+
+bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t stride,
+                                   std::size_t rows, std::size_t width, const float* finite_amax, bool all_finite,
+                                   const int* exponents, const std::uint32_t*, std::uint32_t& clipped_columns,
+                                   QuantStats& stats) {
+  if (!has_vector_kernel(f, rounding)) return false;
+  if (f.has_negative_zero) {
+    return Quantizer<true>::column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents,
+                                          clipped_columns, stats);
+  }
+  return Quantizer<false>::column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents,
+                                         clipped_columns, stats);
+}
+
+}  // namespace altgrad::quant
+
+#endif
