@@ -14,10 +14,17 @@ lands one grid step away (1/8 of its value for E4M3, 1/64 for E1M6) and every la
 step moves a little, so a few more elements flip. Measured (AMD Zen 4, OpenBLAS Cooperlake kernel):
 steps without a flip agree to 2e-7 to 4e-6 norm-wise in every gradient; a step with one reaches
 5e-3 to 1.5e-2, in up to 2 of the 9 steps of a recipe. So each step's loss must agree within 1e-4
-(a flip moves it by a few 1e-6), its statistics tightly where its gradients agree, and the median
-step's worst gradient within TOLERANCE = 5e-3: at least 5 of 9 steps without a cascade. The faults
+(a flip moves it by a few 1e-6), its statistics tightly where its gradients agree, and at least 5
+of the 9 steps must be clean, their worst gradient within TOLERANCE = 5e-3. The faults
 it must catch move every step: 3e-2 to 6e-2 (MX column-wise copies blocked along the wrong axis),
-7e-2 (stochastic rounding with another seed), 0.17 (delayed scaling without the amax history).
+7e-2 (stochastic rounding with another seed), 0.17 (delayed scaling without the amax history), so
+each must leave fewer clean steps than a correct run needs.
+
+Stochastic rounding of the attention probabilities (recipe attention-operands) flips far more
+often: every probability whose last bit differs between the two sides can land on the other grid
+value. How often depends on the machine's PyTorch kernels: 2 of 9 steps flipped on the Zen 4 above,
+5 of 9 on an AMD Zen 3 with OpenBLAS's Zen kernel and 6 of 9 with its Sandybridge kernel
+(OPENBLAS_CORETYPE). There one clean step is required, and the faults must leave none.
 """
 import json
 import os
@@ -137,10 +144,14 @@ def engine_metrics(run, step):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()][step - 1]
 
 
-def median_gradient_error(recipe, run, **options):
-    errors = sorted(worst_gradient_error(recompute(recipe, run, step, **options)[1], engine_gradients(run, step))
-                    for step in STEPS)
-    return errors[len(errors) // 2]
+def min_clean_steps(recipe):
+    """Steps of STEPS that a correct recomputation must give without a flip (module docstring)."""
+    return 1 if 'match = "h.*.attn.probs"\nrounding = "stochastic"' in recipe else 5
+
+
+def clean_steps(recipe, run, **options):
+    return sum(worst_gradient_error(recompute(recipe, run, step, **options)[1], engine_gradients(run, step)) <= TOLERANCE
+               for step in STEPS)
 
 
 def test_each_step_gives_the_engines_loss_statistics_and_gradients(engine_run):
@@ -166,7 +177,7 @@ def test_each_step_gives_the_engines_loss_statistics_and_gradients(engine_run):
             assert 100.0 * ours["zero_inputs"] / ours["count"] == pytest.approx(logged["zero_in_pct"], abs=0.05), (step, name)
             assert ("colwise" in ours) == ("colwise" in logged), (step, name)
     print(f"worst gradient error per step: {', '.join(f'{e:.1e}' for e in errors)}")
-    assert sorted(errors)[len(errors) // 2] <= TOLERANCE
+    assert sum(error <= TOLERANCE for error in errors) >= min_clean_steps(recipe)
 
 
 def test_blocks_along_the_wrong_axis_are_caught(engine_run, monkeypatch):
@@ -178,9 +189,9 @@ def test_blocks_along_the_wrong_axis_are_caught(engine_run, monkeypatch):
         return forward_copy if self.points[role] is None else self.copy(role, t, along_rows=False)
 
     monkeypatch.setattr(quantized_model._Matmul, "column_copy", rows_always)
-    error = median_gradient_error(recipe, run)
-    print(f"blocks along the wrong axis: median worst gradient error {error:.3g}")
-    assert error > 2 * TOLERANCE
+    clean = clean_steps(recipe, run)
+    print(f"blocks along the wrong axis: {clean} clean steps")
+    assert clean < min_clean_steps(recipe)
 
 
 def test_another_seed_is_caught(engine_run, monkeypatch):
@@ -188,14 +199,14 @@ def test_another_seed_is_caught(engine_run, monkeypatch):
     if "stochastic" not in recipe:
         pytest.skip("no stochastic rounding")
     monkeypatch.setattr(sys.modules[__name__], "SEED", SEED + 1)
-    assert median_gradient_error(recipe, run) > 2 * TOLERANCE
+    assert clean_steps(recipe, run) < min_clean_steps(recipe)
 
 
 def test_delayed_scaling_needs_the_checkpoints_amax_history(engine_run):
     recipe, run = engine_run
     if "fp8-hybrid" not in recipe:
         pytest.skip("no delayed scaling")
-    assert median_gradient_error(recipe, run, with_state=False) > 2 * TOLERANCE
+    assert clean_steps(recipe, run, with_state=False) < min_clean_steps(recipe)
     # The step's amaxes join the history when the step ends, as the engine records them.
     _, _, quantized = recompute(recipe, run, STEPS[0])
     amax = quantized.stats()["h.0.attn.c_attn:act"]["amax"]
