@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing (packages, ECharts for the report, chromium for its browser test, Slurm
 # for the one-node test cluster), then builds and runs the whole test suite twice: an optimised build
-# for this CPU (with AVX-512, the quantizer's vector kernel; quant_tests_portable runs the same
-# quantizer tests on a twin of the quantizer built without the CPU tuning, the portable kernel, and
-# float_gemm_tests_portable and float_gemm_tests_avx2 do the same for the float GEMM), and
+# for this CPU (its vector kernels; quant_tests_portable runs the same quantizer tests on a twin of
+# the quantizer built without the CPU tuning, float_gemm_tests_portable does the same for the float
+# GEMM, and on an AVX-512 CPU the *_avx2 twins test the AVX2 kernels), and
 # a build for this CPU at -Og -g1 under AddressSanitizer + UndefinedBehaviorSanitizer, which leaves the
 # orchestration tests (processes, signals, Slurm, the browser) to the first; then every fuzz target
 # for 8 s.
