@@ -3,6 +3,7 @@
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
 #include "quant/scaled_input.hpp"
+#include "quant/vector_kernel_lanes.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
@@ -18,22 +19,14 @@ namespace {
 
 using format::Format;
 using format::Rounding;
+using vector_lanes::lane_of;
+using vector_lanes::lanes_before;
+using vector_lanes::outputs_stay_finite;
 
 constexpr std::size_t kLanes = 16;
 constexpr __mmask16 kAllLanes = 0xFFFF;
 
 __m512i splat(std::uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
-
-// The lane p falls in when vectors start on 64-byte boundaries: loads and stores at such vectors
-// never split a cache line, which on misaligned buffers costs more than the rounding.
-std::size_t lane_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(float); }
-
-// The address `lanes` 4-byte elements before p, where a vector's lane 0 is: it may lie before the
-// array, but those lanes are masked off, and masked loads and stores do not touch them.
-template <typename T>
-T* lanes_before(T* p, std::size_t lanes) {
-  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - lanes * sizeof(float));
-}
 
 // The grid of a simple-grid format as broadcast constants; see format::round_nearest_even_simple()
 // and format::round_stochastic_simple(), whose results these kernels reproduce lane by lane.
@@ -294,13 +287,6 @@ struct Kernel {
     if (e < n) step(e, 0, n - e);
   }
 };
-
-// Max finite taken back through the scale stays finite, so every output of a vector within max
-// finite is finite too, and the kernel need not check its outputs.
-bool outputs_stay_finite(const Format& f, float scale) {
-  const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
-  return std::isfinite(back);
-}
 
 // quantize_block_vector and quantize_scaled_blocks_vector for one rounding and sign rule.
 template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>

@@ -18,26 +18,21 @@
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
 #include "quant/scaled_input.hpp"
+#include "quant/vector_kernel_lanes.hpp"
 
 namespace altgrad::quant {
 namespace {
 
 using format::Format;
 using format::Rounding;
+using vector_lanes::lane_of;
+using vector_lanes::lanes_before;
+using vector_lanes::outputs_stay_finite;
 
 constexpr std::size_t kLanes = 16;
 constexpr unsigned kAllLanes = 0xFFFF;
 
 __m256i splat(std::uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
-
-// As in the AVX-512 kernel: vectors of sixteen start on 64-byte boundaries, and a vector's lane 0
-// may lie before the array where its first lanes are masked off.
-std::size_t lane_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(float); }
-
-template <typename T>
-T* lanes_before(T* p, std::size_t lanes) {
-  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - lanes * sizeof(float));
-}
 
 // Lanes 8h..8h + 7 of a 16-bit lane mask as AVX2's lane masks (all ones where set); and back.
 __m256i half_mask(unsigned lanes, int h) {
@@ -245,11 +240,6 @@ struct Kernel {
     if (e < n) step(e, 0, n - e);
   }
 };
-
-bool outputs_stay_finite(const Format& f, float scale) {
-  const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
-  return std::isfinite(back);
-}
 
 // The AVX-512 kernel's Quantizer for nearest-even.
 template <bool kNegativeZero>

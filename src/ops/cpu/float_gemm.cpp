@@ -66,10 +66,7 @@ struct Epilogue {
 
 #if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
 // The first `count` of 8 lanes, as AVX2's masked loads and stores take them.
-__m256i first_lanes8(std::size_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<std::size_t>(count, 8))),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+__m256i first_lanes8(std::size_t count) { return first_lanes_avx2(count).low; }
 
 #endif
 

@@ -1,0 +1,32 @@
+#pragma once
+// What the quantizer's vector kernels (quant/vector_kernel.cpp for AVX-512,
+// quant/vector_kernel_avx2.cpp for AVX2) share: where a vector of sixteen starts, and when a scale
+// lets them skip checking their outputs.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "format/spec.hpp"
+#include "quant/scaled_input.hpp"
+
+namespace altgrad::quant::vector_lanes {
+
+// The lane p falls in when vectors start on 64-byte boundaries: loads and stores at such vectors
+// never split a cache line, which on misaligned buffers costs more than the rounding.
+inline std::size_t lane_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(float); }
+
+// The address `lanes` 4-byte elements before p, where a vector's lane 0 is: it may lie before the
+// array, but those lanes are masked off, and masked loads and stores do not touch them.
+template <typename T>
+T* lanes_before(T* p, std::size_t lanes) {
+  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - lanes * sizeof(float));
+}
+
+// Max finite taken back through the scale stays finite, so every output of a vector within max
+// finite is finite too, and the kernel need not check its outputs.
+inline bool outputs_stay_finite(const format::Format& f, float scale) {
+  const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
+  return std::isfinite(back);
+}
+
+}  // namespace altgrad::quant::vector_lanes
