@@ -32,6 +32,9 @@ constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-
 // -Wmaybe-uninitialized inside OpenMP regions.
 using BitLanes = std::uint32_t __attribute__((vector_size(64)));
 using IntLanes = std::int32_t __attribute__((vector_size(64)));
+// Eight of them: AVX2's width, which SSE2 takes in pairs.
+using BitLanes8 = std::uint32_t __attribute__((vector_size(32)));
+using MaskLanes8 = std::int32_t __attribute__((vector_size(32)));  // comparisons: all ones where true
 
 void check_shapes(std::span<const float> in, std::span<float> out, std::size_t row_length,
                   const MxOptions& options, std::span<std::uint8_t> scale_codes) {
@@ -53,12 +56,11 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
 // The largest of 16 unsigned lanes, halving in registers (a pass through memory costs more than
 // the block's loads).
 std::uint32_t largest_lane(__m512i v) {
-  using Lanes8 = std::uint32_t __attribute__((vector_size(32)));
   using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
   const auto x = reinterpret_cast<BitLanes>(v);
-  const Lanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
-  const Lanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
-  const Lanes8 eight = low8 > high8 ? low8 : high8;
+  const BitLanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
+  const BitLanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
+  const BitLanes8 eight = low8 > high8 ? low8 : high8;
   const Lanes4 low4 = __builtin_shufflevector(eight, eight, 0, 1, 2, 3);
   const Lanes4 high4 = __builtin_shufflevector(eight, eight, 4, 5, 6, 7);
   const Lanes4 four = low4 > high4 ? low4 : high4;
@@ -81,8 +83,20 @@ float finite_block_amax(const float* x, std::size_t n) {
   }
   return format::bits_float(largest_lane(amax));
 #else
+  // 8 lanes at a time, the tail one by one: max is associative, so the lanes change nothing. GCC
+  // does not vectorize the scalar loop (its select on finiteness defeats the max reduction), which
+  // then cost as much as the quantizing itself.
+  BitLanes8 lanes{};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    BitLanes8 a;
+    std::memcpy(&a, x + i, sizeof a);
+    a &= ~format::kSignBit;
+    lanes = a < format::kFloatInfBits && a > lanes ? a : lanes;
+  }
   std::uint32_t amax = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (int lane = 0; lane < 8; ++lane) amax = std::max(amax, lanes[lane]);
+  for (; i < n; ++i) {
     const std::uint32_t a = format::float_bits(x[i]) & ~format::kSignBit;
     amax = std::max(amax, a < format::kFloatInfBits ? a : 0u);
   }
@@ -265,21 +279,39 @@ bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, st
   for (std::size_t j = 0; j < width; ++j) amax[j] = format::bits_float(lanes[j]);
   return not_finite == 0;
 #else
-  // Row by row, as the AVX-512 loop: each row's columns are adjacent, and the compiler vectorizes
-  // the loop over them (a walk down one column at a time touches a new line per element).
-  std::uint32_t largest[16] = {};
-  std::uint32_t not_finite = 0;
+  // Row by row, as the AVX-512 loop: each row's columns are adjacent (a walk down one column at a
+  // time touches a new line per element). A full tile's row is two 8-lane vectors; a narrower
+  // tile goes element by element.
+  BitLanes8 largest[2] = {};
+  MaskLanes8 not_finite = {};
+  std::uint32_t narrow[kMaxColumnTile] = {};
   for (std::size_t r = 0; r < rows; ++r) {
     const float* row = x + r * stride;
+    if (width == kMaxColumnTile) {
+      for (int h = 0; h < 2; ++h) {
+        BitLanes8 a;
+        std::memcpy(&a, row + 8 * h, sizeof a);
+        a &= ~format::kSignBit;
+        const MaskLanes8 finite = a < format::kFloatInfBits;  // all ones where true
+        not_finite |= ~finite;
+        largest[h] = finite & (a > largest[h]) ? a : largest[h];
+      }
+      continue;
+    }
     for (std::size_t j = 0; j < width; ++j) {
       const std::uint32_t a = format::float_bits(row[j]) & ~format::kSignBit;
       const bool finite = a < format::kFloatInfBits;
-      not_finite |= finite ? 0u : 1u;
-      largest[j] = std::max(largest[j], finite ? a : 0u);
+      not_finite[0] |= finite ? 0 : 1;
+      narrow[j] = std::max(narrow[j], finite ? a : 0u);
     }
   }
-  for (std::size_t j = 0; j < width; ++j) amax[j] = format::bits_float(largest[j]);
-  return not_finite == 0;
+  bool all_finite = true;
+  for (std::size_t j = 0; j < kMaxColumnTile; ++j) {
+    const std::uint32_t bits = width == kMaxColumnTile ? largest[j / 8][j % 8] : narrow[j];
+    if (j < width) amax[j] = format::bits_float(bits);
+    all_finite &= not_finite[j % 8] == 0;
+  }
+  return all_finite;
 #endif
 }
 

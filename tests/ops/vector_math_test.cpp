@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "ops/cpu/softmax_row.hpp"
@@ -59,10 +60,10 @@ TEST(ExpLanes, EachLaneIsExpFloat) {
   x.push_back(std::numeric_limits<float>::infinity());
   x.push_back(-std::numeric_limits<float>::infinity());
   x.push_back(std::numeric_limits<float>::quiet_NaN());
-  x.resize((x.size() + kSumLanes - 1) / kSumLanes * kSumLanes, 1.0f);
-  for (std::size_t i = 0; i < x.size(); i += kSumLanes) {
-    const FloatLanes e = exp_lanes(AtLanes{i}(x.data()));
-    for (std::size_t l = 0; l < kSumLanes; ++l) {
+  x.resize((x.size() + kPieceLanes - 1) / kPieceLanes * kPieceLanes, 1.0f);
+  for (std::size_t i = 0; i < x.size(); i += kPieceLanes) {
+    const PieceLanes e = exp_lanes(AtPiece{i}(x.data()));
+    for (std::size_t l = 0; l < kPieceLanes; ++l) {
       const float want = exp_float(x[i + l]);
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(e[l])) << "x = " << x[i + l];
@@ -112,18 +113,19 @@ TEST(LaneSum, DiffersFromTheSerialSum) {
   EXPECT_GT(differing, 0);
 }
 
-// The lanes find the maximum wherever it lies, at every length and remainder, as one serial scan does.
-TEST(LaneMax, IsTheMaximumAtEveryPosition) {
+// The row's maximum wherever it lies, at every length and remainder, as one serial scan finds it
+// (a row of −∞ has −∞).
+TEST(SoftmaxRow, FindsTheMaximumAtEveryPosition) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   for (std::size_t n = 1; n <= 70; ++n) {
+    std::vector<float> x(n), out(n);
     for (std::size_t peak = 0; peak < n; ++peak) {
-      std::vector<float> x(n);
       for (std::size_t i = 0; i < n; ++i) x[i] = -0.25f * static_cast<float>((i * 7) % 13) - 1.0f;
       x[peak] = 0.5f;
-      EXPECT_EQ(lane_max(x.data(), n), 0.5f) << "n = " << n << ", peak at " << peak;
+      EXPECT_EQ(softmax_row(x.data(), out.data(), n).max, 0.5f) << "n = " << n << ", peak at " << peak;
     }
     const std::vector<float> all_minus_inf(n, -kInf);
-    EXPECT_EQ(lane_max(all_minus_inf.data(), n), -kInf) << "n = " << n;
+    EXPECT_EQ(softmax_row(all_minus_inf.data(), out.data(), n).max, -kInf) << "n = " << n;
   }
 }
 
@@ -138,6 +140,54 @@ TEST(SoftmaxRow, FloatAgreesWithTheDoubleReference) {
     EXPECT_EQ(row.max, want.max);
     EXPECT_NEAR(row.sum, want.sum, 1e-6 * want.sum);
     for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(out[i], out_double[i], 1e-6 * out_double[i] + 1e-9) << n << " " << i;
+  }
+}
+
+// The documented float arithmetic written out one value at a time: each exp_float(x − max) times
+// 1 / (their sum in lane_sum's order).
+struct DocumentedSoftmax {
+  float max, sum;
+  std::vector<float> out;
+};
+DocumentedSoftmax documented_softmax(const std::vector<float>& x) {
+  DocumentedSoftmax s{*std::max_element(x.begin(), x.end()), 0.0f, std::vector<float>(x.size())};
+  for (std::size_t i = 0; i < x.size(); ++i) s.out[i] = exp_float(x[i] - s.max);
+  s.sum = documented_lane_sum(s.out);
+  const float inverse_sum = 1.0f / s.sum;
+  for (float& v : s.out) v *= inverse_sum;
+  return s;
+}
+
+// softmax_row_lanes has the documented bits in [0, n) and zeros up to its last vector's end where
+// the room allows, whatever the room past n holds (NaN here: a lane read past n must only be
+// selected away), for rows ending anywhere in a vector, with room to the vector's end and without,
+// in place and not.
+TEST(SoftmaxRow, LanesHaveTheDocumentedBits) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t n = 1; n <= 70; ++n) {
+    const std::size_t vector_end = (n + kSumLanes - 1) / kSumLanes * kSumLanes;
+    // Exponentials of like sizes with full mantissas, whose sum rounds differently in another order.
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = -static_cast<float>((i * 2654435761u) % 1000003) / 500000.0f;
+    const DocumentedSoftmax want = documented_softmax(x);
+    for (const std::size_t room : {n, vector_end, vector_end + 5}) {
+      for (const bool in_place : {true, false}) {
+        std::vector<float> in(room + 3, nan), row(room + 3, nan);
+        std::copy(x.begin(), x.end(), in.begin());
+        if (in_place) row = in;
+        const SoftmaxRow<float> got = softmax_row_lanes(in_place ? row.data() : in.data(), row.data(), n, room);
+        const std::string where = "n " + std::to_string(n) + ", room " + std::to_string(room) + (in_place ? ", in place" : "");
+        EXPECT_EQ(got.max, want.max) << where;
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(got.sum), std::bit_cast<std::uint32_t>(want.sum)) << where;
+        for (std::size_t i = 0; i < n; ++i) {
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(row[i]), std::bit_cast<std::uint32_t>(want.out[i])) << where << ", " << i;
+        }
+        for (std::size_t i = n; i < std::min(room, vector_end); ++i) EXPECT_EQ(row[i], 0.0f) << where << ", " << i;
+        for (std::size_t i = std::max(n, std::min(room, vector_end)); i < row.size(); ++i) {
+          EXPECT_TRUE(std::isnan(row[i])) << "written past the room: " << where << ", " << i;
+        }
+      }
+    }
   }
 }
 

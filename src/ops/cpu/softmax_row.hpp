@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include "ops/cpu/vector_math.hpp"
 
@@ -29,23 +30,59 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
   return {max, sum};
 }
 
-// The float row given its maximum, vectorized: exp_lanes and a lane_sum (ops/cpu/vector_math.hpp)
-// in place of libm's exp and the serial sum, a row's last values as one vector too.
-inline SoftmaxRow<float> softmax_row_from_max(const float* in, float* out, std::size_t n, float max) {
-  std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    const FloatLanes e = exp_lanes(AtLanes{i}(in) - max);
-    std::memcpy(out + i, &e, sizeof e);
+// The float row, vectorized: exp_lanes in place of libm's exp, and lane_sum's order for the sum
+// (term i into partial sum i mod 16, then the partial sums pairwise) in place of the serial one.
+// `room` ≥ n floats may be read at `in` and written at `out`: a last vector within the room is read
+// whole, its lanes past n only selected away, and written with zeros there (no masked access); one
+// past the room goes through a buffer. The lanes live in registers (PieceLanes: partial sum l in
+// piece l / kPieceLanes, lane l % kPieceLanes), and the sum is taken as the exponentials are stored.
+// Attention's causal rows are short (4 vectors on average at T = 128), so the per-row work weighs.
+inline SoftmaxRow<float> softmax_row_lanes(const float* in, float* out, std::size_t n, std::size_t room) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const std::size_t whole = n / kSumLanes * kSumLanes;
+  const bool tail = n > whole, tail_fits = tail && whole + kSumLanes <= room;
+  const std::size_t end = tail ? whole + kSumLanes : whole;
+  alignas(64) float last[kSumLanes];  // the last vector, where it passes the room
+  if (tail && !tail_fits) {
+    const FloatLanes v = load_first_lanes(in + whole, n - whole);
+    std::memcpy(last, &v, sizeof v);
   }
-  if (i < n) store_first_lanes(out + i, exp_lanes(AtTail{i, n - i}(in) - max), n - i);
-  const float sum = lane_sum(n, [out](auto at) { return at(out); });
-  const float inverse_sum = 1.0f / sum;
-  for (std::size_t j = 0; j < n; ++j) out[j] *= inverse_sum;
+  const auto source = [&](std::size_t at) { return at < whole || tail_fits ? in + at : last + (at - whole); };
+  const auto target = [&](std::size_t at) { return at < whole || tail_fits ? out + at : last + (at - whole); };
+
+  PieceLanes largest[kPieces];
+  for (PieceLanes& l : largest) l = PieceLanes{} + kMinusInf;
+  for (std::size_t at = 0; at < end; at += kPieceLanes) {
+    PieceLanes& l = largest[at / kPieceLanes % kPieces];
+    const PieceLanes v = piece_below(load_piece(source(at)), at, n, kMinusInf);
+    l = l < v ? v : l;  // a NaN is skipped, as in lane_max
+  }
+  float partial[kSumLanes];
+  std::memcpy(partial, largest, sizeof partial);
+  const float max = *std::max_element(partial, partial + kSumLanes);
+
+  PieceLanes sums[kPieces] = {};
+  for (std::size_t at = 0; at < end; at += kPieceLanes) {
+    const PieceLanes e = piece_below(exp_lanes(load_piece(source(at)) - max), at, n);
+    sums[at / kPieceLanes % kPieces] += e;
+    std::memcpy(target(at), &e, sizeof e);
+  }
+  const float sum = fold_partial_sums(sums), inverse_sum = 1.0f / sum;
+  for (std::size_t at = 0; at < end; at += kPieceLanes) {
+    // Zeros past n stay zeros, even where the sum is NaN.
+    const PieceLanes v = piece_below(load_piece(target(at)) * inverse_sum, at, n);
+    std::memcpy(target(at), &v, sizeof v);
+  }
+  if (tail && !tail_fits) {
+    FloatLanes v;
+    std::memcpy(&v, last, sizeof v);
+    store_first_lanes(out + whole, v, n - whole);
+  }
   return {max, sum};
 }
 
 inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
-  return softmax_row_from_max(in, out, n, lane_max(in, n));
+  return softmax_row_lanes(in, out, n, n);
 }
 
 }  // namespace altgrad::ops::cpu

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -23,14 +22,25 @@ namespace altgrad::ops::cpu {
 inline constexpr std::size_t kSumLanes = 16;
 
 // kSumLanes floats as one value (GCC's and Clang's vector extension): +, −, ·, / and comparisons act
-// lane by lane with the same IEEE rounding as on one float, so a term computed on FloatLanes has in
-// each lane the bits of the same term computed on that lane's float. The compiler emits one AVX-512
-// register, two AVX2 or four SSE ones; left to itself, GCC did not vectorize the loops below.
+// lane by lane with the same IEEE rounding as on one float, so a term computed on vector lanes has
+// in each lane the bits of the same term computed on that lane's float.
 using FloatLanes = float __attribute__((vector_size(kSumLanes * sizeof(float))));
 
-// Integer lanes beside FloatLanes, for exponent bits and lane masks (a comparison of FloatLanes
-// gives IntLanes: all ones where it holds).
-using IntLanes = std::int32_t __attribute__((vector_size(kSumLanes * sizeof(std::int32_t))));
+// The kernels hold kSumLanes lanes as kPieces registers of PieceLanes: one AVX-512 register, two
+// AVX2 ones (lane l is lane l % kPieceLanes of piece l / kPieceLanes). GCC lowers the arithmetic of
+// a vector wider than the target's registers to whole registers, but keeps such a vector in memory
+// between operations, moved through general registers, and compares and selects it a float at a
+// time: with AVX2, FloatLanes ran row sums and the softmax several times slower than two registers.
+// SSE-only builds, which only tests use, take FloatLanes whole.
+#if defined(__AVX2__) && !defined(__AVX512F__)
+using PieceLanes = float __attribute__((vector_size(kSumLanes / 2 * sizeof(float))));
+using PieceIntLanes = std::int32_t __attribute__((vector_size(kSumLanes / 2 * sizeof(std::int32_t))));
+#else
+using PieceLanes = FloatLanes;
+using PieceIntLanes = std::int32_t __attribute__((vector_size(kSumLanes * sizeof(std::int32_t))));
+#endif
+inline constexpr std::size_t kPieceLanes = sizeof(PieceLanes) / sizeof(float);
+inline constexpr std::size_t kPieces = kSumLanes / kPieceLanes;
 
 // e^x within 2 ulp for x in [-87.3, 88.3]; 0 below (where e^x is subnormal or underflows: flushed to
 // zero, so that a dead GELU unit's slope is an exact zero as in float64, not a stray 1e-37); clamped
@@ -38,14 +48,14 @@ using IntLanes = std::int32_t __attribute__((vector_size(kSumLanes * sizeof(std:
 // Cody and Waite's reduction: x = n·ln2 + r with |r| <= ln2/2, where n·ln2_hi is exact (ln2_hi has 16
 // significant bits, |n| <= 127 seven), then e^r by its Taylor series to degree 7 (truncation below
 // 5e-9 relative) and 2^n from the exponent bits.
-// One definition for a float and for FloatLanes: each lane of the vector form gives the float
-// form's bits (the same operations in the same order; selects in place of std::min and std::max,
-// which they equal, NaN included).
+// One definition for a float and for PieceLanes: each lane of the vector form gives the float form's
+// bits (the same operations in the same order; selects in place of std::min and std::max, which
+// they equal, NaN included).
 template <typename F>
 F exp_lanes(F x) {
   constexpr bool kScalar = std::is_same_v<F, float>;
-  using Int = std::conditional_t<kScalar, std::int32_t, IntLanes>;
-  using UInt = std::conditional_t<kScalar, std::uint32_t, IntLanes>;
+  using Int = std::conditional_t<kScalar, std::int32_t, PieceIntLanes>;
+  using UInt = std::conditional_t<kScalar, std::uint32_t, PieceIntLanes>;
   const auto underflows = x < -87.3f;
   x = x < -87.3f ? F{} - 87.3f : x;  // std::max(x, -87.3f)
   x = 88.3f < x ? F{} + 88.3f : x;   // std::min(x, 88.3f)
@@ -68,34 +78,13 @@ F exp_lanes(F x) {
   if constexpr (kScalar) {
     whole = static_cast<std::int32_t>(n);
   } else {
-    whole = __builtin_convertvector(n, IntLanes);
+    whole = __builtin_convertvector(n, PieceIntLanes);
   }
   const auto power = static_cast<UInt>(whole + 127) << 23;
   return underflows ? F{} : p * std::bit_cast<F>(power);
 }
 
 inline float exp_float(float x) { return exp_lanes(x); }
-
-// How a term reads its arrays: at(x) is x[i] for one index, or x[i .. i + kSumLanes) as FloatLanes
-// (AtLanes), or the `count` < kSumLanes values x[i .. i + count) followed by zeros (AtTail). A term
-// written against `at` (for example `[&](auto at) { return at(x) * at(y); }`) is then one definition
-// for the vector body, the vector tail and the double reference.
-struct AtIndex {
-  std::size_t i;
-  template <typename Scalar>
-  Scalar operator()(const Scalar* x) const {
-    return x[i];
-  }
-};
-
-struct AtLanes {
-  std::size_t i;
-  FloatLanes operator()(const float* x) const {
-    FloatLanes v;
-    std::memcpy(&v, x + i, sizeof v);
-    return v;
-  }
-};
 
 // The `count` ≤ kSumLanes values at x in v's first lanes, zeros in the others; and back. One masked
 // load or store with AVX-512, two with AVX2 (a memcpy of a variable length is a call, and a loop of
@@ -151,33 +140,76 @@ inline void store_first_lanes(float* x, FloatLanes v, std::size_t count) {
 #endif
 }
 
-struct AtTail {
-  std::size_t i, count;
-  FloatLanes operator()(const float* x) const { return load_first_lanes(x + i, count); }
-};
-
-// Lanes [0, count) of v, `fill` in the others.
-inline FloatLanes first_lanes(FloatLanes v, std::size_t count, float fill = 0.0f) {
-  constexpr IntLanes kIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  return kIndex < static_cast<std::int32_t>(count) ? v : FloatLanes{} + fill;
+inline PieceLanes load_piece(const float* x) {
+  PieceLanes v;
+  std::memcpy(&v, x, sizeof v);
+  return v;
 }
 
-// Σ term(i) for i < n, with term(i) added to partial sum i mod 16 in order of i, then the partial sums
-// added pairwise (0+8, 1+9, ...; then 0+4, ...). The order is a function of n alone, so the bits do
-// not depend on the vector width. term(at) reads through `at` (AtLanes, AtTail, AtIndex). The tail's
-// unused lanes add +0, which leaves every partial sum as it was (a partial sum starts at +0 and so is
-// never −0).
-template <typename Term>
-float lane_sum(std::size_t n, Term&& term) {
-  FloatLanes lanes{};
-  std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) lanes += term(AtLanes{i});
-  if (i < n) lanes += first_lanes(term(AtTail{i, n - i}), n - i);
+// The `count` ≤ kPieceLanes values at x in a piece's first lanes, zeros in the others.
+inline PieceLanes load_first_piece_lanes(const float* x, std::size_t count) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  if (count == kPieceLanes) return load_piece(x);
+  return _mm256_maskload_ps(x, first_lanes_avx2(count).low);
+#else
+  return load_first_lanes(x, count);
+#endif
+}
+
+// The lanes of v whose index (first + lane) is below `end`; `fill` in the others.
+inline PieceLanes piece_below(PieceLanes v, std::size_t first, std::size_t end, float fill = 0.0f) {
+  PieceIntLanes index;
+  for (std::size_t l = 0; l < kPieceLanes; ++l) index[l] = static_cast<std::int32_t>(l);
+  return index < static_cast<std::int32_t>(end) - static_cast<std::int32_t>(first) ? v : PieceLanes{} + fill;
+}
+
+// How a term reads its arrays: at(x) is x[i] for one index, or the piece x[i .. i + kPieceLanes)
+// (AtPiece), or the `count` < kPieceLanes values x[i .. i + count) followed by zeros (AtTail). A term
+// written against `at` (for example `[&](auto at) { return at(x) * at(y); }`) is then one definition
+// for the vector body, the vector tail and the double reference.
+struct AtIndex {
+  std::size_t i;
+  template <typename Scalar>
+  Scalar operator()(const Scalar* x) const {
+    return x[i];
+  }
+};
+
+struct AtPiece {
+  std::size_t i;
+  PieceLanes operator()(const float* x) const { return load_piece(x + i); }
+};
+
+struct AtTail {
+  std::size_t i, count;
+  PieceLanes operator()(const float* x) const { return load_first_piece_lanes(x + i, count); }
+};
+
+// The sum of kSumLanes partial sums held in pieces, added pairwise (0+8, 1+9, ...; then 0+4, ...).
+inline float fold_partial_sums(const PieceLanes (&pieces)[kPieces]) {
   float partial[kSumLanes];
-  std::memcpy(partial, &lanes, sizeof partial);
+  std::memcpy(partial, pieces, sizeof partial);
   for (std::size_t half = kSumLanes / 2; half > 0; half /= 2)
     for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
   return partial[0];
+}
+
+// Σ term(i) for i < n, with term(i) added to partial sum i mod 16 in order of i, then the partial sums
+// added pairwise (fold_partial_sums). The order is a function of n alone, so the bits do not depend
+// on the vector width. term(at) reads through `at` (AtPiece, AtTail, AtIndex). The tail's unused
+// lanes add +0, which leaves every partial sum as it was (a partial sum starts at +0 and so is never
+// −0).
+template <typename Term>
+float lane_sum(std::size_t n, Term&& term) {
+  PieceLanes lanes[kPieces] = {};
+  std::size_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (std::size_t p = 0; p < kPieces; ++p) lanes[p] += term(AtPiece{i + p * kPieceLanes});
+  for (std::size_t p = 0; p < kPieces && i + p * kPieceLanes < n; ++p) {
+    const std::size_t first = i + p * kPieceLanes;
+    lanes[p] += piece_below(term(AtTail{first, std::min(kPieceLanes, n - first)}), first, n);
+  }
+  return fold_partial_sums(lanes);
 }
 
 // Σ term(i) for i < n as a kernel templated on its scalar sums a row: lane_sum's fixed order in float,
@@ -191,22 +223,6 @@ Scalar row_sum(std::size_t n, Term&& term) {
     for (std::size_t i = 0; i < n; ++i) sum += term(AtIndex{i});
     return sum;
   }
-}
-
-// max x[i] over n >= 1 values, kept in kSumLanes partial maxima as lane_sum keeps its sums. Any order
-// gives the same maximum of non-NaN values; a NaN is skipped here (each lane keeps its maximum
-// unless a value exceeds it), and a row holding one still gives NaN where the maximum is used
-// (x − max or a sum of exponentials).
-inline float lane_max(const float* x, std::size_t n) {
-  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-  FloatLanes lanes = FloatLanes{} + kMinusInf;
-  const auto take = [&lanes](FloatLanes v) { lanes = lanes < v ? v : lanes; };
-  std::size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) take(AtLanes{i}(x));
-  if (i < n) take(first_lanes(AtTail{i, n - i}(x), n - i, kMinusInf));
-  float partial[kSumLanes];
-  std::memcpy(partial, &lanes, sizeof partial);
-  return *std::max_element(partial, partial + kSumLanes);
 }
 
 }  // namespace altgrad::ops::cpu
