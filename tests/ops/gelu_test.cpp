@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -141,6 +142,25 @@ TEST(GeluFloat, DeadTailPassesBackExactZeros) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(out[i], 0.0f) << "gelu(" << x[i] << ")";
     EXPECT_EQ(dinp[i], 0.0f) << "gelu'(" << x[i] << ")";
+  }
+}
+
+// Whole registers of lanes and the elements left over take the same arithmetic: each value gives
+// the same bits in a long array (mostly registers) as alone (the one-at-a-time path), dead tail
+// and signed zeros included.
+TEST(GeluFloat, RegistersGiveTheBitsOfOneValueAlone) {
+  std::vector<float> x = {-100.0f, -20.0f, -14.0f, -0.0f, 0.0f, 1e-30f, -1e-30f, 40.0f};
+  for (float v = -9.0f; x.size() < 67; v += 0.2913f) x.push_back(v);
+  std::vector<float> out(x.size()), dinp(x.size()), dy(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) dy[i] = 0.75f + 0.01f * static_cast<float>(i);
+  gelu_forward<float>(out, x);
+  gelu_backward<float>(dinp, x, dy);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    float alone = 0, alone_grad = 0;
+    gelu_forward<float>({&alone, 1}, {&x[i], 1});
+    gelu_backward<float>({&alone_grad, 1}, {&x[i], 1}, {&dy[i], 1});
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(out[i]), std::bit_cast<std::uint32_t>(alone)) << "gelu(" << x[i] << ")";
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(dinp[i]), std::bit_cast<std::uint32_t>(alone_grad)) << "gelu'(" << x[i] << ")";
   }
 }
 
