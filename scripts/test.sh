@@ -33,8 +33,11 @@ stage_done "the native build's tests"
 
 # -Og with line tables only (-g1): sanitizer reports keep file and line, and the build takes about
 # half the time of -O1 -g (measured 305 s against 599 s on two cores) for about the same test time.
+# Every target in unity batches of eight files (CMake's unity build, which the test binaries use
+# in both builds): each batch parses its shared headers once (on the Zen 3, 336 s from scratch
+# against 537-544 s file by file). The native build stays file by file, as a developer rebuilds it.
 "$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DALTGRAD_SANITIZE=ON -DALTGRAD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1" -DCMAKE_UNITY_BUILD=ON
 stage_done "the sanitizer build"
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$(nproc)" -LE orchestration)
 stage_done "the sanitizer build's tests"

@@ -14,18 +14,18 @@ namespace {
 
 namespace proto = altgrad::tensorboard;
 
-[[noreturn]] void throw_os_error(const char* action, const std::filesystem::path& path, int error) {
+[[noreturn]] void throw_read_error(const char* action, const std::filesystem::path& path, int error) {
   throw TensorBoardReadError("TensorBoard event file: " + os_error_message(action, path, error));
 }
 
 std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
   const FileHandle file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw_os_error("open", path, errno);
+  if (!file) throw_read_error("open", path, errno);
   std::vector<std::byte> bytes;
   std::byte chunk[1 << 16];
   std::size_t got = 0;
   while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
-  if (std::ferror(file.get())) throw_os_error("read", path, errno);
+  if (std::ferror(file.get())) throw_read_error("read", path, errno);
   return bytes;
 }
 

@@ -25,7 +25,7 @@ constexpr std::size_t kBufferBytes = 1 << 16;
 // in one directory within one second.
 constexpr int kMaxNameSuffix = 1000;
 
-[[noreturn]] void throw_os_error(const char* action, const std::filesystem::path& path, int error) {
+[[noreturn]] void throw_write_error(const char* action, const std::filesystem::path& path, int error) {
   throw TensorBoardWriteError("TensorBoard event file: " + os_error_message(action, path, error));
 }
 
@@ -49,7 +49,7 @@ std::string event_file_name(std::int64_t unix_seconds, int suffix) {
 // racing for one name never share a file. Null when the name is taken.
 FileHandle create_new_file(const std::filesystem::path& path) {
   if (std::FILE* file = std::fopen(path.c_str(), "wbx")) return FileHandle(file);
-  if (errno != EEXIST) throw_os_error("create", path, errno);
+  if (errno != EEXIST) throw_write_error("create", path, errno);
   return nullptr;
 }
 
@@ -101,13 +101,13 @@ struct TensorBoardWriter::OpenFile {
       path = run_dir / event_file_name(unix_seconds, suffix);
       handle = create_new_file(path);
     }
-    if (!handle) throw_os_error("create", path, EEXIST);
+    if (!handle) throw_write_error("create", path, EEXIST);
     // Full buffering with a larger buffer than stdio's default: a logged step is a few kilobytes.
     std::setvbuf(handle.get(), nullptr, _IOFBF, kBufferBytes);
   }
 
   void write_bytes(std::span<const std::byte> bytes) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), handle.get()) != bytes.size()) throw_os_error("write", path, errno);
+    if (std::fwrite(bytes.data(), 1, bytes.size(), handle.get()) != bytes.size()) throw_write_error("write", path, errno);
   }
 
   void write_record(const proto::Event& event) {
@@ -163,7 +163,7 @@ void TensorBoardWriter::histogram(std::string_view tag, std::int64_t step, const
 }
 
 void TensorBoardWriter::flush() {
-  if (std::fflush(file_->handle.get()) != 0) throw_os_error("write", file_->path, errno);
+  if (std::fflush(file_->handle.get()) != 0) throw_write_error("write", file_->path, errno);
 }
 
 }  // namespace altgrad::io
