@@ -294,7 +294,7 @@ bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, st
         a &= ~format::kSignBit;
         const MaskLanes8 finite = a < format::kFloatInfBits;  // all ones where true
         not_finite |= ~finite;
-        largest[h] = finite & (a > largest[h]) ? a : largest[h];
+        largest[h] = (finite & (a > largest[h])) ? a : largest[h];
       }
       continue;
     }
