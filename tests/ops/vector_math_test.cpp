@@ -158,7 +158,7 @@ DocumentedSoftmax documented_softmax(const std::vector<float>& x) {
   return s;
 }
 
-// softmax_row_lanes has the documented bits in [0, n) and zeros up to its last vector's end where
+// The float softmax_row has the documented bits in [0, n) and zeros up to its last vector's end where
 // the room allows, whatever the room past n holds (NaN here: a lane read past n must only be
 // selected away), for rows ending anywhere in a vector, with room to the vector's end and without,
 // in place and not.
@@ -175,7 +175,7 @@ TEST(SoftmaxRow, LanesHaveTheDocumentedBits) {
         std::vector<float> in(room + 3, nan), row(room + 3, nan);
         std::copy(x.begin(), x.end(), in.begin());
         if (in_place) row = in;
-        const SoftmaxRow<float> got = softmax_row_lanes(in_place ? row.data() : in.data(), row.data(), n, room);
+        const SoftmaxRow<float> got = softmax_row(in_place ? row.data() : in.data(), row.data(), n, room);
         const std::string where = "n " + std::to_string(n) + ", room " + std::to_string(room) + (in_place ? ", in place" : "");
         EXPECT_EQ(got.max, want.max) << where;
         EXPECT_EQ(std::bit_cast<std::uint32_t>(got.sum), std::bit_cast<std::uint32_t>(want.sum)) << where;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/gemm.hpp"
@@ -92,11 +91,7 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
     Scalar* p = probs + t * T;
     // Softmax over keys 0..t, in place; the masked keys get probability 0 (those past the block's
     // end were not computed).
-    if constexpr (std::is_same_v<Scalar, float>) {
-      softmax_row_lanes(p, p, t + 1, T);  // the row's whole vectors fit in its T entries
-    } else {
-      softmax_row(p, p, t + 1);
-    }
+    softmax_row(p, p, t + 1, T);  // the whole row's T entries are room for the float one's last vector
     std::fill(p + t + 1, p + T, Scalar{0});
   }
 }

@@ -271,7 +271,8 @@ void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, fl
 template <std::size_t R, std::size_t V, bool kTransA>
 void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
           std::size_t cols, const Epilogue& e) {
-  const __m256i mask[2] = {first_lanes8(cols), first_lanes8(cols > 8 ? cols - 8 : 0)};
+  const HalfMasks edge = first_lanes_avx2(cols);
+  const __m256i mask[2] = {edge.low, edge.high};
   prefetch_rows<R>(c, ldc, cols);
   __m256 acc[R][V];
   for (std::size_t i = 0; i < R; ++i) {

@@ -16,9 +16,10 @@ struct SoftmaxRow {
   Scalar sum;  // Σ exp(in − max); logsumexp(in) = log(sum) + max
 };
 
-// out[i] = exp(in[i] − max) / sum over n >= 1 inputs; out may be in.
+// out[i] = exp(in[i] − max) / sum over n >= 1 inputs; out may be in. `room` (the float row's, below)
+// is ignored: the double reference reads and writes [0, n) alone.
 template <typename Scalar>
-SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
+SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n, std::size_t /*room*/ = 0) {
   const Scalar max = *std::max_element(in, in + n);
   Scalar sum = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -32,13 +33,14 @@ SoftmaxRow<Scalar> softmax_row(const Scalar* in, Scalar* out, std::size_t n) {
 
 // The float row, vectorized: exp_lanes in place of libm's exp, and lane_sum's order for the sum
 // (term i into partial sum i mod 16, then the partial sums pairwise) in place of the serial one.
-// `room` ≥ n floats may be read at `in` and written at `out`: a last vector within the room is read
+// `room` floats (at least n) may be read at `in` and written at `out`: a last vector within it is read
 // whole, its lanes past n only selected away, and written with zeros there (no masked access); one
 // past the room goes through a buffer. The lanes live in registers (PieceLanes: partial sum l in
 // piece l / kPieceLanes, lane l % kPieceLanes), and the sum is taken as the exponentials are stored.
 // Attention's causal rows are short (4 vectors on average at T = 128), so the per-row work weighs.
-inline SoftmaxRow<float> softmax_row_lanes(const float* in, float* out, std::size_t n, std::size_t room) {
+inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n, std::size_t room = 0) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  room = std::max(room, n);
   const std::size_t whole = n / kSumLanes * kSumLanes;
   const bool tail = n > whole, tail_fits = tail && whole + kSumLanes <= room;
   const std::size_t end = tail ? whole + kSumLanes : whole;
@@ -55,7 +57,7 @@ inline SoftmaxRow<float> softmax_row_lanes(const float* in, float* out, std::siz
   for (std::size_t at = 0; at < end; at += kPieceLanes) {
     PieceLanes& l = largest[at / kPieceLanes % kPieces];
     const PieceLanes v = piece_below(load_piece(source(at)), at, n, kMinusInf);
-    l = l < v ? v : l;  // a NaN is skipped, as in lane_max
+    l = l < v ? v : l;  // a lane keeps its maximum past a NaN
   }
   float partial[kSumLanes];
   std::memcpy(partial, largest, sizeof partial);
@@ -79,10 +81,6 @@ inline SoftmaxRow<float> softmax_row_lanes(const float* in, float* out, std::siz
     store_first_lanes(out + whole, v, n - whole);
   }
   return {max, sum};
-}
-
-inline SoftmaxRow<float> softmax_row(const float* in, float* out, std::size_t n) {
-  return softmax_row_lanes(in, out, n, n);
 }
 
 }  // namespace altgrad::ops::cpu
