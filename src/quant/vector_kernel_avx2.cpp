@@ -87,43 +87,58 @@ double sum_lanes(const __m256d (&lanes)[2][2]) {
   return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
 }
 
+// The sum of a tally's eight 32-bit counts.
+std::uint64_t tally_sum(__m256i tally) {
+  alignas(32) std::uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), tally);
+  std::uint64_t total = 0;
+  for (const std::uint32_t lane : lanes) total += lane;
+  return total;
+}
+
 // One quarter (4 lanes) of a half as doubles.
 __m256d quarter(__m256 v, int q) { return _mm256_cvtps_pd(q ? _mm256_extractf128_ps(v, 1) : _mm256_castps256_ps128(v)); }
 __m256d quarter_mask(__m256i mask, int q) {
   return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(q ? _mm256_extracti128_si256(mask, 1) : _mm256_castsi256_si128(mask)));
 }
 
-// The AVX-512 kernel's Accumulators, lane for lane.
+// The AVX-512 kernel's Accumulators, lane for lane. The zero counts are kept per lane in vectors
+// (a compare's all-ones lane is −1, so subtracting it counts one) rather than through masks and
+// popcounts: a vector's lanes past the array are zeros in and out, so they add as many to zero_tally
+// as to grid_zero_tally, and totals() takes them back out. Each lane counts at most two per vector,
+// so the 32-bit tallies hold 2^31 vectors, more elements than one call is ever given.
 struct Accumulators {
   __m256 amax[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   __m256d sum_sq_error[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
   __m256d sum_sq_input[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
+  __m256i zero_tally = _mm256_setzero_si256();       // inputs ±0, lanes past the array included
+  __m256i grid_zero_tally = _mm256_setzero_si256();  // outputs ±0, lanes past the array included
+  std::uint64_t vectors = 0;
   std::uint64_t count = 0;
   std::uint64_t overflow = 0;
-  std::uint64_t underflow = 0;
-  std::uint64_t zeros = 0;
   unsigned overflow_lanes = 0;
 
   // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
   void add(const __m256 (&x)[2], const __m256 (&y)[2], const __m256i (&on_grid)[2], unsigned valid, unsigned overflowed) {
+    ++vectors;
     count += static_cast<std::uint64_t>(std::popcount(valid));
-    overflow += static_cast<std::uint64_t>(std::popcount(overflowed));
-    overflow_lanes |= overflowed;
+    if (overflowed) {
+      overflow += static_cast<std::uint64_t>(std::popcount(overflowed));
+      overflow_lanes |= overflowed;
+    }
     const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
-    unsigned nonzero = 0, grid_zero = 0;
     for (int h = 0; h < 2; ++h) {
       const __m256 magnitude = _mm256_and_ps(x[h], magnitude_mask);
       amax[h] = _mm256_max_ps(amax[h], magnitude);
-      nonzero |= ~bits_of(_mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), _mm256_setzero_si256()), h) & (0xFFu << (8 * h));
-      grid_zero |= bits_of(_mm256_cmpeq_epi32(on_grid[h], _mm256_setzero_si256()), h);
+      const __m256i zero = _mm256_setzero_si256();
+      zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
+      grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid[h], zero));
       for (int q = 0; q < 2; ++q) {
         const __m256d xd = quarter(x[h], q), error = _mm256_sub_pd(xd, quarter(y[h], q));
         sum_sq_error[h][q] = _mm256_fmadd_pd(error, error, sum_sq_error[h][q]);
         sum_sq_input[h][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[h][q]);
       }
     }
-    underflow += static_cast<std::uint64_t>(std::popcount(nonzero & grid_zero));
-    zeros += static_cast<std::uint64_t>(std::popcount(valid & ~nonzero));
   }
 
   // The AVX-512 kernel's add_handed_over(): the sums of a vector the portable kernel quantized.
@@ -152,8 +167,10 @@ struct Accumulators {
     QuantStats s;
     s.count = count;
     s.overflow = overflow;
-    s.underflow = underflow;
-    s.zero_inputs = zeros;
+    // A zero input always rounds to zero; the other zero outputs are underflows.
+    const std::uint64_t zero_lanes = tally_sum(zero_tally);
+    s.underflow = tally_sum(grid_zero_tally) - zero_lanes;
+    s.zero_inputs = zero_lanes - (kLanes * vectors - count);
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, _mm256_max_ps(amax[0], amax[1]));
     s.amax = *std::max_element(lanes, lanes + 8);
@@ -169,8 +186,8 @@ struct Kernel {
   Grid grid;
 
   template <bool kExactInverse>
-  bool quantize_vector(const float* in, float* out, unsigned valid, const __m256 (&scale)[2], const __m256 (&back)[2],
-                       Accumulators& acc) const {
+  [[gnu::always_inline]] bool quantize_vector(const float* in, float* out, unsigned valid, const __m256 (&scale)[2],
+                                              const __m256 (&back)[2], Accumulators& acc) const {
     const __m256i magnitude_mask = splat(~format::kSignBit);
     __m256 x[2];
     __m256i product[2], a[2];
@@ -213,23 +230,24 @@ struct Kernel {
   }
 
   template <bool kExactInverse>
-  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, float back_value,
-           std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
+  [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
+                                  float back_value, std::size_t first_lane, Accumulators& acc,
+                                  QuantStats& handed_over) const {
     const __m256 scale[2] = {_mm256_set1_ps(scale_value), _mm256_set1_ps(scale_value)};
     const __m256 back[2] = {_mm256_set1_ps(back_value), _mm256_set1_ps(back_value)};
-    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) {
+    // A copy that nothing outside this function can reach, so that the sums stay in registers
+    // through the loop rather than going through memory for every vector.
+    Accumulators sums = acc;
+    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) __attribute__((always_inline)) {
       const unsigned valid = ((1u << count) - 1u) << lane;
       const float* in_vector = lanes_before(in + e, lane);
       float* out_vector = lanes_before(out + e, lane);
-      if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, acc)) [[likely]] {
+      if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] {
         return;
       }
       const __m256 x[2] = {load_half(in_vector, valid, 0), load_half(in_vector, valid, 1)};  // `in` may be `out`
-      QuantStats portable;
-      quantize_block_portable(f, Rounding::nearest_even, in + e, out + e, count, scale_value, nullptr, portable);
-      portable.sum_sq_error = portable.sum_sq_input = 0.0;
-      handed_over.merge(portable);
-      acc.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
+      hand_over(f, in + e, out + e, count, scale_value, handed_over);
+      sums.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
     };
     std::size_t e = 0;
     if (first_lane != 0) {
@@ -238,6 +256,17 @@ struct Kernel {
     }
     for (; e + kLanes <= n; e += kLanes) step(e, 0, kLanes);
     if (e < n) step(e, 0, n - e);
+    acc = sums;
+  }
+
+  // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
+  // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
+  [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, std::size_t count, float scale,
+                                          QuantStats& handed_over) {
+    QuantStats portable;
+    quantize_block_portable(f, Rounding::nearest_even, in, out, count, scale, nullptr, portable);
+    portable.sum_sq_error = portable.sum_sq_input = 0.0;
+    handed_over.merge(portable);
   }
 };
 
