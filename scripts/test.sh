@@ -24,11 +24,13 @@ stage_done "set-up"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 stage_done "the native build"
-# Tests two at a time on two cores; none depends on timing. OMP_WAIT_POLICY=passive: an OpenMP
-# thread that waits sleeps instead of spinning, or two multithreaded tests side by side slow each
-# other down tenfold (the sanitizer stage took 148 s spinning, 55 s passive, 97 s one at a time).
+# None of the tests depends on timing. OMP_WAIT_POLICY=passive: an OpenMP thread that waits sleeps
+# instead of spinning, or two multithreaded tests side by side slow each other down tenfold (the
+# sanitizer stage took 148 s spinning, 55 s passive, 97 s one at a time). Twice as many tests as
+# cores here: the orchestration tests spend most of their time waiting on Slurm, processes and a
+# browser (slurm_smoke: 32 s wall for 11 s of CPU), and a waiting test should not hold a core.
 export OMP_WAIT_POLICY=passive
-(cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
+(cd "$root/build" && ctest --output-on-failure -j "$((2 * $(nproc)))")
 stage_done "the native build's tests"
 
 # -Og with line tables only (-g1): sanitizer reports keep file and line, and the build takes about

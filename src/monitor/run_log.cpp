@@ -17,8 +17,8 @@ void keep_steps_up_to(const std::filesystem::path& path, std::int64_t last_step)
   std::ostringstream kept;
   std::string line;
   while (std::getline(in, line)) {
-    const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (json.is_object() && json.value("step", std::int64_t{0}) <= last_step) kept << line << '\n';
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("step", std::int64_t{0}) <= last_step) kept << line << '\n';
   }
   io::write_file_atomically(path, [&](std::ostream& out) { out << kept.str(); });
 }

@@ -21,13 +21,13 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct AttentionCase {
   std::size_t B, T, C, NH;
   std::vector<double> qkv, dout;
 };
 
 // Entries in [-2, 2] give scores of about unit spread: probabilities far from uniform.
-Case make_case(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, std::uint64_t seed) {
+AttentionCase make_attention_case(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, std::uint64_t seed) {
   return {B, T, C, NH, random_values(B * T * 3 * C, seed, -2.0, 2.0), random_values(B * T * C, seed + 1)};
 }
 
@@ -35,7 +35,7 @@ Case make_case(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, std:
 //   q, k, v = qkv.split(C); view as (B, NH, T, hs)
 //   att = q @ kᵀ / √hs; att[t, s > t] = −inf; att = softmax(att); y = att @ v
 //   y.transpose(1, 2).view(B, T, C)
-Tensors<double> reference_forward(const Case& k) {
+Tensors<double> reference_forward(const AttentionCase& k) {
   const std::size_t B = k.B, T = k.T, C = k.C, NH = k.NH, hs = C / NH;
   using Matrix = std::vector<std::vector<long double>>;
   std::vector<double> out(B * T * C), probs(B * NH * T * T);
@@ -76,7 +76,7 @@ Tensors<double> reference_forward(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, Scalar stale_gradient = 0) {
+Pass<Scalar> run(const AttentionCase& k, Scalar stale_gradient = 0) {
   const auto qkv = converted<Scalar>(k.qkv);
   const auto dout = converted<Scalar>(k.dout);
   std::vector<Scalar> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T), dqkv(qkv.size(), stale_gradient),
@@ -95,20 +95,20 @@ TYPED_TEST_SUITE(AttentionTyped, ScalarTypes);
 constexpr std::size_t kSeveralQueryBlocks = 150;
 
 TYPED_TEST(AttentionTyped, ForwardMatchesNanoGptFormulation) {
-  const Case k = make_case(2, 7, 33, 3, 1);  // hs = 11: full SIMD lanes and a tail
+  const AttentionCase k = make_attention_case(2, 7, 33, 3, 1);  // hs = 11: full SIMD lanes and a tail
   EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
-  const Case blocks = make_case(1, kSeveralQueryBlocks, 12, 2, 11);
+  const AttentionCase blocks = make_attention_case(1, kSeveralQueryBlocks, 12, 2, 11);
   EXPECT_TRUE(all_close(run<TypeParam>(blocks).outputs, reference_forward(blocks), kReferenceTolerance<TypeParam>));
 }
 
 // An output at position t must not see positions after t: changing every q, k and v there leaves
 // out[.., ≤ t, ..] and probs[.., ≤ t, ..] bit for bit unchanged, and the masked probabilities are 0.
 TYPED_TEST(AttentionTyped, IsCausal) {
-  const Case k = make_case(2, 9, 8, 2, 2);
+  const AttentionCase k = make_attention_case(2, 9, 8, 2, 2);
   const std::size_t row = 3 * k.C;
   for (std::size_t cut = 0; cut + 1 < k.T; ++cut) {
     SCOPED_TRACE(cut);
-    Case changed = k;
+    AttentionCase changed = k;
     for (std::size_t b = 0; b < k.B; ++b) {
       for (std::size_t t = cut + 1; t < k.T; ++t) {
         for (std::size_t i = 0; i < row; ++i) changed.qkv[(b * k.T + t) * row + i] += 0.75;
@@ -146,7 +146,7 @@ TYPED_TEST(AttentionTyped, IsCausal) {
 
 // The two halves are the fused pass taken apart: the same GEMMs on the same operands.
 TYPED_TEST(AttentionTyped, HalvesGiveTheFusedBits) {
-  const Case k = make_case(2, 7, 33, 3, 7);
+  const AttentionCase k = make_attention_case(2, 7, 33, 3, 7);
   const auto qkv = converted<TypeParam>(k.qkv);
   std::vector<TypeParam> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T);
   attention_probs_forward<TypeParam>(probs, qkv, k.B, k.T, k.C, k.NH);
@@ -156,7 +156,7 @@ TYPED_TEST(AttentionTyped, HalvesGiveTheFusedBits) {
 
 // With nothing rewritten, the straight-through reference is plain attention.
 TEST(Attention, ReferenceWithoutRewriteIsTheKernel) {
-  for (const Case& k : {make_case(2, 6, 12, 3, 8), make_case(1, kSeveralQueryBlocks, 12, 2, 12)}) {
+  for (const AttentionCase& k : {make_attention_case(2, 6, 12, 3, 8), make_attention_case(1, kSeveralQueryBlocks, 12, 2, 12)}) {
     SCOPED_TRACE(k.T);
     const AttentionReference reference =
         straight_through_attention(k.qkv, k.dout, k.B, k.T, k.C, k.NH, [](double x) { return x; });
@@ -174,7 +174,7 @@ class AttentionStraightThrough : public ::testing::TestWithParam<std::size_t> {}
 INSTANTIATE_TEST_SUITE_P(Lengths, AttentionStraightThrough, ::testing::Values(8, kSeveralQueryBlocks));
 
 TEST_P(AttentionStraightThrough, BackwardMatchesTheReference) {
-  const Case k = make_case(GetParam() > 64 ? 1 : 2, GetParam(), 12, 2, 9);
+  const AttentionCase k = make_attention_case(GetParam() > 64 ? 1 : 2, GetParam(), 12, 2, 9);
   const auto to_grid = [](double x) { return std::round(x * 8) / 8; };
   std::vector<double> qkv_used(k.qkv.size()), probs(k.B * k.NH * k.T * k.T), probs_used(probs.size());
   std::transform(k.qkv.begin(), k.qkv.end(), qkv_used.begin(), to_grid);
@@ -195,7 +195,7 @@ TEST_P(AttentionStraightThrough, BackwardMatchesTheReference) {
 }
 
 TEST(Attention, GradientMatchesFiniteDifferences) {
-  Case k = make_case(2, 4, 18, 2, 3);  // hs = 9
+  AttentionCase k = make_attention_case(2, 4, 18, 2, 3);  // hs = 9
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.B * k.T * k.C), probs(k.B * k.NH * k.T * k.T);
   const auto loss = [&] {
@@ -206,12 +206,12 @@ TEST(Attention, GradientMatchesFiniteDifferences) {
 }
 
 TEST(Attention, FloatBackwardMatchesDouble) {
-  const Case k = make_case(2, 8, 40, 4, 4);  // hs = 10
+  const AttentionCase k = make_attention_case(2, 8, 40, 4, 4);  // hs = 10
   EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-5, 1e-4}));
 }
 
 TEST(Attention, BackwardOverwritesItsGradient) {
-  const Case k = make_case(1, kSeveralQueryBlocks, 6, 3, 5);  // every block of queries and of keys
+  const AttentionCase k = make_attention_case(1, kSeveralQueryBlocks, 6, 3, 5);  // every block of queries and of keys
   const double stale = std::numeric_limits<double>::quiet_NaN();  // what an adding kernel would keep
   EXPECT_TRUE(all_close(run<double>(k, stale).gradients, run<double>(k).gradients, {0, 0}));
 }
@@ -219,7 +219,7 @@ TEST(Attention, BackwardOverwritesItsGradient) {
 TEST(Attention, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t B = 2, T = 32, C = 64, NH = 4;
   static_assert(B * T * T * C / 2 >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(B, T, C, NH, 6);
+  const AttentionCase k = make_attention_case(B, T, C, NH, 6);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -19,14 +19,14 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct EmbeddingCase {
   std::size_t B, T, C, V;
   std::vector<std::int32_t> tokens;
   std::vector<double> wte, wpe, dout;
 };
 
 // With B·T > V some token occurs more than once, so the backward scatter has collisions.
-Case make_case(std::size_t B, std::size_t T, std::size_t C, std::size_t V, std::uint64_t seed) {
+EmbeddingCase make_embedding_case(std::size_t B, std::size_t T, std::size_t C, std::size_t V, std::uint64_t seed) {
   return {B,
           T,
           C,
@@ -37,7 +37,7 @@ Case make_case(std::size_t B, std::size_t T, std::size_t C, std::size_t V, std::
           random_values(B * T * C, seed + 3)};
 }
 
-std::vector<double> reference_forward(const Case& k) {
+std::vector<double> reference_forward(const EmbeddingCase& k) {
   std::vector<double> out(k.B * k.T * k.C);
   for (std::size_t b = 0; b < k.B; ++b) {
     for (std::size_t t = 0; t < k.T; ++t) {
@@ -50,7 +50,7 @@ std::vector<double> reference_forward(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const EmbeddingCase& k, int backward_calls = 1) {
   const auto wte = converted<Scalar>(k.wte);
   const auto wpe = converted<Scalar>(k.wpe);
   const auto dout = converted<Scalar>(k.dout);
@@ -66,14 +66,14 @@ using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(EmbeddingTyped, ScalarTypes);
 
 TYPED_TEST(EmbeddingTyped, ForwardAddsTokenAndPositionRows) {
-  const Case k = make_case(3, 5, 8, 11, 1);
+  const EmbeddingCase k = make_embedding_case(3, 5, 8, 11, 1);
   // One rounding of an exact sum: the result is the correctly rounded reference in either type.
   EXPECT_TRUE(
       all_close("out", run<TypeParam>(k).outputs.at("out"), converted<TypeParam>(reference_forward(k)), {0, 0}));
 }
 
 TEST(Embedding, GradientsMatchFiniteDifferences) {
-  Case k = make_case(2, 4, 3, 5, 2);
+  EmbeddingCase k = make_embedding_case(2, 4, 3, 5, 2);
   ASSERT_LT(std::set<std::int32_t>(k.tokens.begin(), k.tokens.end()).size(), k.tokens.size()) << "no repeated token";
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.B * k.T * k.C);
@@ -87,7 +87,7 @@ TEST(Embedding, GradientsMatchFiniteDifferences) {
 
 // A token that never occurs gets no gradient at all.
 TEST(Embedding, UnusedTokensGetNoGradient) {
-  Case k = make_case(2, 3, 4, 6, 3);
+  EmbeddingCase k = make_embedding_case(2, 3, 4, 6, 3);
   k.tokens = {0, 2, 2, 5, 0, 2};
   const std::vector<double> dwte = run<double>(k).gradients.at("dwte");
   for (const std::size_t unused : {1, 3, 4}) {
@@ -96,14 +96,14 @@ TEST(Embedding, UnusedTokensGetNoGradient) {
 }
 
 TEST(Embedding, BackwardAccumulates) {
-  const Case k = make_case(2, 4, 3, 5, 4);
+  const EmbeddingCase k = make_embedding_case(2, 4, 3, 5, 4);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-15, 1e-15}));
 }
 
 TEST(Embedding, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t B = 4, T = 64, C = 96, V = 50;
   static_assert(B * T * C >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(B, T, C, V, 5);
+  const EmbeddingCase k = make_embedding_case(B, T, C, V, 5);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

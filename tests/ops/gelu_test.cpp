@@ -21,12 +21,12 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct GeluCase {
   std::vector<double> inp, dout;
 };
 
 // Inputs over [-5, 5]: both tails, where erf saturates, and the curved middle.
-Case make_case(std::size_t n, std::uint64_t seed) {
+GeluCase make_gelu_case(std::size_t n, std::uint64_t seed) {
   return {random_values(n, seed, -5.0, 5.0), random_values(n, seed + 1)};
 }
 
@@ -40,7 +40,7 @@ long double reference_gelu_derivative(long double x) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, Scalar stale_gradient = 0) {
+Pass<Scalar> run(const GeluCase& k, Scalar stale_gradient = 0) {
   const auto inp = converted<Scalar>(k.inp);
   const auto dout = converted<Scalar>(k.dout);
   std::vector<Scalar> out(inp.size()), dinp(inp.size(), stale_gradient);
@@ -55,7 +55,7 @@ using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(GeluTyped, ScalarTypes);
 
 TYPED_TEST(GeluTyped, MatchesFormula) {
-  const Case k = make_case(200, 1);
+  const GeluCase k = make_gelu_case(200, 1);
   std::vector<double> out(k.inp.size()), dinp(k.inp.size());
   for (std::size_t i = 0; i < k.inp.size(); ++i) {
     out[i] = static_cast<double>(reference_gelu(k.inp[i]));
@@ -78,7 +78,7 @@ TYPED_TEST(GeluTyped, KnownValues) {
 }
 
 TEST(Gelu, GradientMatchesFiniteDifferences) {
-  Case k = make_case(40, 2);
+  GeluCase k = make_gelu_case(40, 2);
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.inp.size());
   const auto loss = [&] {
@@ -89,7 +89,7 @@ TEST(Gelu, GradientMatchesFiniteDifferences) {
 }
 
 TEST(Gelu, BackwardOverwritesItsGradient) {
-  const Case k = make_case(30, 3);
+  const GeluCase k = make_gelu_case(30, 3);
   const double stale = std::numeric_limits<double>::quiet_NaN();  // what an adding kernel would keep
   EXPECT_TRUE(all_close(run<double>(k, stale).gradients, run<double>(k).gradients, {0, 0}));
 }
@@ -97,7 +97,7 @@ TEST(Gelu, BackwardOverwritesItsGradient) {
 TEST(Gelu, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t n = 20000;
   static_assert(n >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(n, 4);
+  const GeluCase k = make_gelu_case(n, 4);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -20,14 +20,14 @@ using namespace altgrad::ops_test;
 
 constexpr double kEps = 1e-5;
 
-struct Case {
+struct LayerNormCase {
   std::size_t N, C;
   std::vector<double> inp, weight, bias, dout;  // bias empty: no bias
 };
 
 // Rows get different offsets and spreads so mean and variance both matter.
-Case make_case(std::size_t N, std::size_t C, bool with_bias, std::uint64_t seed) {
-  Case k{N,
+LayerNormCase make_layernorm_case(std::size_t N, std::size_t C, bool with_bias, std::uint64_t seed) {
+  LayerNormCase k{N,
          C,
          random_values(N * C, seed),
          random_values(C, seed + 1, 0.5, 1.5),
@@ -44,7 +44,7 @@ Case make_case(std::size_t N, std::size_t C, bool with_bias, std::uint64_t seed)
 }
 
 // The textbook formula: biased variance, as torch.nn.LayerNorm.
-Tensors<double> reference_forward(const Case& k) {
+Tensors<double> reference_forward(const LayerNormCase& k) {
   std::vector<double> out(k.N * k.C), mean(k.N), rstd(k.N);
   for (std::size_t n = 0; n < k.N; ++n) {
     const double* x = &k.inp[n * k.C];
@@ -65,7 +65,7 @@ Tensors<double> reference_forward(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const LayerNormCase& k, int backward_calls = 1) {
   const auto inp = converted<Scalar>(k.inp);
   const auto weight = converted<Scalar>(k.weight);
   const auto bias = converted<Scalar>(k.bias);
@@ -87,14 +87,14 @@ TYPED_TEST_SUITE(LayerNormTyped, ScalarTypes);
 TYPED_TEST(LayerNormTyped, ForwardMatchesFormula) {
   for (const bool with_bias : {false, true}) {
     SCOPED_TRACE(with_bias ? "with bias" : "without bias");
-    const Case k = make_case(6, 40, with_bias, 1);
+    const LayerNormCase k = make_layernorm_case(6, 40, with_bias, 1);
     EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
   }
 }
 
 // With unit weight and no bias every row comes out with mean 0 and variance var / (var + eps).
 TYPED_TEST(LayerNormTyped, UnitWeightRowsAreStandardized) {
-  Case k = make_case(4, 64, false, 2);
+  LayerNormCase k = make_layernorm_case(4, 64, false, 2);
   k.weight.assign(k.C, 1.0);
   const std::vector<TypeParam> out = run<TypeParam>(k).outputs.at("out");
   const Tensors<double> reference = reference_forward(k);
@@ -111,7 +111,7 @@ TYPED_TEST(LayerNormTyped, UnitWeightRowsAreStandardized) {
 TEST(LayerNorm, GradientsMatchFiniteDifferences) {
   for (const bool with_bias : {false, true}) {
     SCOPED_TRACE(with_bias ? "with bias" : "without bias");
-    Case k = make_case(3, 7, with_bias, 3);
+    LayerNormCase k = make_layernorm_case(3, 7, with_bias, 3);
     const Pass<double> pass = run<double>(k);
     std::vector<double> out(k.N * k.C), mean(k.N), rstd(k.N);
     const auto loss = [&] {
@@ -127,19 +127,19 @@ TEST(LayerNorm, GradientsMatchFiniteDifferences) {
 }
 
 TEST(LayerNorm, FloatBackwardMatchesDouble) {
-  const Case k = make_case(5, 48, true, 4);
+  const LayerNormCase k = make_layernorm_case(5, 48, true, 4);
   EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-5, 1e-4}));
 }
 
 TEST(LayerNorm, BackwardAccumulates) {
-  const Case k = make_case(4, 9, true, 5);
+  const LayerNormCase k = make_layernorm_case(4, 9, true, 5);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-14, 1e-14}));
 }
 
 TEST(LayerNorm, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t N = 64, C = 320;
   static_assert(N * C >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(N, C, true, 6);
+  const LayerNormCase k = make_layernorm_case(N, C, true, 6);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -16,12 +16,12 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct MatmulCase {
   std::size_t N, C, OC;
   std::vector<double> inp, weight, bias, dout;  // bias empty: no bias
 };
 
-Case make_case(std::size_t N, std::size_t C, std::size_t OC, bool with_bias, std::uint64_t seed) {
+MatmulCase make_matmul_case(std::size_t N, std::size_t C, std::size_t OC, bool with_bias, std::uint64_t seed) {
   return {N,
           C,
           OC,
@@ -32,7 +32,7 @@ Case make_case(std::size_t N, std::size_t C, std::size_t OC, bool with_bias, std
 }
 
 // out[n, o] = Σ_c inp[n, c] · weight[o, c] + bias[o], in long double.
-std::vector<double> reference_forward(const Case& k) {
+std::vector<double> reference_forward(const MatmulCase& k) {
   std::vector<double> out(k.N * k.OC);
   for (std::size_t n = 0; n < k.N; ++n) {
     for (std::size_t o = 0; o < k.OC; ++o) {
@@ -46,7 +46,7 @@ std::vector<double> reference_forward(const Case& k) {
 
 // One forward pass, then `backward_calls` backward passes into zeroed gradients.
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const MatmulCase& k, int backward_calls = 1) {
   const auto inp = converted<Scalar>(k.inp);
   const auto weight = converted<Scalar>(k.weight);
   const auto bias = converted<Scalar>(k.bias);
@@ -68,7 +68,7 @@ TYPED_TEST_SUITE(MatmulTyped, ScalarTypes);
 TYPED_TEST(MatmulTyped, ForwardMatchesNaiveLoops) {
   for (const bool with_bias : {false, true}) {
     SCOPED_TRACE(with_bias ? "with bias" : "without bias");
-    const Case k = make_case(7, 33, 5, with_bias, 1);
+    const MatmulCase k = make_matmul_case(7, 33, 5, with_bias, 1);
     EXPECT_TRUE(
         all_close("out", run<TypeParam>(k).outputs.at("out"), reference_forward(k), kReferenceTolerance<TypeParam>));
   }
@@ -77,7 +77,7 @@ TYPED_TEST(MatmulTyped, ForwardMatchesNaiveLoops) {
 TEST(Matmul, GradientsMatchFiniteDifferences) {
   for (const bool with_bias : {false, true}) {
     SCOPED_TRACE(with_bias ? "with bias" : "without bias");
-    Case k = make_case(5, 4, 3, with_bias, 2);
+    MatmulCase k = make_matmul_case(5, 4, 3, with_bias, 2);
     const Pass<double> pass = run<double>(k);
     std::vector<double> out(k.N * k.OC);
     const auto loss = [&] {
@@ -94,17 +94,17 @@ TEST(Matmul, GradientsMatchFiniteDifferences) {
 
 // The same code in float: a mistake in the single-precision BLAS call would not show in double.
 TEST(Matmul, FloatBackwardMatchesDouble) {
-  const Case k = make_case(9, 17, 6, true, 3);
+  const MatmulCase k = make_matmul_case(9, 17, 6, true, 3);
   EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-5, 1e-5}));
 }
 
 TEST(Matmul, BackwardAccumulates) {
-  const Case k = make_case(6, 5, 4, true, 4);
+  const MatmulCase k = make_matmul_case(6, 5, 4, true, 4);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-14, 1e-14}));
 }
 
 TEST(Matmul, BitsDoNotDependOnThreadCount) {
-  const Case k = make_case(96, 128, 160, true, 5);
+  const MatmulCase k = make_matmul_case(96, 128, 160, true, 5);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -16,16 +16,16 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct ResidualCase {
   std::vector<double> a, b, dout;
 };
 
-Case make_case(std::size_t n, std::uint64_t seed) {
+ResidualCase make_residual_case(std::size_t n, std::uint64_t seed) {
   return {random_values(n, seed), random_values(n, seed + 1), random_values(n, seed + 2)};
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const ResidualCase& k, int backward_calls = 1) {
   const auto a = converted<Scalar>(k.a);
   const auto b = converted<Scalar>(k.b);
   const auto dout = converted<Scalar>(k.dout);
@@ -36,7 +36,7 @@ Pass<Scalar> run(const Case& k, int backward_calls = 1) {
 }
 
 TEST(Residual, ForwardAddsAndBackwardPassesGradientToBoth) {
-  const Case k = make_case(50, 1);
+  const ResidualCase k = make_residual_case(50, 1);
   const Pass<double> pass = run<double>(k);
   for (std::size_t i = 0; i < k.a.size(); ++i) ASSERT_EQ(pass.outputs.at("out")[i], k.a[i] + k.b[i]) << i;
   EXPECT_TRUE(bit_identical(pass.gradients.at("da"), k.dout)) << "da";
@@ -44,7 +44,7 @@ TEST(Residual, ForwardAddsAndBackwardPassesGradientToBoth) {
 }
 
 TEST(Residual, GradientsMatchFiniteDifferences) {
-  Case k = make_case(10, 2);
+  ResidualCase k = make_residual_case(10, 2);
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.a.size());
   const auto loss = [&] {
@@ -63,14 +63,14 @@ TEST(Residual, WorksInPlace) {
 }
 
 TEST(Residual, BackwardAccumulates) {
-  const Case k = make_case(20, 3);
+  const ResidualCase k = make_residual_case(20, 3);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {0, 0}));
 }
 
 TEST(Residual, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t n = 20000;
   static_assert(n >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(n, 4);
+  const ResidualCase k = make_residual_case(n, 4);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -20,14 +20,14 @@ using namespace altgrad::ops_test;
 
 constexpr double kEps = 1e-5;
 
-struct Case {
+struct RmsNormCase {
   std::size_t N, C;
   std::vector<double> inp, weight, dout;
 };
 
 // Rows at different scales, some off-centre: RMSNorm divides by the root mean square, not the spread.
-Case make_case(std::size_t N, std::size_t C, std::uint64_t seed) {
-  Case k{N, C, random_values(N * C, seed), random_values(C, seed + 1, 0.5, 1.5), random_values(N * C, seed + 2)};
+RmsNormCase make_rmsnorm_case(std::size_t N, std::size_t C, std::uint64_t seed) {
+  RmsNormCase k{N, C, random_values(N * C, seed), random_values(C, seed + 1, 0.5, 1.5), random_values(N * C, seed + 2)};
   const std::vector<double> offsets = random_values(N, seed + 3, -1.0, 1.0);
   const std::vector<double> spreads = random_values(N, seed + 4, 0.2, 3.0);
   for (std::size_t n = 0; n < N; ++n) {
@@ -38,7 +38,7 @@ Case make_case(std::size_t N, std::size_t C, std::uint64_t seed) {
   return k;
 }
 
-Tensors<double> reference_forward(const Case& k) {
+Tensors<double> reference_forward(const RmsNormCase& k) {
   std::vector<double> out(k.N * k.C), rstd(k.N);
   for (std::size_t n = 0; n < k.N; ++n) {
     const double* x = &k.inp[n * k.C];
@@ -53,7 +53,7 @@ Tensors<double> reference_forward(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const RmsNormCase& k, int backward_calls = 1) {
   const auto inp = converted<Scalar>(k.inp);
   const auto weight = converted<Scalar>(k.weight);
   const auto dout = converted<Scalar>(k.dout);
@@ -72,13 +72,13 @@ using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(RmsNormTyped, ScalarTypes);
 
 TYPED_TEST(RmsNormTyped, ForwardMatchesFormula) {
-  const Case k = make_case(6, 40, 1);
+  const RmsNormCase k = make_rmsnorm_case(6, 40, 1);
   EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
 }
 
 // With unit weight every row comes out with mean square ms / (ms + eps), ms its input's.
 TYPED_TEST(RmsNormTyped, UnitWeightRowsHaveUnitRms) {
-  Case k = make_case(4, 64, 2);
+  RmsNormCase k = make_rmsnorm_case(4, 64, 2);
   k.weight.assign(k.C, 1.0);
   const std::vector<TypeParam> out = run<TypeParam>(k).outputs.at("out");
   for (std::size_t n = 0; n < k.N; ++n) {
@@ -91,7 +91,7 @@ TYPED_TEST(RmsNormTyped, UnitWeightRowsHaveUnitRms) {
 }
 
 TEST(RmsNorm, GradientsMatchFiniteDifferences) {
-  Case k = make_case(3, 7, 3);
+  RmsNormCase k = make_rmsnorm_case(3, 7, 3);
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.N * k.C), rstd(k.N);
   const auto loss = [&] {
@@ -103,19 +103,19 @@ TEST(RmsNorm, GradientsMatchFiniteDifferences) {
 }
 
 TEST(RmsNorm, FloatBackwardMatchesDouble) {
-  const Case k = make_case(5, 48, 4);
+  const RmsNormCase k = make_rmsnorm_case(5, 48, 4);
   EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-5, 1e-4}));
 }
 
 TEST(RmsNorm, BackwardAccumulates) {
-  const Case k = make_case(4, 9, 5);
+  const RmsNormCase k = make_rmsnorm_case(4, 9, 5);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-14, 1e-14}));
 }
 
 TEST(RmsNorm, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t N = 64, C = 320;
   static_assert(N * C >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(N, C, 6);
+  const RmsNormCase k = make_rmsnorm_case(N, C, 6);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -18,19 +18,19 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct SoftmaxCrossEntropyCase {
   std::size_t N, V;
   std::vector<double> logits, dlosses;
   std::vector<std::int32_t> targets;
 };
 
-Case make_case(std::size_t N, std::size_t V, std::uint64_t seed) {
+SoftmaxCrossEntropyCase make_softmax_cross_entropy_case(std::size_t N, std::size_t V, std::uint64_t seed) {
   return {N, V, random_values(N * V, seed, -3.0, 3.0), random_values(N, seed + 1), random_tokens(N, V, seed + 2)};
 }
 
 // probs = e^z / Σ e^z and loss = −log probs[target], straight from the definition (no shift: the
 // test logits are small), in long double.
-Tensors<double> reference_forward(const Case& k) {
+Tensors<double> reference_forward(const SoftmaxCrossEntropyCase& k) {
   std::vector<double> losses(k.N), probs(k.N * k.V);
   for (std::size_t n = 0; n < k.N; ++n) {
     long double sum = 0;
@@ -45,7 +45,7 @@ Tensors<double> reference_forward(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, int backward_calls = 1) {
+Pass<Scalar> run(const SoftmaxCrossEntropyCase& k, int backward_calls = 1) {
   const auto logits = converted<Scalar>(k.logits);
   const auto dlosses = converted<Scalar>(k.dlosses);
   std::vector<Scalar> losses(k.N), probs(logits.size()), dlogits(logits.size());
@@ -62,7 +62,7 @@ using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(SoftmaxCrossEntropyTyped, ScalarTypes);
 
 TYPED_TEST(SoftmaxCrossEntropyTyped, ForwardMatchesDefinition) {
-  const Case k = make_case(6, 50, 1);
+  const SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(6, 50, 1);
   EXPECT_TRUE(all_close(run<TypeParam>(k).outputs, reference_forward(k), kReferenceTolerance<TypeParam>));
 }
 
@@ -71,7 +71,7 @@ TYPED_TEST(SoftmaxCrossEntropyTyped, ForwardMatchesDefinition) {
 // target 2, loss 2000 + log(1 + e^−1), with probability e^−2000 underflowing to 0.
 TYPED_TEST(SoftmaxCrossEntropyTyped, LargeLogitsStayFinite) {
   const std::vector<double> row = {1000, 0, -1000, 999};
-  Case k{2, 4, row, {1.0, 1.0}, {3, 2}};
+  SoftmaxCrossEntropyCase k{2, 4, row, {1.0, 1.0}, {3, 2}};
   k.logits.insert(k.logits.end(), row.begin(), row.end());
   const Pass<TypeParam> pass = run<TypeParam>(k);
   const double tail = std::log1p(std::exp(-1.0));
@@ -84,7 +84,7 @@ TYPED_TEST(SoftmaxCrossEntropyTyped, LargeLogitsStayFinite) {
 }
 
 TEST(SoftmaxCrossEntropy, GradientMatchesFiniteDifferences) {
-  Case k = make_case(4, 7, 2);
+  SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(4, 7, 2);
   const Pass<double> pass = run<double>(k);
   std::vector<double> losses(k.N), probs(k.N * k.V);
   const auto loss = [&] {
@@ -97,7 +97,7 @@ TEST(SoftmaxCrossEntropy, GradientMatchesFiniteDifferences) {
 // Each row of the gradient sums to dloss · (Σ probs − 1) = 0; the target's entry is the only negative
 // one when dloss > 0.
 TEST(SoftmaxCrossEntropy, GradientRowsSumToZero) {
-  Case k = make_case(5, 30, 3);
+  SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(5, 30, 3);
   k.dlosses.assign(k.N, 1.0 / k.N);
   const std::vector<double> dlogits = run<double>(k).gradients.at("dlogits");
   for (std::size_t n = 0; n < k.N; ++n) {
@@ -111,19 +111,19 @@ TEST(SoftmaxCrossEntropy, GradientRowsSumToZero) {
 }
 
 TEST(SoftmaxCrossEntropy, FloatBackwardMatchesDouble) {
-  const Case k = make_case(6, 40, 4);
+  const SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(6, 40, 4);
   EXPECT_TRUE(all_close(run<float>(k).gradients, run<double>(k).gradients, {1e-6, 1e-4}));
 }
 
 TEST(SoftmaxCrossEntropy, BackwardAccumulates) {
-  const Case k = make_case(3, 8, 5);
+  const SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(3, 8, 5);
   EXPECT_TRUE(all_close(run<double>(k, 2).gradients, scaled(run<double>(k, 1).gradients, 2), {1e-15, 1e-15}));
 }
 
 TEST(SoftmaxCrossEntropy, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t N = 128, V = 256;
   static_assert(N * V >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(N, V, 6);
+  const SoftmaxCrossEntropyCase k = make_softmax_cross_entropy_case(N, V, 6);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 

@@ -19,12 +19,12 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-struct Case {
+struct SwigluCase {
   std::size_t N, H;
   std::vector<double> inp, dout;  // inp rows are [a (H) | b (H)]
 };
 
-Case make_case(std::size_t N, std::size_t H, std::uint64_t seed) {
+SwigluCase make_swiglu_case(std::size_t N, std::size_t H, std::uint64_t seed) {
   return {N, H, random_values(N * 2 * H, seed, -4.0, 4.0), random_values(N * H, seed + 1)};
 }
 
@@ -33,7 +33,7 @@ struct Reference {
   std::vector<double> out, dinp;
 };
 
-Reference reference(const Case& k) {
+Reference reference(const SwigluCase& k) {
   Reference r{std::vector<double>(k.N * k.H), std::vector<double>(k.N * 2 * k.H)};
   for (std::size_t n = 0; n < k.N; ++n) {
     for (std::size_t i = 0; i < k.H; ++i) {
@@ -50,7 +50,7 @@ Reference reference(const Case& k) {
 }
 
 template <typename Scalar>
-Pass<Scalar> run(const Case& k, Scalar stale_gradient = 0) {
+Pass<Scalar> run(const SwigluCase& k, Scalar stale_gradient = 0) {
   const auto inp = converted<Scalar>(k.inp);
   const auto dout = converted<Scalar>(k.dout);
   std::vector<Scalar> out(k.N * k.H), dinp(inp.size(), stale_gradient);
@@ -65,7 +65,7 @@ using ScalarTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(SwiGluTyped, ScalarTypes);
 
 TYPED_TEST(SwiGluTyped, MatchesFormula) {
-  const Case k = make_case(5, 12, 1);
+  const SwigluCase k = make_swiglu_case(5, 12, 1);
   const Reference r = reference(k);
   const Pass<TypeParam> pass = run<TypeParam>(k);
   EXPECT_TRUE(all_close("out", pass.outputs.at("out"), r.out, kReferenceTolerance<TypeParam>));
@@ -92,7 +92,7 @@ TEST(SwiGlu, StaysFiniteForLargeGates) {
 }
 
 TEST(SwiGlu, GradientMatchesFiniteDifferences) {
-  Case k = make_case(3, 5, 2);
+  SwigluCase k = make_swiglu_case(3, 5, 2);
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.N * k.H);
   const auto loss = [&] {
@@ -103,7 +103,7 @@ TEST(SwiGlu, GradientMatchesFiniteDifferences) {
 }
 
 TEST(SwiGlu, BackwardOverwritesItsGradient) {
-  const Case k = make_case(3, 6, 3);
+  const SwigluCase k = make_swiglu_case(3, 6, 3);
   const double stale = std::numeric_limits<double>::quiet_NaN();  // what an adding kernel would keep
   EXPECT_TRUE(all_close(run<double>(k, stale).gradients, run<double>(k).gradients, {0, 0}));
 }
@@ -111,7 +111,7 @@ TEST(SwiGlu, BackwardOverwritesItsGradient) {
 TEST(SwiGlu, BitsDoNotDependOnThreadCount) {
   constexpr std::size_t N = 64, H = 320;
   static_assert(N * H >= kMinParallelWork, "large enough to run in parallel");
-  const Case k = make_case(N, H, 4);
+  const SwigluCase k = make_swiglu_case(N, H, 4);
   expect_identical_bits_for_any_thread_count([&] { return run<float>(k); });
 }
 
