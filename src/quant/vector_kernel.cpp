@@ -207,8 +207,8 @@ struct Kernel {
   // Quantizes the lanes of `valid` (a prefix) at in/out; returns false, having stored nothing, when
   // a lane needs the portable kernel.
   template <bool kExactInverse>
-  bool quantize_vector(const float* in, float* out, const std::uint32_t* random, __mmask16 valid, __m512 scale,
-                       __m512 back, Accumulators& acc) const {
+  [[gnu::always_inline]] bool quantize_vector(const float* in, float* out, const std::uint32_t* random,
+                                              __mmask16 valid, __m512 scale, __m512 back, Accumulators& acc) const {
     const __m512i magnitude_mask = splat(~format::kSignBit);
     const __m512 x = _mm512_maskz_loadu_ps(valid, in);
     const __m512i product = _mm512_castps_si512(_mm512_mul_ps(x, scale));
@@ -258,25 +258,26 @@ struct Kernel {
   }
 
   template <bool kExactInverse>
-  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, float back_value,
-           const std::uint32_t* random, std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
+  [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
+                                  float back_value, const std::uint32_t* random, std::size_t first_lane,
+                                  Accumulators& acc, QuantStats& handed_over) const {
     const __m512 scale = _mm512_set1_ps(scale_value), back = _mm512_set1_ps(back_value);
+    // A copy that nothing outside this function can reach, so that the sums stay in registers
+    // through the loop rather than going through memory for every vector.
+    Accumulators sums = acc;
     // Elements [e, e + count) in lanes [lane, lane + count) of one vector.
-    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) {
+    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) __attribute__((always_inline)) {
       const auto valid = static_cast<__mmask16>(((1u << count) - 1u) << lane);
       const std::uint32_t* words = random ? random + e : nullptr;
       const float* in_vector = lanes_before(in + e, lane);
       float* out_vector = lanes_before(out + e, lane);
       if (quantize_vector<kExactInverse>(in_vector, out_vector, words ? lanes_before(words, lane) : nullptr, valid,
-                                         scale, back, acc)) [[likely]] {
+                                         scale, back, sums)) [[likely]] {
         return;
       }
       const __m512 x = _mm512_maskz_loadu_ps(valid, in_vector);  // before the portable kernel: `in` may be `out`
-      QuantStats portable;
-      quantize_block_portable(f, R, in + e, out + e, count, scale_value, words, portable);
-      portable.sum_sq_error = portable.sum_sq_input = 0.0;
-      handed_over.merge(portable);
-      acc.add_handed_over(x, _mm512_maskz_loadu_ps(valid, out_vector));
+      hand_over(f, in + e, out + e, count, scale_value, words, handed_over);
+      sums.add_handed_over(x, _mm512_maskz_loadu_ps(valid, out_vector));
     };
     std::size_t e = 0;
     if (first_lane != 0) {
@@ -285,6 +286,17 @@ struct Kernel {
     }
     for (; e + kLanes <= n; e += kLanes) step(e, 0, kLanes);
     if (e < n) step(e, 0, n - e);
+    acc = sums;
+  }
+
+  // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
+  // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
+  [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, std::size_t count, float scale,
+                                          const std::uint32_t* words, QuantStats& handed_over) {
+    QuantStats portable;
+    quantize_block_portable(f, R, in, out, count, scale, words, portable);
+    portable.sum_sq_error = portable.sum_sq_input = 0.0;
+    handed_over.merge(portable);
   }
 };
 
