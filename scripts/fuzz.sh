@@ -2,6 +2,7 @@
 # Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz and runs them.
 # Usage: scripts/fuzz.sh [TARGET|all] [SECONDS]     (defaults: all, 10 seconds each)
 #   TARGET is a name from fuzz/corpus/ (safetensors, checkpoint, config, ...).
+#   scripts/fuzz.sh build  only builds them (scripts/test.sh, ahead of the run).
 # Each target starts from its committed seeds, fuzz/corpus/<target>/ (never written to), plus what
 # earlier runs found, build-fuzz/fuzz-corpus/<target>/; as many targets run at once as there are cores.
 # A finding (crash, sanitizer report, broken property, leak, timeout) ends the script with status 1
@@ -21,6 +22,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
         -DALTGRAD_TESTS=OFF -DALTGRAD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target fuzzers >/dev/null
+[[ "$target" == build ]] && exit 0
 
 if [[ "$target" == all ]]; then
   targets=()

@@ -24,6 +24,14 @@ stage_done "set-up"
 
 "$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
 stage_done "the native build"
+
+# The fuzz targets' clang build (scripts/fuzz.sh) from here on in the background, at the lowest
+# priority: it takes the core time the stages below leave idle (the Slurm tests wait on daemons,
+# the sanitizer stage ends on its longest test) and yields to everything else.
+fuzz_build_log=$(mktemp)
+nice -n 19 "$root/scripts/fuzz.sh" build >"$fuzz_build_log" 2>&1 &
+fuzz_build=$!
+trap 'kill "$fuzz_build" 2>/dev/null || true; rm -f "$fuzz_build_log"' EXIT
 # None of the tests depends on timing. OMP_WAIT_POLICY=passive: an OpenMP thread that waits sleeps
 # instead of spinning, or two multithreaded tests side by side slow each other down tenfold (the
 # sanitizer stage took 148 s spinning, 55 s passive, 97 s one at a time). Twice as many tests as
@@ -37,7 +45,8 @@ stage_done "the native build's tests"
 # half the time of -O1 -g (measured 305 s against 599 s on two cores) for about the same test time.
 # Every target in unity batches of eight files (CMake's unity build, which the test binaries use
 # in both builds): each batch parses its shared headers once (on the Zen 3, 336 s from scratch
-# against 537-544 s file by file). The native build stays file by file, as a developer rebuilds it.
+# against 537-544 s file by file). The native build keeps the kernels a training step runs file
+# by file, as a developer rebuilds them (src/CMakeLists.txt batches the other libraries in both).
 "$root/scripts/build.sh" build-sanitize -DALTGRAD_TESTS=ON -DALTGRAD_SANITIZE=ON -DALTGRAD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1" -DCMAKE_UNITY_BUILD=ON
 stage_done "the sanitizer build"
@@ -45,6 +54,11 @@ stage_done "the sanitizer build"
 stage_done "the sanitizer build's tests"
 
 # Every libFuzzer target (fuzz/) for 8 s on its seed corpus plus fresh inputs, in a clang build of
-# the targets and the libraries they read with (no tests, no CLI, no benchmarks).
+# the targets and the libraries they read with (no tests, no CLI, no benchmarks), started above.
+if ! wait "$fuzz_build"; then
+  cat "$fuzz_build_log" >&2
+  echo "test.sh: the fuzz targets' build failed" >&2
+  exit 1
+fi
 "$root/scripts/fuzz.sh" all 8
-stage_done "the fuzz stage (build and 8 s per target)"
+stage_done "the fuzz stage (the rest of its build, then 8 s per target)"
