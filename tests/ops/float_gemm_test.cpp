@@ -159,5 +159,18 @@ TEST(FloatGemm, SameBitsOnAnyThreadCountAndInsideAParallelRegion) {
   for (const std::vector<float>& c : nested) EXPECT_TRUE(test_support::bit_identical(c, one));
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+// The vector tiles go unchecked by AddressSanitizer load by load and check their ranges instead:
+// an A read in place one float short must still stop the process. (The portable tile's own loads
+// are checked, hence its report's words.)
+TEST(FloatGemmDeathTest, ATileReadingPastItsOperandStops) {
+  const FloatGemmCase g{7, 16, 100, false, false, 0};  // rows 400 bytes apart: A is read in place
+  FloatGemmData d = float_gemm_data(g, 23);
+  d.a.resize(d.a.size() - 1);
+  d.a.shrink_to_fit();
+  EXPECT_DEATH(run(g, d, 1.0f, 0.0f), "a tile's A|heap-buffer-overflow");
+}
+#endif
+
 }  // namespace
 }  // namespace altgrad::ops_test

@@ -18,6 +18,12 @@
 #include <immintrin.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+
+#include <cstdio>
+#endif
+
 namespace altgrad::ops::cpu {
 namespace {
 
@@ -216,6 +222,44 @@ void pack_bt_panel(const float* src, std::size_t ld, std::size_t cols, std::size
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+
+// Under AddressSanitizer a tile checks the ranges its loop reads and its epilogue writes once,
+// before it starts, and its loads go unchecked: checked one by one they made every training test
+// of the sanitizer build three times slower (the tiles were 86% of its default-config step). The
+// ranges are spans from a tile's first element to its last, so every address the tile touches is
+// held to the same rule.
+#define ALTGRAD_TILE_CHECKS_RANGES __attribute__((no_sanitize_address))
+
+void expect_addressable(const float* first, std::size_t floats, const char* operand) {
+  void* begin = const_cast<float*>(first);
+  if (void* poisoned = __asan_region_is_poisoned(begin, floats * sizeof(float))) {
+    std::fprintf(stderr, "float_gemm: a tile's %s, %zu floats from %p, reaches unaddressable memory at %p\n", operand,
+                 floats, begin, poisoned);
+    __asan_describe_address(poisoned);
+    std::abort();
+  }
+}
+
+// The spans of a tile of R rows by `cols` columns at depth `depth`: op(A)'s R rows, B's packed
+// panel of V vectors a row, and C's R rows.
+template <std::size_t R, std::size_t V, bool kTransA>
+void expect_tile_addressable(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c,
+                             std::size_t ldc, std::size_t cols) {
+  expect_addressable(a, kTransA ? (depth - 1) * lda + R : (R - 1) * lda + depth, "A");
+  expect_addressable(b, (depth - 1) * kPanelCols + V * kLanes, "packed B");
+  expect_addressable(c, (R - 1) * ldc + cols, "C");
+}
+
+#else
+
+#define ALTGRAD_TILE_CHECKS_RANGES
+
+template <std::size_t R, std::size_t V, bool kTransA>
+void expect_tile_addressable(std::size_t, const float*, std::size_t, const float*, float*, std::size_t, std::size_t) {}
+
+#endif
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 
 // C's tile, R rows of `cols` floats, asked into L1 before the sums: its epilogue would otherwise
@@ -236,8 +280,9 @@ void prefetch_rows(const float* c, std::size_t ldc, std::size_t cols) {
 // block of op(A) is at a[p·lda + i] (kTransA) or a[i·lda + p]; B's block is a packed panel. A
 // panel's last 16 columns or fewer take V = 1, which skips the empty half.
 template <std::size_t R, std::size_t V, bool kTransA>
-void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
-          std::size_t cols, const Epilogue& e) {
+ALTGRAD_TILE_CHECKS_RANGES void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c,
+                                     std::size_t ldc, std::size_t cols, const Epilogue& e) {
+  expect_tile_addressable<R, V, kTransA>(depth, a, lda, b, c, ldc, cols);
   const __mmask16 mask[2] = {first_lanes(cols), first_lanes(cols > 16 ? cols - 16 : 0)};
   prefetch_rows<R>(c, ldc, cols);
   __m512 acc[R][V];
@@ -269,8 +314,9 @@ void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, fl
 
 // The AVX-512 tile in 8-float vectors.
 template <std::size_t R, std::size_t V, bool kTransA>
-void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c, std::size_t ldc,
-          std::size_t cols, const Epilogue& e) {
+ALTGRAD_TILE_CHECKS_RANGES void tile(std::size_t depth, const float* a, std::size_t lda, const float* b, float* c,
+                                     std::size_t ldc, std::size_t cols, const Epilogue& e) {
+  expect_tile_addressable<R, V, kTransA>(depth, a, lda, b, c, ldc, cols);
   const HalfMasks edge = first_lanes_avx2(cols);
   const __m256i mask[2] = {edge.low, edge.high};
   prefetch_rows<R>(c, ldc, cols);
