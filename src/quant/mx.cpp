@@ -68,6 +68,18 @@ std::uint32_t largest_lane(__m512i v) {
 }
 #endif
 
+#if !defined(__AVX512F__)
+// The largest of 8 unsigned lanes, halving in registers.
+std::uint32_t largest_lane8(BitLanes8 x) {
+  using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
+  const Lanes4 low4 = __builtin_shufflevector(x, x, 0, 1, 2, 3), high4 = __builtin_shufflevector(x, x, 4, 5, 6, 7);
+  const Lanes4 four = low4 > high4 ? low4 : high4;
+  const Lanes4 two = __builtin_shufflevector(four, four, 2, 3, 2, 3);
+  const Lanes4 pair = four > two ? four : two;
+  return std::max(pair[0], pair[1]);
+}
+#endif
+
 // max |x| over the finite elements of one block, on this thread (amax_of would open a parallel
 // region per block, and counts Inf). Magnitude bits order like the values they encode.
 float finite_block_amax(const float* x, std::size_t n) {
@@ -86,16 +98,18 @@ float finite_block_amax(const float* x, std::size_t n) {
   // 8 lanes at a time, the tail one by one: max is associative, so the lanes change nothing. GCC
   // does not vectorize the scalar loop (its select on finiteness defeats the max reduction), which
   // then cost as much as the quantizing itself.
+  // Magnitudes are below 2^31, so the finiteness test compares them as signed lanes (one AVX2
+  // instruction, where an unsigned comparison takes three); a non-finite lane counts as 0.
   BitLanes8 lanes{};
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     BitLanes8 a;
     std::memcpy(&a, x + i, sizeof a);
     a &= ~format::kSignBit;
-    lanes = a < format::kFloatInfBits && a > lanes ? a : lanes;
+    a &= reinterpret_cast<BitLanes8>(reinterpret_cast<MaskLanes8>(a) < static_cast<std::int32_t>(format::kFloatInfBits));
+    lanes = a > lanes ? a : lanes;
   }
-  std::uint32_t amax = 0;
-  for (int lane = 0; lane < 8; ++lane) amax = std::max(amax, lanes[lane]);
+  std::uint32_t amax = largest_lane8(lanes);
   for (; i < n; ++i) {
     const std::uint32_t a = format::float_bits(x[i]) & ~format::kSignBit;
     amax = std::max(amax, a < format::kFloatInfBits ? a : 0u);
@@ -131,9 +145,14 @@ bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::uin
   // Bits at or above +Inf's are Inf, NaN or a negative value: k = 0, as for zero.
   const IntLanes no_scale = zero | (a >= format::kFloatInfBits);
   const IntLanes subnormal = (a < kSmallestNormalBits) & ~zero;
-  bool any_subnormal = false;
-  for (int lane = 0; lane < 16; ++lane) any_subnormal |= subnormal[lane] != 0;
-  if (any_subnormal) return false;
+  // Whether any lane is set, folding halves together (a loop over the lanes costs more than the
+  // exponents themselves).
+  using IntLanes8 = std::int32_t __attribute__((vector_size(32)));
+  const IntLanes8 folded8 = __builtin_shufflevector(subnormal, subnormal, 0, 1, 2, 3, 4, 5, 6, 7) |
+                            __builtin_shufflevector(subnormal, subnormal, 8, 9, 10, 11, 12, 13, 14, 15);
+  std::uint64_t words[4];
+  std::memcpy(words, &folded8, sizeof words);
+  if ((words[0] | words[1] | words[2] | words[3]) != 0) return false;
   IntLanes k = reinterpret_cast<IntLanes>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
   if (rule == MxScaleRule::round_up) k -= (a & kFloatFractionMask) > max_fraction;  // true is −1
   const IntLanes low = IntLanes{} - kE8m0Bias, high = IntLanes{} + kE8m0Bias;

@@ -26,6 +26,7 @@ namespace {
 using format::Format;
 using format::Rounding;
 using vector_lanes::lane_of;
+using vector_lanes::largest_finite_exponent;
 using vector_lanes::lanes_before;
 using vector_lanes::outputs_stay_finite;
 
@@ -238,25 +239,31 @@ struct Kernel {
     // A copy that nothing outside this function can reach, so that the sums stay in registers
     // through the loop rather than going through memory for every vector.
     Accumulators sums = acc;
-    const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) __attribute__((always_inline)) {
-      const unsigned valid = ((1u << count) - 1u) << lane;
-      const float* in_vector = lanes_before(in + e, lane);
-      float* out_vector = lanes_before(out + e, lane);
-      if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] {
-        return;
-      }
-      const __m256 x[2] = {load_half(in_vector, valid, 0), load_half(in_vector, valid, 1)};  // `in` may be `out`
-      hand_over(f, in + e, out + e, count, scale_value, handed_over);
-      sums.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
-    };
     std::size_t e = 0;
     if (first_lane != 0) {
       e = std::min(kLanes - first_lane, n);
-      step(0, first_lane, e);
+      step<kExactInverse>(f, in, out, first_lane, e, scale, back, scale_value, sums, handed_over);
     }
-    for (; e + kLanes <= n; e += kLanes) step(e, 0, kLanes);
-    if (e < n) step(e, 0, n - e);
+    for (; e + kLanes <= n; e += kLanes) {
+      step<kExactInverse>(f, in + e, out + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
+    }
+    if (e < n) step<kExactInverse>(f, in + e, out + e, 0, n - e, scale, back, scale_value, sums, handed_over);
     acc = sums;
+  }
+
+  // The `count` elements at `in` as one vector from lane `lane` on: this kernel's, or where it does
+  // not cover them, the portable kernel's (hand_over), whose sums are added in this kernel's lanes.
+  template <bool kExactInverse>
+  [[gnu::always_inline]] void step(const Format& f, const float* in, float* out, std::size_t lane, std::size_t count,
+                                   const __m256 (&scale)[2], const __m256 (&back)[2], float scale_value,
+                                   Accumulators& sums, QuantStats& handed_over) const {
+    const unsigned valid = ((1u << count) - 1u) << lane;
+    const float* in_vector = lanes_before(in, lane);
+    float* out_vector = lanes_before(out, lane);
+    if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] return;
+    const __m256 x[2] = {load_half(in_vector, valid, 0), load_half(in_vector, valid, 1)};  // `in` may be `out`
+    hand_over(f, in, out, count, scale_value, handed_over);
+    sums.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
   }
 
   // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
@@ -285,27 +292,44 @@ struct Quantizer {
     stats.merge(handed_over);
   }
 
+  // One set of register statistics per segment; a block's overflows are what the counters gained
+  // during it. The blocks' vectors go to Kernel::step directly, and a block's scale is checked by
+  // its exponent: per block, a run() that copies the statistics in and out, a division by the
+  // scale and a modulo for the segment's end cost as many instructions as the rounding.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
     const Kernel<kNegativeZero> kernel{Grid(f)};
-    Accumulators acc;
+    const int largest_exponent = largest_finite_exponent(f);
+    Accumulators sums;
     QuantStats handed_over;
+    std::size_t segment_end = std::min(segment, n);
     for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
       const std::size_t len = std::min(block, n - begin);
-      const float scale = format::exp2_exact(-exponents[b]);
-      const std::uint64_t before = acc.overflow + handed_over.overflow;
-      if (outputs_stay_finite(f, scale)) {
-        kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), 0, acc,
-                                  handed_over);
+      const float scale_value = format::exp2_exact(-exponents[b]);
+      const std::uint64_t before = sums.overflow + handed_over.overflow;
+      if (exponents[b] <= largest_exponent) {
+        const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
+        const __m256 scales[2] = {scale, scale}, backs[2] = {back, back};
+        std::size_t e = 0;
+        for (; e + kLanes <= len; e += kLanes) {
+          kernel.template step<true>(f, in + begin + e, out + begin + e, 0, kLanes, scales, backs, scale_value, sums,
+                                     handed_over);
+        }
+        if (e < len) {
+          kernel.template step<true>(f, in + begin + e, out + begin + e, 0, len - e, scales, backs, scale_value, sums,
+                                     handed_over);
+        }
       } else {
-        quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale, nullptr, handed_over);
+        quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
+                                handed_over);
       }
-      overflows[b] = acc.overflow + handed_over.overflow - before;
-      if ((begin + len) % segment == 0 || begin + len == n) {
-        stats.merge(acc.totals());
+      overflows[b] = sums.overflow + handed_over.overflow - before;
+      if (begin + len >= segment_end) {
+        stats.merge(sums.totals());
         stats.merge(handed_over);
-        acc = Accumulators{};
+        sums = Accumulators{};
         handed_over = QuantStats{};
+        segment_end = std::min(segment_end + segment, n);
       }
     }
   }
@@ -315,12 +339,13 @@ struct Quantizer {
                             std::uint32_t& clipped_columns, QuantStats& stats) {
     if (!all_finite) return false;
     const Kernel<kNegativeZero> kernel{Grid(f)};
+    const int largest_exponent = largest_finite_exponent(f);
     alignas(32) float scales[kLanes], backs[kLanes], amax[kLanes];
     for (std::size_t j = 0; j < kLanes; ++j) {
+      if (j < width && exponents[j] > largest_exponent) return false;
       scales[j] = j < width ? format::exp2_exact(-exponents[j]) : 1.0f;
       backs[j] = j < width ? format::exp2_exact(exponents[j]) : 1.0f;
       amax[j] = j < width ? finite_amax[j] : 0.0f;
-      if (!outputs_stay_finite(f, scales[j])) return false;
     }
     // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
     for (int h = 0; h < 2; ++h) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "format/codec.hpp"
 #include "format/spec.hpp"
 #include "quant/scaled_input.hpp"
 
@@ -27,6 +28,13 @@ T* lanes_before(T* p, std::size_t lanes) {
 inline bool outputs_stay_finite(const format::Format& f, float scale) {
   const float back = is_power_of_two_scale(scale) ? f.max_finite() * (1.0f / scale) : f.max_finite() / scale;
   return std::isfinite(back);
+}
+
+// The largest k at which outputs_stay_finite(f, 2^−k): max finite = m·2^E with 1 ≤ m < 2, and
+// m·2^(E + k) is finite exactly when E + k ≤ 127. An integer test of an MX block's exponent in
+// place of the division that outputs_stay_finite() costs.
+inline int largest_finite_exponent(const format::Format& f) {
+  return 127 - format::detail::floor_log2_bits(f.max_finite_bits);
 }
 
 }  // namespace altgrad::quant::vector_lanes

@@ -20,6 +20,7 @@
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
 #include "quant/vector_kernel.hpp"
+#include "quant/vector_kernel_lanes.hpp"
 #include "reference_grid.hpp"
 #include "reference_stats.hpp"
 #include "test_tensors.hpp"
@@ -223,6 +224,18 @@ TEST_F(VectorKernel, AgreesWithASpecialValueAtEveryLaneAndLength) {
 
 // MX's form: one shared exponent per block, blocks of any length, the last one short; exponents
 // from E8M0's whole range (at the ends of which the portable kernel takes a block over).
+// The AVX2 kernel's MX blocks test their exponent against largest_finite_exponent() instead of
+// calling outputs_stay_finite() on the scale: the two agree at every E8M0 exponent of every format.
+TEST(VectorKernelLanes, LargestFiniteExponentAgreesWithOutputsStayFinite) {
+  for (const char* name : kFormats) {
+    const format::Format f = load(name);
+    const int largest = quant::vector_lanes::largest_finite_exponent(f);
+    for (int k = -127; k <= 127; ++k) {
+      EXPECT_EQ(k <= largest, quant::vector_lanes::outputs_stay_finite(f, format::exp2_exact(-k))) << name << ", k = " << k;
+    }
+  }
+}
+
 TEST_F(VectorKernel, ScaledBlocksMatchThePortableKernelBlockByBlock) {
   for (const char* name : {"e4m3", "e2m1", "e5m2,overflow=inf", "e4m3fnuz"}) {
     const format::Format f = load(name);
