@@ -52,24 +52,8 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   }
 }
 
-#if defined(__AVX512F__)
-// The largest of 16 unsigned lanes, halving in registers (a pass through memory costs more than
+// The largest of 8 unsigned lanes, halving in registers (a pass through memory costs more than
 // the block's loads).
-std::uint32_t largest_lane(__m512i v) {
-  using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
-  const auto x = reinterpret_cast<BitLanes>(v);
-  const BitLanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
-  const BitLanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
-  const BitLanes8 eight = low8 > high8 ? low8 : high8;
-  const Lanes4 low4 = __builtin_shufflevector(eight, eight, 0, 1, 2, 3);
-  const Lanes4 high4 = __builtin_shufflevector(eight, eight, 4, 5, 6, 7);
-  const Lanes4 four = low4 > high4 ? low4 : high4;
-  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
-}
-#endif
-
-#if !defined(__AVX512F__)
-// The largest of 8 unsigned lanes, halving in registers.
 std::uint32_t largest_lane8(BitLanes8 x) {
   using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
   const Lanes4 low4 = __builtin_shufflevector(x, x, 0, 1, 2, 3), high4 = __builtin_shufflevector(x, x, 4, 5, 6, 7);
@@ -77,6 +61,15 @@ std::uint32_t largest_lane8(BitLanes8 x) {
   const Lanes4 two = __builtin_shufflevector(four, four, 2, 3, 2, 3);
   const Lanes4 pair = four > two ? four : two;
   return std::max(pair[0], pair[1]);
+}
+
+#if defined(__AVX512F__)
+// The largest of 16 unsigned lanes: the two halves' larger lanes, then largest_lane8.
+std::uint32_t largest_lane(__m512i v) {
+  const auto x = reinterpret_cast<BitLanes>(v);
+  const BitLanes8 low8 = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
+  const BitLanes8 high8 = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
+  return largest_lane8(low8 > high8 ? low8 : high8);
 }
 #endif
 

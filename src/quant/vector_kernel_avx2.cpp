@@ -244,11 +244,20 @@ struct Kernel {
       e = std::min(kLanes - first_lane, n);
       step<kExactInverse>(f, in, out, first_lane, e, scale, back, scale_value, sums, handed_over);
     }
+    vectors<kExactInverse>(f, in + e, out + e, n - e, scale, back, scale_value, sums, handed_over);
+    acc = sums;
+  }
+
+  // The n elements at `in` from lane 0 on: whole vectors, then what is left.
+  template <bool kExactInverse>
+  [[gnu::always_inline]] void vectors(const Format& f, const float* in, float* out, std::size_t n,
+                                      const __m256 (&scale)[2], const __m256 (&back)[2], float scale_value,
+                                      Accumulators& sums, QuantStats& handed_over) const {
+    std::size_t e = 0;
     for (; e + kLanes <= n; e += kLanes) {
       step<kExactInverse>(f, in + e, out + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
     }
     if (e < n) step<kExactInverse>(f, in + e, out + e, 0, n - e, scale, back, scale_value, sums, handed_over);
-    acc = sums;
   }
 
   // The `count` elements at `in` as one vector from lane `lane` on: this kernel's, or where it does
@@ -293,9 +302,9 @@ struct Quantizer {
   }
 
   // One set of register statistics per segment; a block's overflows are what the counters gained
-  // during it. The blocks' vectors go to Kernel::step directly, and a block's scale is checked by
-  // its exponent: per block, a run() that copies the statistics in and out, a division by the
-  // scale and a modulo for the segment's end cost as many instructions as the rounding.
+  // during it. The blocks go to Kernel::vectors directly, and a block's scale is checked by its
+  // exponent: per block, a run() that copies the statistics in and out, a division by the scale
+  // and a modulo for the segment's end cost as many instructions as the rounding.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
     const Kernel<kNegativeZero> kernel{Grid(f)};
@@ -310,15 +319,7 @@ struct Quantizer {
       if (exponents[b] <= largest_exponent) {
         const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
         const __m256 scales[2] = {scale, scale}, backs[2] = {back, back};
-        std::size_t e = 0;
-        for (; e + kLanes <= len; e += kLanes) {
-          kernel.template step<true>(f, in + begin + e, out + begin + e, 0, kLanes, scales, backs, scale_value, sums,
-                                     handed_over);
-        }
-        if (e < len) {
-          kernel.template step<true>(f, in + begin + e, out + begin + e, 0, len - e, scales, backs, scale_value, sums,
-                                     handed_over);
-        }
+        kernel.template vectors<true>(f, in + begin, out + begin, len, scales, backs, scale_value, sums, handed_over);
       } else {
         quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
                                 handed_over);
