@@ -27,12 +27,11 @@ constexpr std::size_t kMinRowsPerTask = 16;
 constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-wise kernel
 
-// 16 float32 bit patterns, or 16 ints, in GCC's vector types (one AVX-512 register): with GCC 12,
-// the intrinsics that take a register's upper half, and _mm512_reduce_max_epu32, trip
+// 16 float32 bit patterns in GCC's vector types (one AVX-512 register): with GCC 12, the
+// intrinsics that take a register's upper half, and _mm512_reduce_max_epu32, trip
 // -Wmaybe-uninitialized inside OpenMP regions.
 using BitLanes = std::uint32_t __attribute__((vector_size(64)));
-using IntLanes = std::int32_t __attribute__((vector_size(64)));
-// Eight of them: AVX2's width, which SSE2 takes in pairs.
+// Eight of them, or eight ints: AVX2's width, which SSE2 takes in pairs.
 using BitLanes8 = std::uint32_t __attribute__((vector_size(32)));
 using MaskLanes8 = std::int32_t __attribute__((vector_size(32)));  // comparisons: all ones where true
 
@@ -130,29 +129,28 @@ namespace {
 // mx_shared_exponent() of 16 amaxes at `amax`, into `exponents`; false, having written nothing,
 // where a lane needs the scalar function (a subnormal amax). For a normal amax = (1 + f)·2^e the
 // exponent is e − emax, and the round-up test amax > max finite · 2^k, with max finite
-// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits.
-bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::uint32_t max_fraction, int* exponents) {
-  BitLanes a;
-  std::memcpy(&a, amax, sizeof a);
-  const IntLanes zero = a == 0u;
-  // Bits at or above +Inf's are Inf, NaN or a negative value: k = 0, as for zero.
-  const IntLanes no_scale = zero | (a >= format::kFloatInfBits);
-  const IntLanes subnormal = (a < kSmallestNormalBits) & ~zero;
-  // Whether any lane is set, folding halves together (a loop over the lanes costs more than the
-  // exponents themselves).
-  using IntLanes8 = std::int32_t __attribute__((vector_size(32)));
-  const IntLanes8 folded8 = __builtin_shufflevector(subnormal, subnormal, 0, 1, 2, 3, 4, 5, 6, 7) |
-                            __builtin_shufflevector(subnormal, subnormal, 8, 9, 10, 11, 12, 13, 14, 15);
+// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits. Two halves of eight lanes,
+// compared as signed (AVX2 has no unsigned comparison; GCC spells 16-lane unsigned ones out lane by
+// lane there): a negative amax's bits are negative, so, as Inf and NaN, it takes k = 0.
+bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::int32_t max_fraction, int* exponents) {
+  constexpr auto kInfBits = static_cast<std::int32_t>(format::kFloatInfBits);
+  constexpr auto kNormalBits = static_cast<std::int32_t>(kSmallestNormalBits);
+  MaskLanes8 k[2], subnormal = {};
+  for (int h = 0; h < 2; ++h) {
+    MaskLanes8 a;
+    std::memcpy(&a, amax + 8 * h, sizeof a);
+    const MaskLanes8 no_scale = (a <= 0) | (a >= kInfBits);
+    subnormal |= (a < kNormalBits) & ~no_scale;
+    k[h] = (a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
+    if (rule == MxScaleRule::round_up) k[h] -= (a & static_cast<std::int32_t>(kFloatFractionMask)) > max_fraction;  // true is −1
+    k[h] = k[h] < -kE8m0Bias ? MaskLanes8{} - kE8m0Bias : k[h];
+    k[h] = k[h] > kE8m0Bias ? MaskLanes8{} + kE8m0Bias : k[h];
+    k[h] = no_scale ? MaskLanes8{} : k[h];
+  }
   std::uint64_t words[4];
-  std::memcpy(words, &folded8, sizeof words);
+  std::memcpy(words, &subnormal, sizeof words);
   if ((words[0] | words[1] | words[2] | words[3]) != 0) return false;
-  IntLanes k = reinterpret_cast<IntLanes>(a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
-  if (rule == MxScaleRule::round_up) k -= (a & kFloatFractionMask) > max_fraction;  // true is −1
-  const IntLanes low = IntLanes{} - kE8m0Bias, high = IntLanes{} + kE8m0Bias;
-  k = k < low ? low : k;
-  k = k > high ? high : k;
-  k = no_scale ? IntLanes{} : k;
-  std::memcpy(exponents, &k, sizeof k);
+  std::memcpy(exponents, k, sizeof k);
   return true;
 }
 
@@ -168,7 +166,7 @@ void mx_shared_exponents(const format::Format& element, std::span<const float> a
   // The fraction test needs max finite to be a normal float32, as every element format's is.
   if (element.max_finite_bits >= kSmallestNormalBits) {
     const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
-    const std::uint32_t max_fraction = element.max_finite_bits & kFloatFractionMask;
+    const auto max_fraction = static_cast<std::int32_t>(element.max_finite_bits & kFloatFractionMask);
     for (; i + 16 <= amax.size(); i += 16) {
       if (shared_exponents_16(amax.data() + i, rule, emax, max_fraction, exponents.data() + i)) continue;
       for (std::size_t j = i; j < i + 16; ++j) exponents[j] = mx_shared_exponent(element, amax[j], rule);
@@ -292,21 +290,23 @@ bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, st
   return not_finite == 0;
 #else
   // Row by row, as the AVX-512 loop: each row's columns are adjacent (a walk down one column at a
-  // time touches a new line per element). A full tile's row is two 8-lane vectors; a narrower
-  // tile goes element by element.
-  BitLanes8 largest[2] = {};
+  // time touches a new line per element). A full tile's row is two 8-lane vectors, compared as
+  // signed (magnitudes are below 2^31; AVX2 has no unsigned comparison); a narrower tile goes
+  // element by element.
+  MaskLanes8 largest[2] = {};
   MaskLanes8 not_finite = {};
   std::uint32_t narrow[kMaxColumnTile] = {};
   for (std::size_t r = 0; r < rows; ++r) {
     const float* row = x + r * stride;
     if (width == kMaxColumnTile) {
       for (int h = 0; h < 2; ++h) {
-        BitLanes8 a;
+        MaskLanes8 a;
         std::memcpy(&a, row + 8 * h, sizeof a);
-        a &= ~format::kSignBit;
-        const MaskLanes8 finite = a < format::kFloatInfBits;  // all ones where true
+        a &= static_cast<std::int32_t>(~format::kSignBit);
+        const MaskLanes8 finite = a < static_cast<std::int32_t>(format::kFloatInfBits);  // all ones where true
         not_finite |= ~finite;
-        largest[h] = (finite & (a > largest[h])) ? a : largest[h];
+        a &= finite;  // a non-finite lane counts as 0
+        largest[h] = a > largest[h] ? a : largest[h];
       }
       continue;
     }
@@ -319,7 +319,7 @@ bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, st
   }
   bool all_finite = true;
   for (std::size_t j = 0; j < kMaxColumnTile; ++j) {
-    const std::uint32_t bits = width == kMaxColumnTile ? largest[j / 8][j % 8] : narrow[j];
+    const auto bits = width == kMaxColumnTile ? static_cast<std::uint32_t>(largest[j / 8][j % 8]) : narrow[j];
     if (j < width) amax[j] = format::bits_float(bits);
     all_finite &= not_finite[j % 8] == 0;
   }
