@@ -164,6 +164,16 @@ struct Accumulators {
     }
   }
 
+  // Adds the error and input sums to `s` and clears them. A call's segments add their sums one by
+  // one; its counts and amax are the same whenever they are taken, and wait for totals().
+  void move_sums_to(QuantStats& s) {
+    s.sum_sq_error += sum_lanes(sum_sq_error);
+    s.sum_sq_input += sum_lanes(sum_sq_input);
+    for (int h = 0; h < 2; ++h) {
+      for (int q = 0; q < 2; ++q) sum_sq_error[h][q] = sum_sq_input[h][q] = _mm256_setzero_pd();
+    }
+  }
+
   QuantStats totals() const {
     QuantStats s;
     s.count = count;
@@ -301,38 +311,80 @@ struct Quantizer {
     stats.merge(handed_over);
   }
 
-  // One set of register statistics per segment; a block's overflows are what the counters gained
-  // during it. The blocks go to Kernel::vectors directly, and a block's scale is checked by its
-  // exponent: per block, a run() that copies the statistics in and out, a division by the scale
-  // and a modulo for the segment's end cost as many instructions as the rounding.
+  // One set of register statistics per call, whose sums are added to `stats` segment by segment
+  // (end_segment); a block's overflows are what the counters gained during it. A block's scale is
+  // checked by its exponent: per block, a division by the scale costs as much as the rounding.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
     const Kernel<kNegativeZero> kernel{Grid(f)};
     const int largest_exponent = largest_finite_exponent(f);
     Accumulators sums;
     QuantStats handed_over;
-    std::size_t segment_end = std::min(segment, n);
-    for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
-      const std::size_t len = std::min(block, n - begin);
-      const float scale_value = format::exp2_exact(-exponents[b]);
-      const std::uint64_t before = sums.overflow + handed_over.overflow;
-      if (exponents[b] <= largest_exponent) {
-        const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
-        const __m256 scales[2] = {scale, scale}, backs[2] = {back, back};
-        kernel.template vectors<true>(f, in + begin, out + begin, len, scales, backs, scale_value, sums, handed_over);
-      } else {
-        quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
-                                handed_over);
-      }
-      overflows[b] = sums.overflow + handed_over.overflow - before;
-      if (begin + len >= segment_end) {
-        stats.merge(sums.totals());
-        stats.merge(handed_over);
-        sums = Accumulators{};
-        handed_over = QuantStats{};
-        segment_end = std::min(segment_end + segment, n);
+    const std::size_t blocks = (n + block - 1) / block;
+    if (block % kLanes == 0 && n % block == 0 &&
+        std::all_of(exponents, exponents + blocks, [&](int e) { return e <= largest_exponent; })) {
+      whole_vector_blocks(kernel, f, in, out, n, block, exponents, overflows, segment, sums, handed_over, stats);
+    } else {
+      std::size_t segment_end = std::min(segment, n);
+      for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
+        const std::size_t len = std::min(block, n - begin);
+        const float scale_value = format::exp2_exact(-exponents[b]);
+        const std::uint64_t before = sums.overflow + handed_over.overflow;
+        if (exponents[b] <= largest_exponent) {
+          const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
+          const __m256 scales[2] = {scale, scale}, backs[2] = {back, back};
+          kernel.template vectors<true>(f, in + begin, out + begin, len, scales, backs, scale_value, sums, handed_over);
+        } else {
+          quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
+                                  handed_over);
+        }
+        overflows[b] = sums.overflow + handed_over.overflow - before;
+        if (begin + len >= segment_end) {
+          end_segment(sums, handed_over, stats);
+          segment_end = std::min(segment_end + segment, n);
+        }
       }
     }
+    stats.merge(sums.totals());
+    stats.merge(handed_over);
+  }
+
+  // Blocks of whole vectors (mx8's 32), each within the format's reach: one loop over the
+  // vectors, the scale changing as a block begins. A loop per block costs GCC as many register
+  // moves per block as a vector's rounding.
+  static void whole_vector_blocks(const Kernel<kNegativeZero>& kernel, const Format& f, const float* in, float* out,
+                                  std::size_t n, std::size_t block, const int* exponents, std::uint64_t* overflows,
+                                  std::size_t segment, Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
+    const std::size_t vectors_per_block = block / kLanes;
+    std::size_t block_left = 0, segment_left = segment, b = 0;
+    std::uint64_t before = 0;
+    __m256 scales[2], backs[2];
+    float scale_value = 1.0f;
+    for (std::size_t e = 0; e < n; e += kLanes) {
+      if (block_left == 0) {
+        scale_value = format::exp2_exact(-exponents[b]);
+        scales[0] = scales[1] = _mm256_set1_ps(scale_value);
+        backs[0] = backs[1] = _mm256_set1_ps(format::exp2_exact(exponents[b]));
+        before = sums.overflow + handed_over.overflow;
+        block_left = vectors_per_block;
+      }
+      kernel.template step<true>(f, in + e, out + e, 0, kLanes, scales, backs, scale_value, sums, handed_over);
+      if (--block_left == 0) overflows[b++] = sums.overflow + handed_over.overflow - before;
+      segment_left -= kLanes;
+      if (segment_left == 0) {
+        end_segment(sums, handed_over, stats);
+        segment_left = segment;
+      }
+    }
+  }
+
+  // A segment's sums into `stats`, in the order a call of its own would add them: the vector
+  // kernel's, then the handed-over vectors'.
+  static void end_segment(Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
+    sums.move_sums_to(stats);
+    stats.sum_sq_error += handed_over.sum_sq_error;
+    stats.sum_sq_input += handed_over.sum_sq_input;
+    handed_over.sum_sq_error = handed_over.sum_sq_input = 0.0;
   }
 
   static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
