@@ -71,6 +71,7 @@ void carve(Activations<Scalar>& a, Carver<Scalar>& carver) {
   a.hooked_weights = carver.take_if(copies, ParameterLayout(config).size());
   a.qkv_third = carver.take_if(copies, N * C);
   a.qkv_third_hooked = carver.take_if(copies, N * C);
+  a.inp_hooked_scratch = carver.take_if(copies, N * std::max(C, H));
 
   ActivationGradients<Scalar>& g = a.grad;
   g.residual = carver.take(N * C);

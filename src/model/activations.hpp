@@ -25,9 +25,10 @@
 //   losses                (B, T)           per-position cross-entropy; mean_loss is their mean
 //
 // With OperandCopies::allocated there is also room for what MatmulHooks write (matmul_hooks.hpp):
-// one copy per matmul input (ln_1_hooked, ...), one parameter-shaped buffer for hooked weights
-// (each at its parameter's slot; lm_head's at wte's), and one scratch for a hooked dY. The
-// attention operands (self_attention.hpp) have their own:
+// one copy per matmul input (ln_1_hooked, ...), kept for the backward pass, and one scratch for the
+// inputs whose copy no backward GEMM reads (inp_hooked_scratch); one parameter-shaped buffer for
+// hooked weights (each at its parameter's slot; lm_head's at wte's), and one scratch for a hooked
+// dY. The attention operands (self_attention.hpp) have their own:
 //
 //   per block l:
 //     qkv_hooked          (B, T, 3C)       q, k, v as the attention products read them
@@ -123,6 +124,9 @@ struct Activations {
   std::span<Scalar> hooked_weights;  // parameter-shaped; empty without copies
   // (B, T, C) each, scratch for the q, k, v hooks; empty without copies.
   std::span<Scalar> qkv_third, qkv_third_hooked;
+  // (B, T, max(C, H)) a hooked :act copy that only its own forward GEMM reads (one that depends on
+  // the reduction axis, linear.hpp), shared by all layers; empty without copies.
+  std::span<Scalar> inp_hooked_scratch;
 
   ActivationGradients<Scalar> grad;
 };

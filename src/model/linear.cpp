@@ -42,10 +42,12 @@ template <typename Scalar>
 LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
                                     std::span<const Scalar> bias, std::span<Scalar> inp_copy,
                                     std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
-                                    std::size_t N) {
+                                    std::size_t N, std::span<Scalar> inp_scratch) {
   const std::size_t C = point.in_features, OC = point.out_features;
+  const MatmulOperand x = describe(point, Operand::act, N, C, Reduction::along_cols);
+  const bool gemm_only = hooks != nullptr && !inp_scratch.empty() && hooks->active(x) && hooks->axis_dependent(x);
   const LinearInputs<Scalar> used{
-      through_hook(hooks, describe(point, Operand::act, N, C, Reduction::along_cols), inp, inp_copy),
+      through_hook(hooks, x, inp, gemm_only ? inp_scratch : inp_copy),
       through_hook(hooks, describe(point, Operand::weight, OC, C, Reduction::along_cols), weight, weight_copy), inp,
       weight};
   ops::cpu::matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
@@ -89,11 +91,12 @@ void linear_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
 
 template LinearInputs<float> linear_forward<float>(std::span<float>, std::span<const float>, std::span<const float>,
                                                    std::span<const float>, std::span<float>, std::span<float>,
-                                                   const MatmulPoint&, MatmulHooks<float>*, std::size_t);
+                                                   const MatmulPoint&, MatmulHooks<float>*, std::size_t,
+                                                   std::span<float>);
 template LinearInputs<double> linear_forward<double>(std::span<double>, std::span<const double>,
                                                      std::span<const double>, std::span<const double>,
                                                      std::span<double>, std::span<double>, const MatmulPoint&,
-                                                     MatmulHooks<double>*, std::size_t);
+                                                     MatmulHooks<double>*, std::size_t, std::span<double>);
 template void linear_backward<float>(std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
                                      const LinearInputs<float>&, const LinearBackwardCopies<float>&,
                                      const MatmulPoint&, MatmulHooks<float>*, std::size_t);

@@ -36,12 +36,15 @@ struct LinearBackwardCopies {
 
 // Overwrites out. An operand whose point is active is written by the hook into inp_copy (N·C) or
 // weight_copy (OC·C) and the GEMM reads the copy; the copies may be empty when hooks is null.
+// Where the hook's copy of inp depends on the reduction axis, only this GEMM reads it (the backward
+// pass makes its own), and it goes to inp_scratch instead when that is not empty: room shared by
+// every layer, which stays in cache where the layers' own copies would stream through memory.
 // Returns the operands the GEMM read.
 template <typename Scalar>
 LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
                                     std::span<const Scalar> bias, std::span<Scalar> inp_copy,
                                     std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
-                                    std::size_t N);
+                                    std::size_t N, std::span<Scalar> inp_scratch = {});
 
 // Adds to dinp (N, C), dweight (OC, C) and dbias (OC, or empty) from dout (N, OC) and the operands
 // the forward pass used. An active :grad point is written by the hook into copies.dout, which then
