@@ -73,6 +73,14 @@ struct Grid {
   }
 };
 
+// 2^k for lanes k in [−127, 127], exactly: 2^−127 is the one subnormal.
+__m256 exp2_lanes(__m256i k) {
+  const __m256i normal = _mm256_slli_epi32(_mm256_add_epi32(k, splat(127)), format::kFloatMantissaBits);
+  const __m256i subnormal = _mm256_and_si256(_mm256_cmpeq_epi32(k, splat(static_cast<std::uint32_t>(-127))),
+                                             splat(1u << (format::kFloatMantissaBits - 1)));
+  return _mm256_castsi256_ps(_mm256_or_si256(normal, subnormal));
+}
+
 // The AVX-512 kernel's round_nearest_even(). Its sum is rounded by MXCSR's mode, nearest-even: the
 // mode a process starts in, which AltGrad never changes.
 __m256i round_nearest_even(const Grid& g, __m256i a) {
@@ -120,6 +128,8 @@ struct Accumulators {
   unsigned overflow_lanes = 0;
 
   // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
+  // Without kAmax the caller knows the amax already (the column tiles' own pass found it).
+  template <bool kAmax = true>
   void add(const __m256 (&x)[2], const __m256 (&y)[2], const __m256i (&on_grid)[2], unsigned valid, unsigned overflowed) {
     ++vectors;
     count += static_cast<std::uint64_t>(std::popcount(valid));
@@ -130,7 +140,7 @@ struct Accumulators {
     const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
     for (int h = 0; h < 2; ++h) {
       const __m256 magnitude = _mm256_and_ps(x[h], magnitude_mask);
-      amax[h] = _mm256_max_ps(amax[h], magnitude);
+      if constexpr (kAmax) amax[h] = _mm256_max_ps(amax[h], magnitude);
       const __m256i zero = _mm256_setzero_si256();
       zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
       grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid[h], zero));
@@ -196,7 +206,7 @@ template <bool kNegativeZero>
 struct Kernel {
   Grid grid;
 
-  template <bool kExactInverse>
+  template <bool kExactInverse, bool kAmax = true>
   [[gnu::always_inline]] bool quantize_vector(const float* in, float* out, unsigned valid, const __m256 (&scale)[2],
                                               const __m256 (&back)[2], Accumulators& acc) const {
     const __m256i magnitude_mask = splat(~format::kSignBit);
@@ -226,7 +236,7 @@ struct Kernel {
       const __m256 q = _mm256_castsi256_ps(_mm256_or_si256(on_grid[h], sign));
       y[h] = kExactInverse ? _mm256_mul_ps(q, back[h]) : _mm256_div_ps(q, back[h]);
     }
-    acc.add(x, y, on_grid, valid, overflowed);
+    acc.template add<kAmax>(x, y, on_grid, valid, overflowed);
     for (int h = 0; h < 2; ++h) store_half(out, valid, h, y[h]);
     return true;
   }
@@ -392,29 +402,32 @@ struct Quantizer {
                             std::uint32_t& clipped_columns, QuantStats& stats) {
     if (!all_finite) return false;
     const Kernel<kNegativeZero> kernel{Grid(f)};
-    const int largest_exponent = largest_finite_exponent(f);
-    alignas(32) float scales[kLanes], backs[kLanes], amax[kLanes];
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      if (j < width && exponents[j] > largest_exponent) return false;
-      scales[j] = j < width ? format::exp2_exact(-exponents[j]) : 1.0f;
-      backs[j] = j < width ? format::exp2_exact(exponents[j]) : 1.0f;
-      amax[j] = j < width ? finite_amax[j] : 0.0f;
-    }
-    // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
+    // Lanes past `width` take exponent 0 (scale 1) and amax 0.
+    alignas(32) int lane_exponents[kLanes] = {};
+    alignas(32) float amax[kLanes] = {};
+    std::copy_n(exponents, width, lane_exponents);
+    std::copy_n(finite_amax, width, amax);
+    const __m256i largest_exponent = splat(static_cast<std::uint32_t>(largest_finite_exponent(f)));
+    __m256 scale[2], back[2];
     for (int h = 0; h < 2; ++h) {
-      const __m256 largest = _mm256_mul_ps(_mm256_load_ps(amax + 8 * h), _mm256_load_ps(scales + 8 * h));
+      const __m256i e = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane_exponents + 8 * h));
+      if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(e, largest_exponent))) != 0) return false;
+      scale[h] = exp2_lanes(_mm256_sub_epi32(_mm256_setzero_si256(), e));
+      back[h] = exp2_lanes(e);
+      // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
+      const __m256 largest = _mm256_mul_ps(_mm256_load_ps(amax + 8 * h), scale[h]);
       const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(largest), splat(~format::kSignBit));
       if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(magnitude, kernel.grid.own_limit))) != 0) {
         return false;
       }
     }
     const unsigned valid = (1u << width) - 1u;
+    // Every value is finite, so the tile's amax is the columns' largest.
     Accumulators acc;
-    const __m256 scale[2] = {_mm256_load_ps(scales), _mm256_load_ps(scales + 8)};
-    const __m256 back[2] = {_mm256_load_ps(backs), _mm256_load_ps(backs + 8)};
     for (std::size_t r = 0; r < rows; ++r) {
-      kernel.template quantize_vector<true>(in + r * stride, out + r * stride, valid, scale, back, acc);
+      kernel.template quantize_vector<true, false>(in + r * stride, out + r * stride, valid, scale, back, acc);
     }
+    acc.amax[0] = _mm256_max_ps(_mm256_load_ps(amax), _mm256_load_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
     stats.merge(acc.totals());
     return true;

@@ -112,6 +112,28 @@ TEST(QuantizeMxColumns, TilesTheVectorKernelCannotTakeAgreeToo) {
   }
 }
 
+// The vector kernel's column tiles build each lane's scale from its exponent and take a tile's
+// amax from its columns' own: a column whose shared exponent is E8M0's smallest (its inverse scale
+// 2^−127 is a subnormal float), and the largest value in a tile's upper eight lanes.
+TEST(QuantizeMxColumns, ExtremeScalesAndTheUpperLanesAgreeToo) {
+  const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
+  const Shape s{64, 32, 64, 32};
+  std::vector<float> x = graded(s.rows * s.cols, s.cols);
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const float tiny = std::ldexp(1.0f + static_cast<float>(r % 7) / 8.0f, -128);  // below FLT_MIN
+    x[r * s.cols + 20] = r % 2 ? -tiny : tiny;
+  }
+  x[7 * s.cols + 13] = 1000.0f;
+  const MxOptions options{s.block, MxScaleRule::floor, format::Rounding::nearest_even, 5, 9, 123};
+  std::vector<float> want_t(x.size()), got(x.size());
+  const MxStats want = quantize_mx(e4m3, transpose_runs(x, s.rows, s.cols, s.run), want_t, s.run, options);
+  const MxStats stats = quantize_mx_columns(e4m3, x, got, s.cols, s.run, options);
+  EXPECT_TRUE(bit_identical(got, untranspose_runs(want_t, s.rows, s.cols, s.run)));
+  EXPECT_NE(got[3 * s.cols + 20], 0.0f);  // the tiny column is quantized, not flushed
+  expect_same_stats(stats, want);
+  EXPECT_EQ(stats.elements.amax, 1000.0f);
+}
+
 TEST(QuantizeMxColumns, RejectsARunThatDoesNotDivideTheRows) {
   const format::Format e4m3 = format::make_format(format::parse_format("e4m3"));
   std::vector<float> x(12), out(12);
