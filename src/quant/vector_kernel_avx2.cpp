@@ -117,7 +117,7 @@ __m256d quarter_mask(__m256i mask, int q) {
 // as to grid_zero_tally, and totals() takes them back out. Each lane counts at most two per vector,
 // so the 32-bit tallies hold 2^31 vectors, more elements than one call is ever given.
 struct Accumulators {
-  __m256 amax[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m256 amax = _mm256_setzero_ps();  // both halves' lanes: a maximum's order changes nothing
   __m256d sum_sq_error[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
   __m256d sum_sq_input[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
   __m256i zero_tally = _mm256_setzero_si256();       // inputs ±0, lanes past the array included
@@ -140,7 +140,7 @@ struct Accumulators {
     const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
     for (int h = 0; h < 2; ++h) {
       const __m256 magnitude = _mm256_and_ps(x[h], magnitude_mask);
-      if constexpr (kAmax) amax[h] = _mm256_max_ps(amax[h], magnitude);
+      if constexpr (kAmax) amax = _mm256_max_ps(amax, magnitude);
       const __m256i zero = _mm256_setzero_si256();
       zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
       grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid[h], zero));
@@ -193,7 +193,7 @@ struct Accumulators {
     s.underflow = tally_sum(grid_zero_tally) - zero_lanes;
     s.zero_inputs = zero_lanes - (kLanes * vectors - count);
     alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, _mm256_max_ps(amax[0], amax[1]));
+    _mm256_store_ps(lanes, amax);
     s.amax = *std::max_element(lanes, lanes + 8);
     s.sum_sq_error = sum_lanes(sum_sq_error);
     s.sum_sq_input = sum_lanes(sum_sq_input);
@@ -427,7 +427,7 @@ struct Quantizer {
     for (std::size_t r = 0; r < rows; ++r) {
       kernel.template quantize_vector<true, false>(in + r * stride, out + r * stride, valid, scale, back, acc);
     }
-    acc.amax[0] = _mm256_max_ps(_mm256_load_ps(amax), _mm256_load_ps(amax + 8));
+    acc.amax = _mm256_max_ps(_mm256_load_ps(amax), _mm256_load_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
     stats.merge(acc.totals());
     return true;
