@@ -31,7 +31,6 @@ using vector_lanes::lanes_before;
 using vector_lanes::outputs_stay_finite;
 
 constexpr std::size_t kLanes = 16;
-constexpr unsigned kAllLanes = 0xFFFF;
 
 __m256i splat(std::uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
 
@@ -45,12 +44,13 @@ unsigned bits_of(__m256i mask, int h) {
 }
 
 // Masked loads and stores touch no masked-off lane; a masked store is microcoded on AMD's cores,
-// so whole vectors take plain ones.
+// so whole halves take plain ones.
+bool whole_half(unsigned lanes, int h) { return ((lanes >> (8 * h)) & 0xFFu) == 0xFFu; }
 __m256 load_half(const float* p, unsigned lanes, int h) {
-  return lanes == kAllLanes ? _mm256_loadu_ps(p + 8 * h) : _mm256_maskload_ps(p + 8 * h, half_mask(lanes, h));
+  return whole_half(lanes, h) ? _mm256_loadu_ps(p + 8 * h) : _mm256_maskload_ps(p + 8 * h, half_mask(lanes, h));
 }
 void store_half(float* p, unsigned lanes, int h, __m256 v) {
-  if (lanes == kAllLanes) return _mm256_storeu_ps(p + 8 * h, v);
+  if (whole_half(lanes, h)) return _mm256_storeu_ps(p + 8 * h, v);
   _mm256_maskstore_ps(p + 8 * h, half_mask(lanes, h), v);
 }
 
@@ -111,66 +111,65 @@ __m256d quarter_mask(__m256i mask, int q) {
   return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(q ? _mm256_extracti128_si256(mask, 1) : _mm256_castsi256_si128(mask)));
 }
 
-// The AVX-512 kernel's Accumulators, lane for lane. The zero counts are kept per lane in vectors
-// (a compare's all-ones lane is −1, so subtracting it counts one) rather than through masks and
-// popcounts: a vector's lanes past the array are zeros in and out, so they add as many to zero_tally
-// as to grid_zero_tally, and totals() takes them back out. Each lane counts at most two per vector,
-// so the 32-bit tallies hold 2^31 vectors, more elements than one call is ever given.
+// The AVX-512 kernel's Accumulators, lane for lane, filled one half of a vector (8 lanes) at a
+// time. The zero counts are kept per lane in vectors (a compare's all-ones lane is −1, so
+// subtracting it counts one) rather than through masks and popcounts: a half's lanes past the array
+// are zeros in and out, so they add as many to zero_tally as to grid_zero_tally, and totals() takes
+// them back out. Each lane counts at most two per half, so the 32-bit tallies hold 2^31 halves,
+// more elements than one call is ever given.
 struct Accumulators {
   __m256 amax = _mm256_setzero_ps();  // both halves' lanes: a maximum's order changes nothing
   __m256d sum_sq_error[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
   __m256d sum_sq_input[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
   __m256i zero_tally = _mm256_setzero_si256();       // inputs ±0, lanes past the array included
   __m256i grid_zero_tally = _mm256_setzero_si256();  // outputs ±0, lanes past the array included
-  std::uint64_t vectors = 0;
+  std::uint64_t padding = 0;  // lanes tallied past the array
   std::uint64_t count = 0;
   std::uint64_t overflow = 0;
   unsigned overflow_lanes = 0;
 
-  // x and the dequantized y of one vector whose lanes are all finite; lanes beyond the array are 0.
-  // Without kAmax the caller knows the amax already (the column tiles' own pass found it).
-  template <bool kAmax = true>
-  void add(const __m256 (&x)[2], const __m256 (&y)[2], const __m256i (&on_grid)[2], unsigned valid, unsigned overflowed) {
-    ++vectors;
+  // x and the dequantized y of half H of a vector, its lanes all finite; lanes beyond the array are
+  // 0. `valid` and `overflowed` hold this half's lanes. Without kAmax the caller knows the amax
+  // already (the column tiles' own pass found it).
+  template <int H, bool kAmax = true>
+  void add(__m256 x, __m256 y, __m256i on_grid, unsigned valid, unsigned overflowed) {
     count += static_cast<std::uint64_t>(std::popcount(valid));
+    padding += 8 - static_cast<std::uint64_t>(std::popcount(valid));
     if (overflowed) {
       overflow += static_cast<std::uint64_t>(std::popcount(overflowed));
       overflow_lanes |= overflowed;
     }
-    const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
-    for (int h = 0; h < 2; ++h) {
-      const __m256 magnitude = _mm256_and_ps(x[h], magnitude_mask);
-      if constexpr (kAmax) amax = _mm256_max_ps(amax, magnitude);
-      const __m256i zero = _mm256_setzero_si256();
-      zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
-      grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid[h], zero));
-      for (int q = 0; q < 2; ++q) {
-        const __m256d xd = quarter(x[h], q), error = _mm256_sub_pd(xd, quarter(y[h], q));
-        sum_sq_error[h][q] = _mm256_fmadd_pd(error, error, sum_sq_error[h][q]);
-        sum_sq_input[h][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[h][q]);
-      }
+    const __m256 magnitude = _mm256_and_ps(x, _mm256_castsi256_ps(splat(~format::kSignBit)));
+    if constexpr (kAmax) amax = _mm256_max_ps(amax, magnitude);
+    const __m256i zero = _mm256_setzero_si256();
+    zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
+    grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid, zero));
+    for (int q = 0; q < 2; ++q) {
+      const __m256d xd = quarter(x, q), error = _mm256_sub_pd(xd, quarter(y, q));
+      sum_sq_error[H][q] = _mm256_fmadd_pd(error, error, sum_sq_error[H][q]);
+      sum_sq_input[H][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[H][q]);
     }
   }
 
-  // The AVX-512 kernel's add_handed_over(): the sums of a vector the portable kernel quantized.
-  void add_handed_over(const __m256 (&x)[2], const __m256 (&y)[2]) {
+  // The AVX-512 kernel's add_handed_over(), for half H: the sums of lanes the portable kernel
+  // quantized (lanes past the array are 0 in and out).
+  template <int H>
+  void add_handed_over(__m256 x, __m256 y) {
     const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
     const __m256 max_finite = _mm256_set1_ps(std::numeric_limits<float>::max());
     const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
-    for (int h = 0; h < 2; ++h) {
-      const __m256 x_finite = _mm256_cmp_ps(_mm256_and_ps(x[h], magnitude_mask), max_finite, _CMP_LE_OQ);
-      const __m256 both_finite =
-          _mm256_and_ps(x_finite, _mm256_cmp_ps(_mm256_and_ps(y[h], magnitude_mask), max_finite, _CMP_LE_OQ));
-      const __m256 output_not_finite = _mm256_andnot_ps(both_finite, x_finite);
-      for (int q = 0; q < 2; ++q) {
-        const __m256d xd = quarter(x[h], q), error = _mm256_sub_pd(xd, quarter(y[h], q));
-        const __m256d both = quarter_mask(_mm256_castps_si256(both_finite), q);
-        __m256d& e = sum_sq_error[h][q];
-        e = _mm256_blendv_pd(e, _mm256_fmadd_pd(error, error, e), both);
-        e = _mm256_blendv_pd(e, _mm256_add_pd(e, inf), quarter_mask(_mm256_castps_si256(output_not_finite), q));
-        __m256d& s = sum_sq_input[h][q];
-        s = _mm256_blendv_pd(s, _mm256_fmadd_pd(xd, xd, s), quarter_mask(_mm256_castps_si256(x_finite), q));
-      }
+    const __m256 x_finite = _mm256_cmp_ps(_mm256_and_ps(x, magnitude_mask), max_finite, _CMP_LE_OQ);
+    const __m256 both_finite =
+        _mm256_and_ps(x_finite, _mm256_cmp_ps(_mm256_and_ps(y, magnitude_mask), max_finite, _CMP_LE_OQ));
+    const __m256 output_not_finite = _mm256_andnot_ps(both_finite, x_finite);
+    for (int q = 0; q < 2; ++q) {
+      const __m256d xd = quarter(x, q), error = _mm256_sub_pd(xd, quarter(y, q));
+      const __m256d both = quarter_mask(_mm256_castps_si256(both_finite), q);
+      __m256d& e = sum_sq_error[H][q];
+      e = _mm256_blendv_pd(e, _mm256_fmadd_pd(error, error, e), both);
+      e = _mm256_blendv_pd(e, _mm256_add_pd(e, inf), quarter_mask(_mm256_castps_si256(output_not_finite), q));
+      __m256d& sq = sum_sq_input[H][q];
+      sq = _mm256_blendv_pd(sq, _mm256_fmadd_pd(xd, xd, sq), quarter_mask(_mm256_castps_si256(x_finite), q));
     }
   }
 
@@ -191,53 +190,48 @@ struct Accumulators {
     // A zero input always rounds to zero; the other zero outputs are underflows.
     const std::uint64_t zero_lanes = tally_sum(zero_tally);
     s.underflow = tally_sum(grid_zero_tally) - zero_lanes;
-    s.zero_inputs = zero_lanes - (kLanes * vectors - count);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, amax);
-    s.amax = *std::max_element(lanes, lanes + 8);
+    s.zero_inputs = zero_lanes - padding;
+    alignas(32) float amaxes[8];
+    _mm256_store_ps(amaxes, amax);
+    s.amax = *std::max_element(amaxes, amaxes + 8);
     s.sum_sq_error = sum_lanes(sum_sq_error);
     s.sum_sq_input = sum_lanes(sum_sq_input);
     return s;
   }
 };
 
-// The AVX-512 kernel's Kernel for nearest-even.
+// The AVX-512 kernel's Kernel for nearest-even, one half of a vector at a time: a pass over an
+// array takes the first eight lanes of every vector, a second pass the last eight. Each lane still
+// adds its elements in order, so the sums are the AVX-512 kernel's; and a pass keeps only its half's
+// sums in registers, where all sixteen lanes' sums with the grid's constants would not fit AVX2's
+// sixteen registers and went through memory for every vector.
 template <bool kNegativeZero>
 struct Kernel {
   Grid grid;
 
-  template <bool kExactInverse, bool kAmax = true>
-  [[gnu::always_inline]] bool quantize_vector(const float* in, float* out, unsigned valid, const __m256 (&scale)[2],
-                                              const __m256 (&back)[2], Accumulators& acc) const {
-    const __m256i magnitude_mask = splat(~format::kSignBit);
-    __m256 x[2];
-    __m256i product[2], a[2];
-    unsigned beyond = 0;
-    for (int h = 0; h < 2; ++h) {
-      x[h] = load_half(in, valid, h);
-      product[h] = _mm256_castps_si256(_mm256_mul_ps(x[h], scale[h]));
-      a[h] = _mm256_and_si256(product[h], magnitude_mask);
-      beyond |= bits_of(_mm256_cmpgt_epi32(a[h], grid.plain_limit), h);
-    }
-    if (beyond && (bits_of(_mm256_cmpgt_epi32(a[0], grid.own_limit), 0) | bits_of(_mm256_cmpgt_epi32(a[1], grid.own_limit), 1))) {
-      return false;
-    }
-    __m256i on_grid[2];
-    __m256 y[2];
+  // Half H of the vector at `in` whose lanes `valid` (this half's only) are elements: quantized
+  // and counted, or false, having written and counted nothing, where a lane's product is past the
+  // kernel's reach.
+  template <int H, bool kExactInverse, bool kAmax = true>
+  [[gnu::always_inline]] bool quantize_half(const float* in, float* out, unsigned valid, __m256 scale, __m256 back,
+                                            Accumulators& acc) const {
+    const __m256 x = load_half(in, valid, H);
+    const __m256i product = _mm256_castps_si256(_mm256_mul_ps(x, scale));
+    const __m256i a = _mm256_and_si256(product, splat(~format::kSignBit));
+    const unsigned beyond = bits_of(_mm256_cmpgt_epi32(a, grid.plain_limit), H);
+    if (beyond && bits_of(_mm256_cmpgt_epi32(a, grid.own_limit), H)) return false;
+    __m256i on_grid = round_nearest_even(grid, a);
     unsigned overflowed = 0;
-    for (int h = 0; h < 2; ++h) {
-      on_grid[h] = round_nearest_even(grid, a[h]);
-      if (beyond) {
-        overflowed |= bits_of(_mm256_cmpgt_epi32(on_grid[h], grid.max_finite), h);
-        on_grid[h] = _mm256_min_epu32(on_grid[h], grid.max_finite);
-      }
-      __m256i sign = _mm256_and_si256(product[h], splat(format::kSignBit));
-      if constexpr (!kNegativeZero) sign = _mm256_andnot_si256(_mm256_cmpeq_epi32(on_grid[h], _mm256_setzero_si256()), sign);
-      const __m256 q = _mm256_castsi256_ps(_mm256_or_si256(on_grid[h], sign));
-      y[h] = kExactInverse ? _mm256_mul_ps(q, back[h]) : _mm256_div_ps(q, back[h]);
+    if (beyond) {
+      overflowed = bits_of(_mm256_cmpgt_epi32(on_grid, grid.max_finite), H);
+      on_grid = _mm256_min_epu32(on_grid, grid.max_finite);
     }
-    acc.template add<kAmax>(x, y, on_grid, valid, overflowed);
-    for (int h = 0; h < 2; ++h) store_half(out, valid, h, y[h]);
+    __m256i sign = _mm256_and_si256(product, splat(format::kSignBit));
+    if constexpr (!kNegativeZero) sign = _mm256_andnot_si256(_mm256_cmpeq_epi32(on_grid, _mm256_setzero_si256()), sign);
+    const __m256 q = _mm256_castsi256_ps(_mm256_or_si256(on_grid, sign));
+    const __m256 y = kExactInverse ? _mm256_mul_ps(q, back) : _mm256_div_ps(q, back);
+    acc.template add<H, kAmax>(x, y, on_grid, valid, overflowed);
+    store_half(out, valid, H, y);
     return true;
   }
 
@@ -254,45 +248,48 @@ struct Kernel {
   [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
                                   float back_value, std::size_t first_lane, Accumulators& acc,
                                   QuantStats& handed_over) const {
-    const __m256 scale[2] = {_mm256_set1_ps(scale_value), _mm256_set1_ps(scale_value)};
-    const __m256 back[2] = {_mm256_set1_ps(back_value), _mm256_set1_ps(back_value)};
     // A copy that nothing outside this function can reach, so that the sums stay in registers
     // through the loop rather than going through memory for every vector.
     Accumulators sums = acc;
-    std::size_t e = 0;
-    if (first_lane != 0) {
-      e = std::min(kLanes - first_lane, n);
-      step<kExactInverse>(f, in, out, first_lane, e, scale, back, scale_value, sums, handed_over);
-    }
-    vectors<kExactInverse>(f, in + e, out + e, n - e, scale, back, scale_value, sums, handed_over);
+    const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(back_value);
+    pass<0, kExactInverse>(f, in, out, n, first_lane, scale, back, scale_value, sums, handed_over);
+    pass<1, kExactInverse>(f, in, out, n, first_lane, scale, back, scale_value, sums, handed_over);
     acc = sums;
   }
 
-  // The n elements at `in` from lane 0 on: whole vectors, then what is left.
-  template <bool kExactInverse>
-  [[gnu::always_inline]] void vectors(const Format& f, const float* in, float* out, std::size_t n,
-                                      const __m256 (&scale)[2], const __m256 (&back)[2], float scale_value,
-                                      Accumulators& sums, QuantStats& handed_over) const {
+  // Half H of every vector over the n elements at `in`, which begin at lane `first_lane`.
+  template <int H, bool kExactInverse>
+  [[gnu::always_inline]] void pass(const Format& f, const float* in, float* out, std::size_t n, std::size_t first_lane,
+                                   __m256 scale, __m256 back, float scale_value, Accumulators& sums,
+                                   QuantStats& handed_over) const {
     std::size_t e = 0;
-    for (; e + kLanes <= n; e += kLanes) {
-      step<kExactInverse>(f, in + e, out + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
+    if (first_lane != 0) {
+      e = std::min(kLanes - first_lane, n);
+      step<H, kExactInverse>(f, in, out, first_lane, e, scale, back, scale_value, sums, handed_over);
     }
-    if (e < n) step<kExactInverse>(f, in + e, out + e, 0, n - e, scale, back, scale_value, sums, handed_over);
+    for (; e + kLanes <= n; e += kLanes) {
+      step<H, kExactInverse>(f, in + e, out + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
+    }
+    if (e < n) step<H, kExactInverse>(f, in + e, out + e, 0, n - e, scale, back, scale_value, sums, handed_over);
   }
 
-  // The `count` elements at `in` as one vector from lane `lane` on: this kernel's, or where it does
-  // not cover them, the portable kernel's (hand_over), whose sums are added in this kernel's lanes.
-  template <bool kExactInverse>
+  // Half H of the `count` elements at `in` taken as one vector from lane `lane` on: this kernel's,
+  // or where it does not cover them, the portable kernel's (hand_over), whose sums are added in
+  // this kernel's lanes.
+  template <int H, bool kExactInverse>
   [[gnu::always_inline]] void step(const Format& f, const float* in, float* out, std::size_t lane, std::size_t count,
-                                   const __m256 (&scale)[2], const __m256 (&back)[2], float scale_value,
-                                   Accumulators& sums, QuantStats& handed_over) const {
-    const unsigned valid = ((1u << count) - 1u) << lane;
+                                   __m256 scale, __m256 back, float scale_value, Accumulators& sums,
+                                   QuantStats& handed_over) const {
+    const unsigned valid = (((1u << count) - 1u) << lane) & (0xFFu << (8 * H));
+    if (valid == 0) return;
     const float* in_vector = lanes_before(in, lane);
     float* out_vector = lanes_before(out, lane);
-    if (quantize_vector<kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] return;
-    const __m256 x[2] = {load_half(in_vector, valid, 0), load_half(in_vector, valid, 1)};  // `in` may be `out`
-    hand_over(f, in, out, count, scale_value, handed_over);
-    sums.add_handed_over(x, {load_half(out_vector, valid, 0), load_half(out_vector, valid, 1)});
+    if (quantize_half<H, kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] return;
+    const __m256 x = load_half(in_vector, valid, H);  // `in` may be `out`
+    const auto first = static_cast<std::size_t>(std::countr_zero(valid));
+    const auto end = static_cast<std::size_t>(std::bit_width(valid));
+    hand_over(f, in_vector + first, out_vector + first, end - first, scale_value, handed_over);
+    sums.template add_handed_over<H>(x, load_half(out_vector, valid, H));
   }
 
   // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
@@ -342,8 +339,8 @@ struct Quantizer {
         const std::uint64_t before = sums.overflow + handed_over.overflow;
         if (exponents[b] <= largest_exponent) {
           const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
-          const __m256 scales[2] = {scale, scale}, backs[2] = {back, back};
-          kernel.template vectors<true>(f, in + begin, out + begin, len, scales, backs, scale_value, sums, handed_over);
+          kernel.template pass<0, true>(f, in + begin, out + begin, len, 0, scale, back, scale_value, sums, handed_over);
+          kernel.template pass<1, true>(f, in + begin, out + begin, len, 0, scale, back, scale_value, sums, handed_over);
         } else {
           quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
                                   handed_over);
@@ -359,32 +356,75 @@ struct Quantizer {
     stats.merge(handed_over);
   }
 
-  // Blocks of whole vectors (mx8's 32), each within the format's reach: one loop over the
-  // vectors, the scale changing as a block begins. A loop per block costs GCC as many register
-  // moves per block as a vector's rounding.
+  // Blocks of whole vectors (mx8's 32), each within the format's reach, in groups of up to
+  // kGroupBlocks blocks of one segment: the group's scales, then a pass over its vectors' first
+  // halves and one over their second halves (Kernel), each one loop over the vectors whose scale
+  // changes as a block begins. A loop per block costs GCC as many register moves per block as a
+  // vector's rounding.
+  static constexpr std::size_t kGroupBlocks = 64;
+
   static void whole_vector_blocks(const Kernel<kNegativeZero>& kernel, const Format& f, const float* in, float* out,
                                   std::size_t n, std::size_t block, const int* exponents, std::uint64_t* overflows,
                                   std::size_t segment, Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
-    const std::size_t vectors_per_block = block / kLanes;
-    std::size_t block_left = 0, segment_left = segment, b = 0;
+    std::fill_n(overflows, n / block, std::uint64_t{0});
+    alignas(32) float scales[kGroupBlocks], backs[kGroupBlocks];
+    for (std::size_t segment_begin = 0; segment_begin < n; segment_begin += segment) {
+      const std::size_t segment_end = std::min(segment_begin + segment, n);
+      for (std::size_t begin = segment_begin; begin < segment_end; begin += kGroupBlocks * block) {
+        const std::size_t first = begin / block, blocks = std::min(kGroupBlocks, (segment_end - begin) / block);
+        for (std::size_t b = 0; b < blocks; ++b) {
+          scales[b] = format::exp2_exact(-exponents[first + b]);
+          backs[b] = format::exp2_exact(exponents[first + b]);
+        }
+        const Group group{in + begin, out + begin, blocks, block, scales, backs, overflows + first};
+        if (block == 2 * kLanes) {
+          blocks_pass<0, 2>(kernel, f, group, sums, handed_over);
+          blocks_pass<1, 2>(kernel, f, group, sums, handed_over);
+        } else {
+          blocks_pass<0, 0>(kernel, f, group, sums, handed_over);
+          blocks_pass<1, 0>(kernel, f, group, sums, handed_over);
+        }
+      }
+      end_segment(sums, handed_over, stats);
+    }
+  }
+
+  struct Group {
+    const float* in;
+    float* out;
+    std::size_t blocks, block;
+    const float *scales, *backs;
+    std::uint64_t* overflows;
+  };
+
+  // Half H of every vector of a group; adds each block's overflows. Blocks of kVectors vectors
+  // (mx8's 32 elements: two) go without a loop per block, whose set-up GCC makes cost as much as
+  // the block's rounding; other sizes (kVectors = 0) count their vectors down in one loop.
+  template <int H, std::size_t kVectors>
+  static void blocks_pass(const Kernel<kNegativeZero>& kernel, const Format& f, const Group& g, Accumulators& sums,
+                          QuantStats& handed_over) {
+    const std::size_t vectors_per_block = kVectors ? kVectors : g.block / kLanes;
+    std::size_t block_left = 0, b = 0;
     std::uint64_t before = 0;
-    __m256 scales[2], backs[2];
-    float scale_value = 1.0f;
-    for (std::size_t e = 0; e < n; e += kLanes) {
+    __m256 scale = _mm256_setzero_ps(), back = scale;
+    for (std::size_t e = 0, n = g.blocks * g.block; e < n;) {
       if (block_left == 0) {
-        scale_value = format::exp2_exact(-exponents[b]);
-        scales[0] = scales[1] = _mm256_set1_ps(scale_value);
-        backs[0] = backs[1] = _mm256_set1_ps(format::exp2_exact(exponents[b]));
+        scale = _mm256_broadcast_ss(g.scales + b);
+        back = _mm256_broadcast_ss(g.backs + b);
         before = sums.overflow + handed_over.overflow;
         block_left = vectors_per_block;
       }
-      kernel.template step<true>(f, in + e, out + e, 0, kLanes, scales, backs, scale_value, sums, handed_over);
-      if (--block_left == 0) overflows[b++] = sums.overflow + handed_over.overflow - before;
-      segment_left -= kLanes;
-      if (segment_left == 0) {
-        end_segment(sums, handed_over, stats);
-        segment_left = segment;
+      if constexpr (kVectors != 0) {
+        for (std::size_t v = 0; v < kVectors; ++v, e += kLanes) {
+          kernel.template step<H, true>(f, g.in + e, g.out + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
+        }
+        block_left = 0;
+      } else {
+        kernel.template step<H, true>(f, g.in + e, g.out + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
+        e += kLanes;
+        --block_left;
       }
+      if (block_left == 0) g.overflows[b++] += sums.overflow + handed_over.overflow - before;
     }
   }
 
@@ -422,10 +462,15 @@ struct Quantizer {
       }
     }
     const unsigned valid = (1u << width) - 1u;
-    // Every value is finite, so the tile's amax is the columns' largest.
+    // Every value is finite, so the tile's amax is the columns' largest; and every product is
+    // within the kernel's reach (checked above), so no half is refused.
     Accumulators acc;
     for (std::size_t r = 0; r < rows; ++r) {
-      kernel.template quantize_vector<true, false>(in + r * stride, out + r * stride, valid, scale, back, acc);
+      kernel.template quantize_half<0, true, false>(in + r * stride, out + r * stride, valid & 0xFFu, scale[0], back[0], acc);
+    }
+    for (std::size_t r = 0; r < rows && width > 8; ++r) {
+      kernel.template quantize_half<1, true, false>(in + r * stride, out + r * stride, valid & 0xFF00u, scale[1], back[1],
+                                                    acc);
     }
     acc.amax = _mm256_max_ps(_mm256_load_ps(amax), _mm256_load_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
