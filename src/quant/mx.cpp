@@ -317,13 +317,14 @@ bool column_finite_amax(const float* x, std::size_t stride, std::size_t rows, st
       narrow[j] = std::max(narrow[j], finite ? a : 0u);
     }
   }
-  bool all_finite = true;
-  for (std::size_t j = 0; j < kMaxColumnTile; ++j) {
-    const auto bits = width == kMaxColumnTile ? static_cast<std::uint32_t>(largest[j / 8][j % 8]) : narrow[j];
-    if (j < width) amax[j] = format::bits_float(bits);
-    all_finite &= not_finite[j % 8] == 0;
+  if (width == kMaxColumnTile) {
+    std::memcpy(amax, largest, sizeof largest);  // the magnitudes' bits are the floats'
+  } else {
+    for (std::size_t j = 0; j < width; ++j) amax[j] = format::bits_float(narrow[j]);
   }
-  return all_finite;
+  std::uint64_t words[4];
+  std::memcpy(words, &not_finite, sizeof words);
+  return (words[0] | words[1] | words[2] | words[3]) == 0;
 #endif
 }
 

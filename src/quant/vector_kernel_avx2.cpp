@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "format/codec.hpp"
@@ -96,13 +97,19 @@ double sum_lanes(const __m256d (&lanes)[2][2]) {
   return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
 }
 
-// The sum of a tally's eight 32-bit counts.
+// The sum of a tally's eight 32-bit counts, widened to 64 bits.
 std::uint64_t tally_sum(__m256i tally) {
-  alignas(32) std::uint32_t lanes[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), tally);
-  std::uint64_t total = 0;
-  for (const std::uint32_t lane : lanes) total += lane;
-  return total;
+  const __m256i wide = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(tally)),
+                                        _mm256_cvtepu32_epi64(_mm256_extracti128_si256(tally, 1)));
+  const __m128i two = _mm_add_epi64(_mm256_castsi256_si128(wide), _mm256_extracti128_si256(wide, 1));
+  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(two)) + static_cast<std::uint64_t>(_mm_extract_epi64(two, 1));
+}
+
+// The largest of eight non-negative lanes, halving in registers.
+float largest_amax_lane(__m256 v) {
+  const __m128 four = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 two = _mm_max_ps(four, _mm_movehl_ps(four, four));
+  return _mm_cvtss_f32(_mm_max_ss(two, _mm_shuffle_ps(two, two, 1)));
 }
 
 // One quarter (4 lanes) of a half as doubles.
@@ -191,9 +198,7 @@ struct Accumulators {
     const std::uint64_t zero_lanes = tally_sum(zero_tally);
     s.underflow = tally_sum(grid_zero_tally) - zero_lanes;
     s.zero_inputs = zero_lanes - padding;
-    alignas(32) float amaxes[8];
-    _mm256_store_ps(amaxes, amax);
-    s.amax = *std::max_element(amaxes, amaxes + 8);
+    s.amax = largest_amax_lane(amax);
     s.sum_sq_error = sum_lanes(sum_sq_error);
     s.sum_sq_input = sum_lanes(sum_sq_input);
     return s;
@@ -443,19 +448,24 @@ struct Quantizer {
     if (!all_finite) return false;
     const Kernel<kNegativeZero> kernel{Grid(f)};
     // Lanes past `width` take exponent 0 (scale 1) and amax 0.
-    alignas(32) int lane_exponents[kLanes] = {};
-    alignas(32) float amax[kLanes] = {};
-    std::copy_n(exponents, width, lane_exponents);
-    std::copy_n(finite_amax, width, amax);
+    int lane_exponents[kLanes] = {};
+    float amax[kLanes] = {};
+    if (width == kLanes) {
+      std::memcpy(lane_exponents, exponents, sizeof lane_exponents);
+      std::memcpy(amax, finite_amax, sizeof amax);
+    } else {
+      std::copy_n(exponents, width, lane_exponents);
+      std::copy_n(finite_amax, width, amax);
+    }
     const __m256i largest_exponent = splat(static_cast<std::uint32_t>(largest_finite_exponent(f)));
     __m256 scale[2], back[2];
     for (int h = 0; h < 2; ++h) {
-      const __m256i e = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane_exponents + 8 * h));
+      const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane_exponents + 8 * h));
       if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(e, largest_exponent))) != 0) return false;
       scale[h] = exp2_lanes(_mm256_sub_epi32(_mm256_setzero_si256(), e));
       back[h] = exp2_lanes(e);
       // x·s is monotone in |x|, so a column's largest product is its amax times its scale.
-      const __m256 largest = _mm256_mul_ps(_mm256_load_ps(amax + 8 * h), scale[h]);
+      const __m256 largest = _mm256_mul_ps(_mm256_loadu_ps(amax + 8 * h), scale[h]);
       const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(largest), splat(~format::kSignBit));
       if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(magnitude, kernel.grid.own_limit))) != 0) {
         return false;
@@ -472,7 +482,7 @@ struct Quantizer {
       kernel.template quantize_half<1, true, false>(in + r * stride, out + r * stride, valid & 0xFF00u, scale[1], back[1],
                                                     acc);
     }
-    acc.amax = _mm256_max_ps(_mm256_load_ps(amax), _mm256_load_ps(amax + 8));
+    acc.amax = _mm256_max_ps(_mm256_loadu_ps(amax), _mm256_loadu_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
     stats.merge(acc.totals());
     return true;
