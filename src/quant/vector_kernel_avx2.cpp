@@ -1,9 +1,10 @@
 // The quantizer's vector kernel (quant/vector_kernel.hpp) for AVX2 without AVX-512: nearest-even
 // rounding on simple grids whose mantissa has at least one bit, the rounding and format every
 // training recipe's forward and backward operands take. It follows quant/vector_kernel.cpp's AVX-512
-// kernel step for step, sixteen elements as two 8-float halves, and keeps its statistics in the same
-// sixteen lanes summed in the same order, so that both kernels give the same bits and the same
-// sums. Stochastic rounding and grids of powers of two stay with the portable kernel here.
+// kernel's arithmetic, sixteen elements as two 8-float halves taken in separate passes (Kernel), and
+// keeps its statistics in the same sixteen lanes, each summed in the same order, so that both
+// kernels give the same bits and the same sums. Stochastic rounding and grids of powers of two stay
+// with the portable kernel here.
 #include "quant/vector_kernel.hpp"
 
 #if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
@@ -297,7 +298,7 @@ struct Kernel {
     sums.template add_handed_over<H>(x, load_half(out_vector, valid, H));
   }
 
-  // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
+  // The portable kernel's work on lanes this one does not cover, with its counts; its sums are
   // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
   [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, std::size_t count, float scale,
                                           QuantStats& handed_over) {
@@ -368,6 +369,15 @@ struct Quantizer {
   // vector's rounding.
   static constexpr std::size_t kGroupBlocks = 64;
 
+  // Blocks of a group: their elements, scales, inverse scales and overflow counts.
+  struct Group {
+    const float* in;
+    float* out;
+    std::size_t blocks, block;
+    const float *scales, *backs;
+    std::uint64_t* overflows;
+  };
+
   static void whole_vector_blocks(const Kernel<kNegativeZero>& kernel, const Format& f, const float* in, float* out,
                                   std::size_t n, std::size_t block, const int* exponents, std::uint64_t* overflows,
                                   std::size_t segment, Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
@@ -393,14 +403,6 @@ struct Quantizer {
       end_segment(sums, handed_over, stats);
     }
   }
-
-  struct Group {
-    const float* in;
-    float* out;
-    std::size_t blocks, block;
-    const float *scales, *backs;
-    std::uint64_t* overflows;
-  };
 
   // Half H of every vector of a group; adds each block's overflows. Blocks of kVectors vectors
   // (mx8's 32 elements: two) go without a loop per block, whose set-up GCC makes cost as much as
