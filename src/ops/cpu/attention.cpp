@@ -12,7 +12,29 @@
 #include "ops/cpu/vector_math.hpp"
 
 namespace altgrad::ops::cpu {
+
+// The types the exported kernels' lambdas capture stay out of the anonymous namespace: in a unity
+// build this file is an included one, and GCC warns (-Wsubobject-linkage) when a type of an
+// included file's anonymous namespace is part of a function with external linkage.
+namespace attention_detail {
+
+// One head's dimensions as BLAS ints: T, its size hs, and the row strides of qkv (3C) and out (C).
+struct HeadView {
+  int T, hs, C3, C;
+};
+
+// Where the slices of one (b, h) pair start: its q in qkv-shaped buffers (k and v follow at +C and
+// +2C), its channels in out-shaped ones, its (T, T) block in probs-shaped ones.
+struct HeadOffsets {
+  std::size_t qkv, out, probs;
+};
+
+}  // namespace attention_detail
+
 namespace {
+
+using attention_detail::HeadOffsets;
+using attention_detail::HeadView;
 
 std::size_t head_size(const char* kernel, std::size_t C, std::size_t NH) {
   require_positive(kernel, "C", C);
@@ -47,20 +69,10 @@ void for_each_block(std::size_t T, Body&& body) {
 
 int blas_int(std::size_t n) { return static_cast<int>(n); }
 
-struct HeadView {
-  int T, hs, C3, C;
-};
-
 HeadView head_view(const char* kernel, std::size_t T, std::size_t C, std::size_t hs) {
   return {require_blas_dimension(kernel, "T", T), require_blas_dimension(kernel, "hs", hs),
           require_blas_dimension(kernel, "3C", 3 * C), require_blas_dimension(kernel, "C", C)};
 }
-
-// Where the slices of one (b, h) pair start: its q in qkv-shaped buffers (k and v follow at +C and
-// +2C), its channels in out-shaped ones, its (T, T) block in probs-shaped ones.
-struct HeadOffsets {
-  std::size_t qkv, out, probs;
-};
 
 // Calls body(offsets) for every (b, h) pair, the pairs in parallel.
 template <typename Body>
