@@ -327,6 +327,7 @@ struct Quantizer {
   // One set of register statistics per call, whose sums are added to `stats` segment by segment
   // (end_segment); a block's overflows are what the counters gained during it. A block's scale is
   // checked by its exponent: per block, a division by the scale costs as much as the rounding.
+  // Blocks of other lengths, or with an exponent past the kernel's reach, go one at a time.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
     const Kernel<kNegativeZero> kernel{Grid(f)};
@@ -344,9 +345,8 @@ struct Quantizer {
         const float scale_value = format::exp2_exact(-exponents[b]);
         const std::uint64_t before = sums.overflow + handed_over.overflow;
         if (exponents[b] <= largest_exponent) {
-          const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(format::exp2_exact(exponents[b]));
-          kernel.template pass<0, true>(f, in + begin, out + begin, len, 0, scale, back, scale_value, sums, handed_over);
-          kernel.template pass<1, true>(f, in + begin, out + begin, len, 0, scale, back, scale_value, sums, handed_over);
+          kernel.template run<true>(f, in + begin, out + begin, len, scale_value, format::exp2_exact(exponents[b]), 0,
+                                    sums, handed_over);
         } else {
           quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
                                   handed_over);
@@ -364,9 +364,8 @@ struct Quantizer {
 
   // Blocks of whole vectors (mx8's 32), each within the format's reach, in groups of up to
   // kGroupBlocks blocks of one segment: the group's scales, then a pass over its vectors' first
-  // halves and one over their second halves (Kernel), each one loop over the vectors whose scale
-  // changes as a block begins. A loop per block costs GCC as many register moves per block as a
-  // vector's rounding.
+  // halves and one over their second halves (Kernel). A block's set-up is two broadcasts: its
+  // scales are computed for the group beforehand, out of the passes' loops.
   static constexpr std::size_t kGroupBlocks = 64;
 
   // Blocks of a group: their elements, scales, inverse scales and overflow counts.
@@ -404,34 +403,19 @@ struct Quantizer {
     }
   }
 
-  // Half H of every vector of a group; adds each block's overflows. Blocks of kVectors vectors
-  // (mx8's 32 elements: two) go without a loop per block, whose set-up GCC makes cost as much as
-  // the block's rounding; other sizes (kVectors = 0) count their vectors down in one loop.
+  // Half H of every vector of a group; adds each block's overflows. With kVectors (mx8's 32
+  // elements: two) the loop over a block's vectors is unrolled; other sizes (kVectors = 0) loop.
   template <int H, std::size_t kVectors>
   static void blocks_pass(const Kernel<kNegativeZero>& kernel, const Format& f, const Group& g, Accumulators& sums,
                           QuantStats& handed_over) {
     const std::size_t vectors_per_block = kVectors ? kVectors : g.block / kLanes;
-    std::size_t block_left = 0, b = 0;
-    std::uint64_t before = 0;
-    __m256 scale = _mm256_setzero_ps(), back = scale;
-    for (std::size_t e = 0, n = g.blocks * g.block; e < n;) {
-      if (block_left == 0) {
-        scale = _mm256_broadcast_ss(g.scales + b);
-        back = _mm256_broadcast_ss(g.backs + b);
-        before = sums.overflow + handed_over.overflow;
-        block_left = vectors_per_block;
-      }
-      if constexpr (kVectors != 0) {
-        for (std::size_t v = 0; v < kVectors; ++v, e += kLanes) {
-          kernel.template step<H, true>(f, g.in + e, g.out + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
-        }
-        block_left = 0;
-      } else {
+    for (std::size_t b = 0; b < g.blocks; ++b) {
+      const __m256 scale = _mm256_broadcast_ss(g.scales + b), back = _mm256_broadcast_ss(g.backs + b);
+      const std::uint64_t before = sums.overflow + handed_over.overflow;
+      for (std::size_t v = 0, e = b * g.block; v < vectors_per_block; ++v, e += kLanes) {
         kernel.template step<H, true>(f, g.in + e, g.out + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
-        e += kLanes;
-        --block_left;
       }
-      if (block_left == 0) g.overflows[b++] += sums.overflow + handed_over.overflow - before;
+      g.overflows[b] += sums.overflow + handed_over.overflow - before;
     }
   }
 

@@ -222,8 +222,6 @@ TEST_F(VectorKernel, AgreesWithASpecialValueAtEveryLaneAndLength) {
   }
 }
 
-// MX's form: one shared exponent per block, blocks of any length, the last one short; exponents
-// from E8M0's whole range (at the ends of which the portable kernel takes a block over).
 // The AVX2 kernel's MX blocks test their exponent against largest_finite_exponent() instead of
 // calling outputs_stay_finite() on the scale: the two agree at every E8M0 exponent of every format.
 TEST(VectorKernelLanes, LargestFiniteExponentAgreesWithOutputsStayFinite) {
@@ -236,6 +234,8 @@ TEST(VectorKernelLanes, LargestFiniteExponentAgreesWithOutputsStayFinite) {
   }
 }
 
+// MX's form: one shared exponent per block, blocks of any length, the last one short; exponents
+// from E8M0's whole range (at the ends of which the portable kernel takes a block over).
 TEST_F(VectorKernel, ScaledBlocksMatchThePortableKernelBlockByBlock) {
   for (const char* name : {"e4m3", "e2m1", "e5m2,overflow=inf", "e4m3fnuz"}) {
     const format::Format f = load(name);
