@@ -137,11 +137,45 @@ void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n
   }
 }
 
+// count_codes for formats with format::has_simple_code() under nearest-even or stochastic rounding:
+// the simple grid's rounding and codes in a loop that vectorizes (the portable kernel's), then the
+// counting; a non-finite result, which the simple codes do not cover, takes the general encoding.
+template <Rounding R>
+void count_simple_codes(const Format& format, const float* in, std::size_t n, float scale,
+                        const std::uint32_t* random, std::uint64_t* histogram) {
+  const Format f = format;  // see round_step
+  std::uint32_t bits[kStep], codes[kStep];
+  for (std::size_t begin = 0; begin < n; begin += kStep) {
+    const std::size_t len = std::min(kStep, n - begin);
+    for (std::size_t i = 0; i < len; ++i) {
+      const std::uint32_t x = scale_input(in[begin + i], scale).bits;
+      if constexpr (R == Rounding::stochastic) {
+        bits[i] = format::round_stochastic_simple(f, x, random[begin + i]).bits;
+      } else {
+        bits[i] = format::round_nearest_even_simple(f, x).bits;
+      }
+      codes[i] = format::code_of_simple_grid_value(f, bits[i]);
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      const bool finite = (bits[i] & ~format::kSignBit) < format::kFloatInfBits;
+      ++histogram[finite ? codes[i] : format::code_of_grid_value(f, bits[i])];
+    }
+  }
+}
+
 // Codes are counted in a separate loop over the block just written (still in L1): re-rounding
 // out·scale would not be exact for scales that are not powers of two, so the codes come from a
 // second rounding of the same inputs, which is deterministic.
 void count_codes(const Format& f, Rounding rounding, const float* in, std::size_t n, float scale,
                  const std::uint32_t* random, std::uint64_t* histogram) {
+  if (format::has_simple_code(f)) {
+    if (rounding == Rounding::nearest_even) {
+      return count_simple_codes<Rounding::nearest_even>(f, in, n, scale, random, histogram);
+    }
+    if (rounding == Rounding::stochastic) {
+      return count_simple_codes<Rounding::stochastic>(f, in, n, scale, random, histogram);
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) {
     format::RoundFlags flags;
     const std::uint32_t word = format::is_stochastic(rounding) ? random[i] : 0u;

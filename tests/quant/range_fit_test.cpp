@@ -54,8 +54,10 @@ TEST(RangeFit, ThresholdsCountWhatTheQuantizerDoes) {
   for (const char* name : kFormats) {
     const format::Format f = format::make_format(format::parse_format(name));
     const RangeThresholds t = range_thresholds(f);
-    // Random values over 60 binades, and every threshold with its neighbours (at scale 1 exactly on them).
+    // Random values over 60 binades, non-finite ones (counted, never in a region), and every
+    // threshold with its neighbours (at scale 1 exactly on them).
     std::vector<float> x = wide_values(20000, 3);
+    x.insert(x.end(), {INFINITY, -INFINITY, NAN, -NAN});
     for (const float edge : {t.overflow, t.flush, t.min_normal}) {
       for (const float v : {std::nextafter(edge, 0.0f), edge, std::nextafter(edge, INFINITY)}) {
         if (std::isfinite(v)) x.insert(x.end(), {v, -v});
