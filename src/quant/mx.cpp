@@ -72,8 +72,13 @@ std::uint32_t largest_lane(__m512i v) {
 }
 #endif
 
-// max |x| over the finite elements of one block, on this thread (amax_of would open a parallel
-// region per block, and counts Inf). Magnitude bits order like the values they encode.
+// 2^k as a double, for k within double's normal range.
+double exp2_double(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52); }
+
+}  // namespace
+
+// On this thread (amax_of would open a parallel region per block, and counts Inf). Magnitude bits
+// order like the values they encode.
 float finite_block_amax(const float* x, std::size_t n) {
 #if defined(__AVX512F__)
   // 16 lanes at a time, the tail under a mask: max is associative, so the lanes change nothing.
@@ -109,11 +114,6 @@ float finite_block_amax(const float* x, std::size_t n) {
   return format::bits_float(amax);
 #endif
 }
-
-// 2^k as a double, for k within double's normal range.
-double exp2_double(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52); }
-
-}  // namespace
 
 int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;

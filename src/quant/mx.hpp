@@ -36,6 +36,9 @@ struct MxStats {
   std::uint64_t clipped_blocks = 0;  // blocks in which some element overflowed the element format
 };
 
+// max |x| over the finite elements of one block (0 when there are none), on the calling thread.
+float finite_block_amax(const float* x, std::size_t n);
+
 // Shared exponent k (block scale 2^k, elements stored as x · 2^−k) for a block maximum, clamped to
 // E8M0's range [−127, 127]; `amax` is the block's largest finite |x|. A zero or non-finite amax
 // gives k = 0.

@@ -82,10 +82,7 @@ void add_range_fit_blocks(RangeFit& fit, const RangeThresholds& t, const format:
   for (std::size_t row = 0; row + cols <= x.size(); row += cols) {
     for (std::size_t start = 0; start < cols; start += block) {
       const std::span<const float> b = x.subspan(row + start, std::min(block, cols - start));
-      float amax = 0;
-      for (const float v : b) {
-        if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
-      }
+      const float amax = finite_block_amax(b.data(), b.size());
       count(fit, t, b.data(), b.size(), std::ldexp(1.0f, -mx_shared_exponent(f, amax, rule)));
     }
   }
