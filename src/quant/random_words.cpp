@@ -5,19 +5,29 @@
 
 #include "format/philox.hpp"
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
 namespace altgrad::quant {
 namespace {
 
-// Philox groups (four words each) evaluated together: eight per AVX-512 register, in up to
-// kMaxChains independent chains whose rounds interleave, so that one chain's multiplies run while
-// another's wait for theirs.
+// Philox groups (four words each) evaluated together: a register's worth (eight with AVX-512, four
+// with AVX2), in up to kMaxChains independent chains whose rounds interleave, so that one chain's
+// multiplies run while another's wait for theirs. AVX2's chains are four registers each: two of
+// them measured as fast as three and faster than four, whose sixteen do not leave room for the
+// constants.
+#if defined(__AVX512F__)
 constexpr std::size_t kGroupsPerChain = 8;
-constexpr std::size_t kWordsPerChain = 4 * kGroupsPerChain;
 constexpr std::size_t kMaxChains = 4;
+#elif defined(__AVX2__)
+constexpr std::size_t kGroupsPerChain = 4;
+constexpr std::size_t kMaxChains = 2;
+#else
+constexpr std::size_t kGroupsPerChain = 8;
+constexpr std::size_t kMaxChains = 4;
+#endif
+constexpr std::size_t kWordsPerChain = 4 * kGroupsPerChain;
 
 #if defined(__AVX512F__)
 
@@ -89,6 +99,59 @@ void philox_chains(std::uint64_t seed, std::uint64_t stream, std::uint64_t first
   }
   const auto [key0, key1] = next_keys();
   for (std::size_t c = 0; c < kChains; ++c) chains[c].last_round_and_store(key0, key1, words + c * kWordsPerChain);
+}
+
+#elif defined(__AVX2__)
+
+__m256i splat64_avx2(std::uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); }
+__m256i splat32_avx2(std::uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+
+// The AVX-512 Chain's scheme for four groups, one per 64-bit lane, each counter word in a lane's low
+// half (_mm256_mul_epu32 reads only those); the high halves carry leftovers that nothing reads.
+// Every round is format::philox4x32_10's, the first one included.
+struct Chain {
+  __m256i c0, c1, c2, c3;
+
+  static Chain start(std::uint64_t first_group, std::uint64_t stream) {
+    const __m256i groups = _mm256_add_epi64(splat64_avx2(first_group), _mm256_setr_epi64x(0, 1, 2, 3));
+    return {groups, _mm256_srli_epi64(groups, 32), splat64_avx2(stream & 0xFFFF'FFFFu), splat64_avx2(stream >> 32)};
+  }
+
+  void round(__m256i key0, __m256i key1) {
+    const __m256i p0 = _mm256_mul_epu32(c0, splat64_avx2(format::kPhiloxMul0));
+    const __m256i p1 = _mm256_mul_epu32(c2, splat64_avx2(format::kPhiloxMul1));
+    constexpr int kHighDown = 0xF5;  // vpshufd: each 64-bit lane's high half into its low half
+    c0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p1, kHighDown), c1), key0);
+    c1 = p1;
+    c2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p0, kHighDown), c3), key1);
+    c3 = p0;
+  }
+
+  // The four groups' words in element order: each group's pairs (c0, c1) and (c2, c3) side by side.
+  void store(std::uint32_t* words) const {
+    constexpr int kOddWords = 0xAA;  // vpblendd: the second operand's odd 32-bit words
+    const __m256i c01 = _mm256_blend_epi32(c0, _mm256_slli_epi64(c1, 32), kOddWords);
+    const __m256i c23 = _mm256_blend_epi32(c2, _mm256_slli_epi64(c3, 32), kOddWords);
+    const __m256i even_groups = _mm256_unpacklo_epi64(c01, c23), odd_groups = _mm256_unpackhi_epi64(c01, c23);
+    auto* out = reinterpret_cast<__m256i*>(words);
+    _mm256_storeu_si256(out, _mm256_permute2x128_si256(even_groups, odd_groups, 0x20));
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(even_groups, odd_groups, 0x31));
+  }
+};
+
+// Writes the words of kChains · 4 groups from first_group on, in element order.
+template <std::size_t kChains>
+void philox_chains(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_group, std::uint32_t* words) {
+  auto k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  Chain chains[kChains];
+  for (std::size_t c = 0; c < kChains; ++c) chains[c] = Chain::start(first_group + c * kGroupsPerChain, stream);
+  for (int round = 0; round < 10; ++round) {
+    const __m256i key0 = splat32_avx2(k0), key1 = splat32_avx2(k1);
+    for (Chain& chain : chains) chain.round(key0, key1);
+    k0 += format::kPhiloxWeyl0;
+    k1 += format::kPhiloxWeyl1;
+  }
+  for (std::size_t c = 0; c < kChains; ++c) chains[c].store(words + c * kWordsPerChain);
 }
 
 #else

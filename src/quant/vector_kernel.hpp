@@ -5,8 +5,8 @@
 // counts as quantize_block_portable(): a vector of sixteen that holds anything its formulation
 // does not cover (Inf, NaN, a product x·s beyond float32 or at least 2^(105 + M), or beyond max
 // finite in a format whose overflow gives Inf or NaN) is handed to the portable kernel whole.
-// Nothing it returns depends on where the arrays start. AVX2 builds have one for nearest-even on
-// grids with a mantissa bit (quant/vector_kernel_avx2.cpp); other builds have none.
+// Nothing it returns depends on where the arrays start. AVX2 builds have one too, eight elements per
+// instruction, with the same results and sums (quant/vector_kernel_avx2.cpp); other builds have none.
 #include <cstddef>
 #include <cstdint>
 

@@ -1,10 +1,11 @@
 // The quantizer's vector kernel (quant/vector_kernel.hpp) for AVX2 without AVX-512: nearest-even
-// rounding on simple grids whose mantissa has at least one bit, the rounding and format every
-// training recipe's forward and backward operands take. It follows quant/vector_kernel.cpp's AVX-512
-// kernel's arithmetic, sixteen elements as two 8-float halves taken in separate passes (Kernel), and
-// keeps its statistics in the same sixteen lanes, each summed in the same order, so that both
-// kernels give the same bits and the same sums. Stochastic rounding and grids of powers of two stay
-// with the portable kernel here.
+// and stochastic rounding on every simple grid, grids of powers of two (E7M0) included, as the
+// AVX-512 kernel of quant/vector_kernel.cpp covers them. It follows that kernel's arithmetic,
+// sixteen elements as two 8-float halves taken in separate passes (Kernel); where AVX2 lacks an
+// instruction that kernel uses (stochastic rounding below min normal takes a rounding mode and an
+// unsigned conversion there), it takes format::round_stochastic_simple()'s formulas, which give the
+// same bits. It keeps its statistics in the same sixteen lanes, each summed in the same order, so
+// that both kernels give the same bits and the same sums.
 #include "quant/vector_kernel.hpp"
 
 #if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
@@ -27,6 +28,8 @@ namespace {
 
 using format::Format;
 using format::Rounding;
+constexpr Rounding kNearest = Rounding::nearest_even;
+constexpr Rounding kStochastic = Rounding::stochastic;
 using vector_lanes::lane_of;
 using vector_lanes::largest_finite_exponent;
 using vector_lanes::lanes_before;
@@ -56,14 +59,23 @@ void store_half(float* p, unsigned lanes, int h, __m256 v) {
   _mm256_maskstore_ps(p + 8 * h, half_mask(lanes, h), v);
 }
 
-// The AVX-512 kernel's Grid, for nearest-even with M ≥ 1. Magnitudes are below 2^31, so signed
-// comparisons order them as unsigned ones do.
+// The AVX-512 kernel's Grid. Magnitudes are below 2^31, so signed comparisons order them as
+// unsigned ones do.
 struct Grid {
-  __m256i max_finite, min_normal, own_limit, plain_limit, shift_offset;
+  __m256i max_finite, min_normal, own_limit, plain_limit;
+  __m256i shift_offset;                      // nearest-even, M ≥ 1: (23 − M) in the exponent field
+  __m256i keep_mask, step;                   // the float32 bits a normal value keeps; one step of them
+  __m256i half_step_less_one, parity_offset; // M = 0: round_nearest_even_simple()'s constants
+  __m128i remainder_shift;                   // stochastic: 32 − the bits a normal value drops
+  __m256 subnormal_shift;                    // M = 0, below min normal: 2^(emin + 23)
+  // Stochastic, below min normal: 2^(M − emin) in two factors (it need not be a float32), and the
+  // subnormal step 2^(emin − M).
+  __m256 to_steps_first, to_steps_rest, subnormal_step;
 
   explicit Grid(const Format& f) {
     const int M = f.spec.mantissa_bits;
     const int dropped = format::kFloatMantissaBits - M;
+    const std::uint32_t dropped_mask = (1u << dropped) - 1u;
     max_finite = splat(f.max_finite_bits);
     const bool saturates = f.spec.overflow == format::Overflow::saturate || !f.has_nan;
     const std::uint32_t shift_limit = format::float_bits(format::exp2_exact(105 + M)) - 1u;
@@ -72,8 +84,28 @@ struct Grid {
     plain_limit = splat(std::min(limit, f.max_finite_bits));
     min_normal = splat(f.min_normal_bits);
     shift_offset = splat(static_cast<std::uint32_t>(dropped) << format::kFloatMantissaBits);
+    keep_mask = splat(~dropped_mask);
+    step = splat(1u << dropped);
+    half_step_less_one = splat(dropped_mask >> 1);
+    parity_offset = splat(static_cast<std::uint32_t>(f.spec.bias + 1) & 1u);
+    remainder_shift = _mm_cvtsi32_si128(32 - dropped);
+    subnormal_shift = _mm256_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
+    const int to_steps = M - f.min_normal_exp, first = std::min(to_steps, 100);
+    to_steps_first = _mm256_set1_ps(format::exp2_exact(first));
+    to_steps_rest = _mm256_set1_ps(format::exp2_exact(to_steps - first));
+    subnormal_step = _mm256_set1_ps(format::exp2_exact(f.min_normal_exp - M));
   }
 };
+
+// a < b on unsigned lanes (all ones where true): AVX2 compares only signed ones, so both operands
+// have their top bit flipped.
+__m256i less_unsigned(__m256i a, __m256i b) {
+  const __m256i top = splat(format::kSignBit);
+  return _mm256_cmpgt_epi32(_mm256_xor_si256(b, top), _mm256_xor_si256(a, top));
+}
+
+// x where the mask lane is all ones, else y.
+__m256i select(__m256i mask, __m256i x, __m256i y) { return _mm256_blendv_epi8(y, x, mask); }
 
 // 2^k for lanes k in [−127, 127], exactly: 2^−127 is the one subnormal.
 __m256 exp2_lanes(__m256i k) {
@@ -89,6 +121,38 @@ __m256i round_nearest_even(const Grid& g, __m256i a) {
   const __m256i exponent = _mm256_max_epu32(_mm256_and_si256(a, splat(format::kFloatInfBits)), g.min_normal);
   const __m256 shift = _mm256_castsi256_ps(_mm256_add_epi32(exponent, g.shift_offset));
   return _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), shift), shift));
+}
+
+// The AVX-512 kernel's round_nearest_even_powers_of_two() (M = 0), in round_nearest_even_simple()'s
+// words: a tie goes up where the kept bits' lowest, offset by the bias's parity, is odd.
+[[gnu::always_inline]] inline __m256i round_nearest_even_powers_of_two(const Grid& g, __m256i a) {
+  const __m256i lsb =
+      _mm256_and_si256(_mm256_add_epi32(_mm256_srli_epi32(a, format::kFloatMantissaBits), g.parity_offset), splat(1));
+  const __m256i normal = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(a, g.half_step_less_one), lsb), g.keep_mask);
+  const __m256 shifted = _mm256_add_ps(_mm256_castsi256_ps(a), g.subnormal_shift);
+  const __m256i subnormal = _mm256_castps_si256(_mm256_sub_ps(shifted, g.subnormal_shift));
+  return select(_mm256_cmpgt_epi32(g.min_normal, a), subnormal, normal);
+}
+
+// round_stochastic_simple(), lane by lane: above min normal the dropped bits, taken to the top of a
+// word, against the random word; below it |x| in subnormal steps, whose whole part and fraction
+// come from exact conversions (the fraction to 32 bits in two 16-bit halves, as AVX2 converts only
+// to signed integers).
+[[gnu::always_inline]] inline __m256i round_stochastic(const Grid& g, __m256i a, __m256i random) {
+  const __m256i up = less_unsigned(random, _mm256_sll_epi32(a, g.remainder_shift));
+  const __m256i normal = _mm256_add_epi32(_mm256_and_si256(a, g.keep_mask), _mm256_and_si256(up, g.step));
+
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_castsi256_ps(a), g.to_steps_first), g.to_steps_rest);
+  const __m256i whole = _mm256_cvttps_epi32(y);
+  const __m256 fraction = _mm256_sub_ps(y, _mm256_cvtepi32_ps(whole));
+  const __m256 sixteen_bits = _mm256_set1_ps(65536.0f);
+  const __m256 high_part = _mm256_mul_ps(fraction, sixteen_bits);
+  const __m256i high = _mm256_cvttps_epi32(high_part);
+  const __m256i low = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_sub_ps(high_part, _mm256_cvtepi32_ps(high)), sixteen_bits));
+  const __m256i sub_up = less_unsigned(random, _mm256_or_si256(_mm256_slli_epi32(high, 16), low));
+  const __m256i steps = _mm256_sub_epi32(whole, sub_up);  // a true lane is −1
+  const __m256i subnormal = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(steps), g.subnormal_step));
+  return select(_mm256_cmpgt_epi32(g.min_normal, a), subnormal, normal);
 }
 
 // The AVX-512 kernel's sum_lanes over [half][quarter] registers: lane k with k + 8, k + 4, k + 2, k + 1.
@@ -206,12 +270,20 @@ struct Accumulators {
   }
 };
 
-// The AVX-512 kernel's Kernel for nearest-even, one half of a vector at a time: a pass over an
-// array takes the first eight lanes of every vector, a second pass the last eight. Each lane still
-// adds its elements in order, so the sums are the AVX-512 kernel's; and a pass keeps only its half's
-// sums in registers, where all sixteen lanes' sums with the grid's constants would not fit AVX2's
-// sixteen registers and went through memory for every vector.
-template <bool kNegativeZero>
+// Half h of the random words at p whose lanes `lanes` are elements, as load_half() loads floats.
+__m256i load_words_half(const std::uint32_t* p, unsigned lanes, int h) {
+  const auto* words = reinterpret_cast<const int*>(p + 8 * h);
+  if (whole_half(lanes, h)) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
+  return _mm256_maskload_epi32(words, half_mask(lanes, h));
+}
+
+// The AVX-512 kernel's Kernel, one half of a vector at a time: a pass over an array takes the first
+// eight lanes of every vector, a second pass the last eight. Each lane still adds its elements in
+// order, so the sums are the AVX-512 kernel's; and a pass keeps only its half's sums in registers,
+// where all sixteen lanes' sums with the grid's constants would not fit AVX2's sixteen registers and
+// went through memory for every vector. `random` (stochastic rounding only) holds a word per
+// element, lane for lane with `in`.
+template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Kernel {
   Grid grid;
 
@@ -219,14 +291,21 @@ struct Kernel {
   // and counted, or false, having written and counted nothing, where a lane's product is past the
   // kernel's reach.
   template <int H, bool kExactInverse, bool kAmax = true>
-  [[gnu::always_inline]] bool quantize_half(const float* in, float* out, unsigned valid, __m256 scale, __m256 back,
-                                            Accumulators& acc) const {
+  [[gnu::always_inline]] bool quantize_half(const float* in, float* out, const std::uint32_t* random, unsigned valid,
+                                            __m256 scale, __m256 back, Accumulators& acc) const {
     const __m256 x = load_half(in, valid, H);
     const __m256i product = _mm256_castps_si256(_mm256_mul_ps(x, scale));
     const __m256i a = _mm256_and_si256(product, splat(~format::kSignBit));
     const unsigned beyond = bits_of(_mm256_cmpgt_epi32(a, grid.plain_limit), H);
     if (beyond && bits_of(_mm256_cmpgt_epi32(a, grid.own_limit), H)) return false;
-    __m256i on_grid = round_nearest_even(grid, a);
+    __m256i on_grid;
+    if constexpr (R == kStochastic) {
+      on_grid = round_stochastic(grid, a, load_words_half(random, valid, H));
+    } else if constexpr (kPowersOfTwo) {
+      on_grid = round_nearest_even_powers_of_two(grid, a);
+    } else {
+      on_grid = round_nearest_even(grid, a);
+    }
     unsigned overflowed = 0;
     if (beyond) {
       overflowed = bits_of(_mm256_cmpgt_epi32(on_grid, grid.max_finite), H);
@@ -241,85 +320,100 @@ struct Kernel {
     return true;
   }
 
-  void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value, std::size_t first_lane,
-           Accumulators& acc, QuantStats& handed_over) const {
+  void run(const Format& f, const float* in, float* out, const std::uint32_t* random, std::size_t n, float scale_value,
+           std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
     if (is_power_of_two_scale(scale_value)) {
-      run<true>(f, in, out, n, scale_value, 1.0f / scale_value, first_lane, acc, handed_over);
+      run<true>(f, in, out, random, n, scale_value, 1.0f / scale_value, first_lane, acc, handed_over);
     } else {
-      run<false>(f, in, out, n, scale_value, scale_value, first_lane, acc, handed_over);
+      run<false>(f, in, out, random, n, scale_value, scale_value, first_lane, acc, handed_over);
     }
   }
 
   template <bool kExactInverse>
-  [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
-                                  float back_value, std::size_t first_lane, Accumulators& acc,
-                                  QuantStats& handed_over) const {
+  [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, const std::uint32_t* random,
+                                  std::size_t n, float scale_value, float back_value, std::size_t first_lane,
+                                  Accumulators& acc, QuantStats& handed_over) const {
     // A copy that nothing outside this function can reach, so that the sums stay in registers
     // through the loop rather than going through memory for every vector.
     Accumulators sums = acc;
     const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(back_value);
-    pass<0, kExactInverse>(f, in, out, n, first_lane, scale, back, scale_value, sums, handed_over);
-    pass<1, kExactInverse>(f, in, out, n, first_lane, scale, back, scale_value, sums, handed_over);
+    const Elements at{in, out, random};
+    pass<0, kExactInverse>(f, at, n, first_lane, scale, back, scale_value, sums, handed_over);
+    pass<1, kExactInverse>(f, at, n, first_lane, scale, back, scale_value, sums, handed_over);
     acc = sums;
   }
 
-  // Half H of every vector over the n elements at `in`, which begin at lane `first_lane`.
+  // Where a run's elements are: inputs, outputs and their random words (null for nearest-even).
+  struct Elements {
+    const float* in;
+    float* out;
+    const std::uint32_t* random;
+
+    Elements operator+(std::size_t e) const { return {in + e, out + e, random ? random + e : nullptr}; }
+  };
+
+  // Half H of every vector over the n elements at `at`, which begin at lane `first_lane`.
   template <int H, bool kExactInverse>
-  [[gnu::always_inline]] void pass(const Format& f, const float* in, float* out, std::size_t n, std::size_t first_lane,
+  [[gnu::always_inline]] void pass(const Format& f, const Elements& at, std::size_t n, std::size_t first_lane,
                                    __m256 scale, __m256 back, float scale_value, Accumulators& sums,
                                    QuantStats& handed_over) const {
     std::size_t e = 0;
     if (first_lane != 0) {
       e = std::min(kLanes - first_lane, n);
-      step<H, kExactInverse>(f, in, out, first_lane, e, scale, back, scale_value, sums, handed_over);
+      step<H, kExactInverse>(f, at, first_lane, e, scale, back, scale_value, sums, handed_over);
     }
     for (; e + kLanes <= n; e += kLanes) {
-      step<H, kExactInverse>(f, in + e, out + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
+      step<H, kExactInverse>(f, at + e, 0, kLanes, scale, back, scale_value, sums, handed_over);
     }
-    if (e < n) step<H, kExactInverse>(f, in + e, out + e, 0, n - e, scale, back, scale_value, sums, handed_over);
+    if (e < n) step<H, kExactInverse>(f, at + e, 0, n - e, scale, back, scale_value, sums, handed_over);
   }
 
-  // Half H of the `count` elements at `in` taken as one vector from lane `lane` on: this kernel's,
+  // Half H of the `count` elements at `at` taken as one vector from lane `lane` on: this kernel's,
   // or where it does not cover them, the portable kernel's (hand_over), whose sums are added in
   // this kernel's lanes.
   template <int H, bool kExactInverse>
-  [[gnu::always_inline]] void step(const Format& f, const float* in, float* out, std::size_t lane, std::size_t count,
+  [[gnu::always_inline]] void step(const Format& f, const Elements& at, std::size_t lane, std::size_t count,
                                    __m256 scale, __m256 back, float scale_value, Accumulators& sums,
                                    QuantStats& handed_over) const {
     const unsigned valid = (((1u << count) - 1u) << lane) & (0xFFu << (8 * H));
     if (valid == 0) return;
-    const float* in_vector = lanes_before(in, lane);
-    float* out_vector = lanes_before(out, lane);
-    if (quantize_half<H, kExactInverse>(in_vector, out_vector, valid, scale, back, sums)) [[likely]] return;
+    const float* in_vector = lanes_before(at.in, lane);
+    float* out_vector = lanes_before(at.out, lane);
+    const std::uint32_t* words_vector = at.random ? lanes_before(at.random, lane) : nullptr;
+    if (quantize_half<H, kExactInverse>(in_vector, out_vector, words_vector, valid, scale, back, sums)) [[likely]] {
+      return;
+    }
     const __m256 x = load_half(in_vector, valid, H);  // `in` may be `out`
     const auto first = static_cast<std::size_t>(std::countr_zero(valid));
     const auto end = static_cast<std::size_t>(std::bit_width(valid));
-    hand_over(f, in_vector + first, out_vector + first, end - first, scale_value, handed_over);
+    hand_over(f, in_vector + first, out_vector + first, words_vector ? words_vector + first : nullptr, end - first,
+              scale_value, handed_over);
     sums.template add_handed_over<H>(x, load_half(out_vector, valid, H));
   }
 
   // The portable kernel's work on lanes this one does not cover, with its counts; its sums are
   // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
-  [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, std::size_t count, float scale,
-                                          QuantStats& handed_over) {
+  [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, const std::uint32_t* random,
+                                          std::size_t count, float scale, QuantStats& handed_over) {
     QuantStats portable;
-    quantize_block_portable(f, Rounding::nearest_even, in, out, count, scale, nullptr, portable);
+    quantize_block_portable(f, R, in, out, count, scale, random, portable);
     portable.sum_sq_error = portable.sum_sq_input = 0.0;
     handed_over.merge(portable);
   }
 };
 
-// The AVX-512 kernel's Quantizer for nearest-even.
-template <bool kNegativeZero>
+// The AVX-512 kernel's Quantizer, for one rounding, sign rule and (nearest-even) kind of grid.
+template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Quantizer {
-  static void block(const Format& f, const float* in, float* out, std::size_t n, float scale, QuantStats& stats) {
-    if (!outputs_stay_finite(f, scale)) {
-      return quantize_block_portable(f, Rounding::nearest_even, in, out, n, scale, nullptr, stats);
-    }
-    const Kernel<kNegativeZero> kernel{Grid(f)};
+  using QuantKernel = Kernel<R, kNegativeZero, kPowersOfTwo>;
+
+  static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                    const std::uint32_t* random, QuantStats& stats) {
+    if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
+    const QuantKernel kernel{Grid(f)};
     Accumulators acc;
     QuantStats handed_over;
-    kernel.run(f, in, out, n, scale, lane_of(in), acc, handed_over);
+    kernel.run(f, in, out, random, n, scale, lane_of(in), acc, handed_over);
     stats.merge(acc.totals());
     stats.merge(handed_over);
   }
@@ -329,27 +423,28 @@ struct Quantizer {
   // checked by its exponent: per block, a division by the scale costs as much as the rounding.
   // Blocks of other lengths, or with an exponent past the kernel's reach, go one at a time.
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
-                            const int* exponents, std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
-    const Kernel<kNegativeZero> kernel{Grid(f)};
+                            const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
+                            QuantStats& stats, std::size_t segment) {
+    const QuantKernel kernel{Grid(f)};
     const int largest_exponent = largest_finite_exponent(f);
     Accumulators sums;
     QuantStats handed_over;
     const std::size_t blocks = (n + block - 1) / block;
     if (block % kLanes == 0 && n % block == 0 &&
         std::all_of(exponents, exponents + blocks, [&](int e) { return e <= largest_exponent; })) {
-      whole_vector_blocks(kernel, f, in, out, n, block, exponents, overflows, segment, sums, handed_over, stats);
+      whole_vector_blocks(kernel, f, in, out, random, n, block, exponents, overflows, segment, sums, handed_over, stats);
     } else {
       std::size_t segment_end = std::min(segment, n);
       for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
         const std::size_t len = std::min(block, n - begin);
+        const std::uint32_t* words = random ? random + begin : nullptr;
         const float scale_value = format::exp2_exact(-exponents[b]);
         const std::uint64_t before = sums.overflow + handed_over.overflow;
         if (exponents[b] <= largest_exponent) {
-          kernel.template run<true>(f, in + begin, out + begin, len, scale_value, format::exp2_exact(exponents[b]), 0,
-                                    sums, handed_over);
+          kernel.template run<true>(f, in + begin, out + begin, words, len, scale_value, format::exp2_exact(exponents[b]),
+                                    0, sums, handed_over);
         } else {
-          quantize_block_portable(f, Rounding::nearest_even, in + begin, out + begin, len, scale_value, nullptr,
-                                  handed_over);
+          quantize_block_portable(f, R, in + begin, out + begin, len, scale_value, words, handed_over);
         }
         overflows[b] = sums.overflow + handed_over.overflow - before;
         if (begin + len >= segment_end) {
@@ -368,20 +463,21 @@ struct Quantizer {
   // scales are computed for the group beforehand, out of the passes' loops.
   static constexpr std::size_t kGroupBlocks = 64;
 
-  // Blocks of a group: their elements, scales, inverse scales and overflow counts.
+  // Blocks of a group: their elements and random words, scales, inverse scales and overflow counts.
   struct Group {
-    const float* in;
-    float* out;
+    typename QuantKernel::Elements at;
     std::size_t blocks, block;
     const float *scales, *backs;
     std::uint64_t* overflows;
   };
 
-  static void whole_vector_blocks(const Kernel<kNegativeZero>& kernel, const Format& f, const float* in, float* out,
-                                  std::size_t n, std::size_t block, const int* exponents, std::uint64_t* overflows,
-                                  std::size_t segment, Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
+  static void whole_vector_blocks(const QuantKernel& kernel, const Format& f, const float* in, float* out,
+                                  const std::uint32_t* random, std::size_t n, std::size_t block, const int* exponents,
+                                  std::uint64_t* overflows, std::size_t segment, Accumulators& sums,
+                                  QuantStats& handed_over, QuantStats& stats) {
     std::fill_n(overflows, n / block, std::uint64_t{0});
     alignas(32) float scales[kGroupBlocks], backs[kGroupBlocks];
+    const typename QuantKernel::Elements elements{in, out, random};
     for (std::size_t segment_begin = 0; segment_begin < n; segment_begin += segment) {
       const std::size_t segment_end = std::min(segment_begin + segment, n);
       for (std::size_t begin = segment_begin; begin < segment_end; begin += kGroupBlocks * block) {
@@ -390,7 +486,7 @@ struct Quantizer {
           scales[b] = format::exp2_exact(-exponents[first + b]);
           backs[b] = format::exp2_exact(exponents[first + b]);
         }
-        const Group group{in + begin, out + begin, blocks, block, scales, backs, overflows + first};
+        const Group group{elements + begin, blocks, block, scales, backs, overflows + first};
         if (block == 2 * kLanes) {
           blocks_pass<0, 2>(kernel, f, group, sums, handed_over);
           blocks_pass<1, 2>(kernel, f, group, sums, handed_over);
@@ -406,14 +502,14 @@ struct Quantizer {
   // Half H of every vector of a group; adds each block's overflows. With kVectors (mx8's 32
   // elements: two) the loop over a block's vectors is unrolled; other sizes (kVectors = 0) loop.
   template <int H, std::size_t kVectors>
-  static void blocks_pass(const Kernel<kNegativeZero>& kernel, const Format& f, const Group& g, Accumulators& sums,
+  static void blocks_pass(const QuantKernel& kernel, const Format& f, const Group& g, Accumulators& sums,
                           QuantStats& handed_over) {
     const std::size_t vectors_per_block = kVectors ? kVectors : g.block / kLanes;
     for (std::size_t b = 0; b < g.blocks; ++b) {
       const __m256 scale = _mm256_broadcast_ss(g.scales + b), back = _mm256_broadcast_ss(g.backs + b);
       const std::uint64_t before = sums.overflow + handed_over.overflow;
       for (std::size_t v = 0, e = b * g.block; v < vectors_per_block; ++v, e += kLanes) {
-        kernel.template step<H, true>(f, g.in + e, g.out + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
+        kernel.template step<H, true>(f, g.at + e, 0, kLanes, scale, back, g.scales[b], sums, handed_over);
       }
       g.overflows[b] += sums.overflow + handed_over.overflow - before;
     }
@@ -428,11 +524,12 @@ struct Quantizer {
     handed_over.sum_sq_error = handed_over.sum_sq_input = 0.0;
   }
 
+  // Row r's random words are random[16·r + j] (quantize_column_blocks_vector).
   static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
                             std::size_t width, const float* finite_amax, bool all_finite, const int* exponents,
-                            std::uint32_t& clipped_columns, QuantStats& stats) {
+                            const std::uint32_t* random, std::uint32_t& clipped_columns, QuantStats& stats) {
     if (!all_finite) return false;
-    const Kernel<kNegativeZero> kernel{Grid(f)};
+    const QuantKernel kernel{Grid(f)};
     // Lanes past `width` take exponent 0 (scale 1) and amax 0.
     int lane_exponents[kLanes] = {};
     float amax[kLanes] = {};
@@ -458,15 +555,17 @@ struct Quantizer {
       }
     }
     const unsigned valid = (1u << width) - 1u;
+    const auto words = [random](std::size_t r) { return random ? random + kLanes * r : nullptr; };
     // Every value is finite, so the tile's amax is the columns' largest; and every product is
     // within the kernel's reach (checked above), so no half is refused.
     Accumulators acc;
     for (std::size_t r = 0; r < rows; ++r) {
-      kernel.template quantize_half<0, true, false>(in + r * stride, out + r * stride, valid & 0xFFu, scale[0], back[0], acc);
+      kernel.template quantize_half<0, true, false>(in + r * stride, out + r * stride, words(r), valid & 0xFFu, scale[0],
+                                                    back[0], acc);
     }
     for (std::size_t r = 0; r < rows && width > 8; ++r) {
-      kernel.template quantize_half<1, true, false>(in + r * stride, out + r * stride, valid & 0xFF00u, scale[1], back[1],
-                                                    acc);
+      kernel.template quantize_half<1, true, false>(in + r * stride, out + r * stride, words(r), valid & 0xFF00u,
+                                                    scale[1], back[1], acc);
     }
     acc.amax = _mm256_max_ps(_mm256_loadu_ps(amax), _mm256_loadu_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
@@ -475,17 +574,31 @@ struct Quantizer {
   }
 };
 
+// op(Quantizer<...>{}) for the rounding, the format's sign rule and, for nearest-even, whether its
+// grid is powers of two.
+template <typename Op>
+void with_quantizer(const Format& f, Rounding rounding, const Op& op) {
+  const bool negative_zero = f.has_negative_zero, powers_of_two = f.spec.mantissa_bits == 0;
+  if (rounding == kStochastic) {
+    if (negative_zero) return op(Quantizer<kStochastic, true, false>{});
+    return op(Quantizer<kStochastic, false, false>{});
+  }
+  if (negative_zero && powers_of_two) return op(Quantizer<kNearest, true, true>{});
+  if (negative_zero) return op(Quantizer<kNearest, true, false>{});
+  if (powers_of_two) return op(Quantizer<kNearest, false, true>{});
+  op(Quantizer<kNearest, false, false>{});
+}
+
 }  // namespace
 
 bool has_vector_kernel(const Format& f, Rounding rounding) {
-  return rounding == Rounding::nearest_even && format::has_simple_grid(f) && f.spec.mantissa_bits >= 1;
+  return (rounding == kNearest || rounding == kStochastic) && format::has_simple_grid(f);
 }
 
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
                            const std::uint32_t* random, QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
-  if (f.has_negative_zero) return Quantizer<true>::block(f, in, out, n, scale, stats);
-  Quantizer<false>::block(f, in, out, n, scale, stats);
+  with_quantizer(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
@@ -494,21 +607,22 @@ void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const flo
   if (!has_vector_kernel(f, rounding)) {
     return quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
   }
-  if (f.has_negative_zero) return Quantizer<true>::scaled_blocks(f, in, out, n, block, exponents, overflows, stats, segment);
-  Quantizer<false>::scaled_blocks(f, in, out, n, block, exponents, overflows, stats, segment);
+  with_quantizer(f, rounding, [&](auto quantizer) {
+    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
+  });
 }
 
 bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t stride,
                                    std::size_t rows, std::size_t width, const float* finite_amax, bool all_finite,
-                                   const int* exponents, const std::uint32_t*, std::uint32_t& clipped_columns,
+                                   const int* exponents, const std::uint32_t* random, std::uint32_t& clipped_columns,
                                    QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return false;
-  if (f.has_negative_zero) {
-    return Quantizer<true>::column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents,
-                                          clipped_columns, stats);
-  }
-  return Quantizer<false>::column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents,
-                                         clipped_columns, stats);
+  bool done = false;
+  with_quantizer(f, rounding, [&](auto quantizer) {
+    done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
+                                   clipped_columns, stats);
+  });
+  return done;
 }
 
 }  // namespace altgrad::quant
