@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "format/codec.hpp"
 #include "quant/quantize.hpp"
@@ -59,23 +60,16 @@ void store_half(float* p, unsigned lanes, int h, __m256 v) {
   _mm256_maskstore_ps(p + 8 * h, half_mask(lanes, h), v);
 }
 
-// The AVX-512 kernel's Grid. Magnitudes are below 2^31, so signed comparisons order them as
-// unsigned ones do.
+// The AVX-512 kernel's Grid: what every rounding takes. Magnitudes are below 2^31, so signed
+// comparisons order them as unsigned ones do. A kernel holds only the constants its rounding uses
+// (PowersOfTwo, Stochastic): with more, GCC kept the nearest-even kernel's sums in memory.
 struct Grid {
   __m256i max_finite, min_normal, own_limit, plain_limit;
-  __m256i shift_offset;                      // nearest-even, M ≥ 1: (23 − M) in the exponent field
-  __m256i keep_mask, step;                   // the float32 bits a normal value keeps; one step of them
-  __m256i half_step_less_one, parity_offset; // M = 0: round_nearest_even_simple()'s constants
-  __m128i remainder_shift;                   // stochastic: 32 − the bits a normal value drops
-  __m256 subnormal_shift;                    // M = 0, below min normal: 2^(emin + 23)
-  // Stochastic, below min normal: 2^(M − emin) in two factors (it need not be a float32), and the
-  // subnormal step 2^(emin − M).
-  __m256 to_steps_first, to_steps_rest, subnormal_step;
+  __m256i shift_offset;  // nearest-even, M ≥ 1: (23 − M) in the exponent field
 
   explicit Grid(const Format& f) {
     const int M = f.spec.mantissa_bits;
     const int dropped = format::kFloatMantissaBits - M;
-    const std::uint32_t dropped_mask = (1u << dropped) - 1u;
     max_finite = splat(f.max_finite_bits);
     const bool saturates = f.spec.overflow == format::Overflow::saturate || !f.has_nan;
     const std::uint32_t shift_limit = format::float_bits(format::exp2_exact(105 + M)) - 1u;
@@ -84,17 +78,47 @@ struct Grid {
     plain_limit = splat(std::min(limit, f.max_finite_bits));
     min_normal = splat(f.min_normal_bits);
     shift_offset = splat(static_cast<std::uint32_t>(dropped) << format::kFloatMantissaBits);
+  }
+};
+
+// Nearest-even on a grid of powers of two (M = 0): round_nearest_even_simple()'s constants.
+struct PowersOfTwo {
+  __m256i keep_mask, half_step_less_one, parity_offset;
+  __m256 subnormal_shift;  // below min normal: 2^(emin + 23)
+
+  explicit PowersOfTwo(const Format& f) {
+    const std::uint32_t dropped_mask = (1u << format::kFloatMantissaBits) - 1u;
     keep_mask = splat(~dropped_mask);
-    step = splat(1u << dropped);
     half_step_less_one = splat(dropped_mask >> 1);
     parity_offset = splat(static_cast<std::uint32_t>(f.spec.bias + 1) & 1u);
+    subnormal_shift = _mm256_set1_ps(format::exp2_exact(f.min_normal_exp + format::kFloatMantissaBits));
+  }
+};
+
+// Stochastic rounding: round_stochastic_simple()'s constants.
+struct Stochastic {
+  __m256i keep_mask, step;   // the float32 bits a normal value keeps; one step of them
+  __m128i remainder_shift;   // 32 − the bits a normal value drops
+  // Below min normal: 2^(M − emin) in two factors (it need not be a float32), and the subnormal
+  // step 2^(emin − M).
+  __m256 to_steps_first, to_steps_rest, subnormal_step;
+
+  explicit Stochastic(const Format& f) {
+    const int M = f.spec.mantissa_bits;
+    const int dropped = format::kFloatMantissaBits - M;
+    keep_mask = splat(~((1u << dropped) - 1u));
+    step = splat(1u << dropped);
     remainder_shift = _mm_cvtsi32_si128(32 - dropped);
-    subnormal_shift = _mm256_set1_ps(format::exp2_exact(f.min_normal_exp - M + format::kFloatMantissaBits));
     const int to_steps = M - f.min_normal_exp, first = std::min(to_steps, 100);
     to_steps_first = _mm256_set1_ps(format::exp2_exact(first));
     to_steps_rest = _mm256_set1_ps(format::exp2_exact(to_steps - first));
     subnormal_step = _mm256_set1_ps(format::exp2_exact(f.min_normal_exp - M));
   }
+};
+
+// Nearest-even with M ≥ 1 takes nothing beyond the Grid.
+struct NoConstants {
+  explicit NoConstants(const Format&) {}
 };
 
 // a < b on unsigned lanes (all ones where true): AVX2 compares only signed ones, so both operands
@@ -125,12 +149,13 @@ __m256i round_nearest_even(const Grid& g, __m256i a) {
 
 // The AVX-512 kernel's round_nearest_even_powers_of_two() (M = 0), in round_nearest_even_simple()'s
 // words: a tie goes up where the kept bits' lowest, offset by the bias's parity, is odd.
-[[gnu::always_inline]] inline __m256i round_nearest_even_powers_of_two(const Grid& g, __m256i a) {
+[[gnu::always_inline]] inline __m256i round_nearest_even_powers_of_two(const Grid& g, const PowersOfTwo& p,
+                                                                       __m256i a) {
   const __m256i lsb =
-      _mm256_and_si256(_mm256_add_epi32(_mm256_srli_epi32(a, format::kFloatMantissaBits), g.parity_offset), splat(1));
-  const __m256i normal = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(a, g.half_step_less_one), lsb), g.keep_mask);
-  const __m256 shifted = _mm256_add_ps(_mm256_castsi256_ps(a), g.subnormal_shift);
-  const __m256i subnormal = _mm256_castps_si256(_mm256_sub_ps(shifted, g.subnormal_shift));
+      _mm256_and_si256(_mm256_add_epi32(_mm256_srli_epi32(a, format::kFloatMantissaBits), p.parity_offset), splat(1));
+  const __m256i normal = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(a, p.half_step_less_one), lsb), p.keep_mask);
+  const __m256 shifted = _mm256_add_ps(_mm256_castsi256_ps(a), p.subnormal_shift);
+  const __m256i subnormal = _mm256_castps_si256(_mm256_sub_ps(shifted, p.subnormal_shift));
   return select(_mm256_cmpgt_epi32(g.min_normal, a), subnormal, normal);
 }
 
@@ -138,11 +163,12 @@ __m256i round_nearest_even(const Grid& g, __m256i a) {
 // word, against the random word; below it |x| in subnormal steps, whose whole part and fraction
 // come from exact conversions (the fraction to 32 bits in two 16-bit halves, as AVX2 converts only
 // to signed integers).
-[[gnu::always_inline]] inline __m256i round_stochastic(const Grid& g, __m256i a, __m256i random) {
-  const __m256i up = less_unsigned(random, _mm256_sll_epi32(a, g.remainder_shift));
-  const __m256i normal = _mm256_add_epi32(_mm256_and_si256(a, g.keep_mask), _mm256_and_si256(up, g.step));
+[[gnu::always_inline]] inline __m256i round_stochastic(const Grid& g, const Stochastic& s, __m256i a,
+                                                       __m256i random) {
+  const __m256i up = less_unsigned(random, _mm256_sll_epi32(a, s.remainder_shift));
+  const __m256i normal = _mm256_add_epi32(_mm256_and_si256(a, s.keep_mask), _mm256_and_si256(up, s.step));
 
-  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_castsi256_ps(a), g.to_steps_first), g.to_steps_rest);
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_castsi256_ps(a), s.to_steps_first), s.to_steps_rest);
   const __m256i whole = _mm256_cvttps_epi32(y);
   const __m256 fraction = _mm256_sub_ps(y, _mm256_cvtepi32_ps(whole));
   const __m256 sixteen_bits = _mm256_set1_ps(65536.0f);
@@ -151,7 +177,7 @@ __m256i round_nearest_even(const Grid& g, __m256i a) {
   const __m256i low = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_sub_ps(high_part, _mm256_cvtepi32_ps(high)), sixteen_bits));
   const __m256i sub_up = less_unsigned(random, _mm256_or_si256(_mm256_slli_epi32(high, 16), low));
   const __m256i steps = _mm256_sub_epi32(whole, sub_up);  // a true lane is −1
-  const __m256i subnormal = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(steps), g.subnormal_step));
+  const __m256i subnormal = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(steps), s.subnormal_step));
   return select(_mm256_cmpgt_epi32(g.min_normal, a), subnormal, normal);
 }
 
@@ -202,9 +228,10 @@ struct Accumulators {
 
   // x and the dequantized y of half H of a vector, its lanes all finite; lanes beyond the array are
   // 0. `valid` and `overflowed` hold this half's lanes. Without kAmax the caller knows the amax
-  // already (the column tiles' own pass found it).
+  // already (the column tiles' own pass found it). Always inlined: GCC left it out of line once the
+  // kernel had more instances, and the sums then went through memory for every vector.
   template <int H, bool kAmax = true>
-  void add(__m256 x, __m256 y, __m256i on_grid, unsigned valid, unsigned overflowed) {
+  [[gnu::always_inline]] void add(__m256 x, __m256 y, __m256i on_grid, unsigned valid, unsigned overflowed) {
     count += static_cast<std::uint64_t>(std::popcount(valid));
     padding += 8 - static_cast<std::uint64_t>(std::popcount(valid));
     if (overflowed) {
@@ -285,7 +312,12 @@ __m256i load_words_half(const std::uint32_t* p, unsigned lanes, int h) {
 // element, lane for lane with `in`.
 template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Kernel {
+  using Constants =
+      std::conditional_t<R == kStochastic, Stochastic, std::conditional_t<kPowersOfTwo, PowersOfTwo, NoConstants>>;
   Grid grid;
+  [[no_unique_address]] Constants constants;
+
+  explicit Kernel(const Format& f) : grid(f), constants(f) {}
 
   // Half H of the vector at `in` whose lanes `valid` (this half's only) are elements: quantized
   // and counted, or false, having written and counted nothing, where a lane's product is past the
@@ -300,9 +332,9 @@ struct Kernel {
     if (beyond && bits_of(_mm256_cmpgt_epi32(a, grid.own_limit), H)) return false;
     __m256i on_grid;
     if constexpr (R == kStochastic) {
-      on_grid = round_stochastic(grid, a, load_words_half(random, valid, H));
+      on_grid = round_stochastic(grid, constants, a, load_words_half(random, valid, H));
     } else if constexpr (kPowersOfTwo) {
-      on_grid = round_nearest_even_powers_of_two(grid, a);
+      on_grid = round_nearest_even_powers_of_two(grid, constants, a);
     } else {
       on_grid = round_nearest_even(grid, a);
     }
@@ -343,13 +375,15 @@ struct Kernel {
     acc = sums;
   }
 
-  // Where a run's elements are: inputs, outputs and their random words (null for nearest-even).
+  // Where a run's elements are: inputs, outputs and their random words (stochastic rounding only;
+  // nearest-even carries none, so that its loops keep no pointer for them).
   struct Elements {
     const float* in;
     float* out;
     const std::uint32_t* random;
 
-    Elements operator+(std::size_t e) const { return {in + e, out + e, random ? random + e : nullptr}; }
+    Elements(const float* i, float* o, const std::uint32_t* r) : in(i), out(o), random(R == kStochastic ? r : nullptr) {}
+    Elements operator+(std::size_t e) const { return {in + e, out + e, R == kStochastic ? random + e : nullptr}; }
   };
 
   // Half H of every vector over the n elements at `at`, which begin at lane `first_lane`.
@@ -379,14 +413,14 @@ struct Kernel {
     if (valid == 0) return;
     const float* in_vector = lanes_before(at.in, lane);
     float* out_vector = lanes_before(at.out, lane);
-    const std::uint32_t* words_vector = at.random ? lanes_before(at.random, lane) : nullptr;
+    const std::uint32_t* words_vector = R == kStochastic ? lanes_before(at.random, lane) : nullptr;
     if (quantize_half<H, kExactInverse>(in_vector, out_vector, words_vector, valid, scale, back, sums)) [[likely]] {
       return;
     }
     const __m256 x = load_half(in_vector, valid, H);  // `in` may be `out`
     const auto first = static_cast<std::size_t>(std::countr_zero(valid));
     const auto end = static_cast<std::size_t>(std::bit_width(valid));
-    hand_over(f, in_vector + first, out_vector + first, words_vector ? words_vector + first : nullptr, end - first,
+    hand_over(f, in_vector + first, out_vector + first, R == kStochastic ? words_vector + first : nullptr, end - first,
               scale_value, handed_over);
     sums.template add_handed_over<H>(x, load_half(out_vector, valid, H));
   }
@@ -402,15 +436,17 @@ struct Kernel {
   }
 };
 
-// The AVX-512 kernel's Quantizer, for one rounding, sign rule and (nearest-even) kind of grid.
+// The AVX-512 kernel's Quantizer, for one rounding, sign rule and (nearest-even) kind of grid. Its
+// entry points stay functions of their own: inlined into the dispatch, all instances in one body,
+// GCC kept the column tiles' sums in memory.
 template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Quantizer {
   using QuantKernel = Kernel<R, kNegativeZero, kPowersOfTwo>;
 
-  static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
-                    const std::uint32_t* random, QuantStats& stats) {
+  [[gnu::noinline]] static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
+                                      const std::uint32_t* random, QuantStats& stats) {
     if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
-    const QuantKernel kernel{Grid(f)};
+    const QuantKernel kernel(f);
     Accumulators acc;
     QuantStats handed_over;
     kernel.run(f, in, out, random, n, scale, lane_of(in), acc, handed_over);
@@ -422,10 +458,10 @@ struct Quantizer {
   // (end_segment); a block's overflows are what the counters gained during it. A block's scale is
   // checked by its exponent: per block, a division by the scale costs as much as the rounding.
   // Blocks of other lengths, or with an exponent past the kernel's reach, go one at a time.
-  static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
-                            const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
-                            QuantStats& stats, std::size_t segment) {
-    const QuantKernel kernel{Grid(f)};
+  [[gnu::noinline]] static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n,
+                                              std::size_t block, const int* exponents, const std::uint32_t* random,
+                                              std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+    const QuantKernel kernel(f);
     const int largest_exponent = largest_finite_exponent(f);
     Accumulators sums;
     QuantStats handed_over;
@@ -524,12 +560,32 @@ struct Quantizer {
     handed_over.sum_sq_error = handed_over.sum_sq_input = 0.0;
   }
 
-  // Row r's random words are random[16·r + j] (quantize_column_blocks_vector).
-  static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
-                            std::size_t width, const float* finite_amax, bool all_finite, const int* exponents,
-                            const std::uint32_t* random, std::uint32_t& clipped_columns, QuantStats& stats) {
+  // A column tile: `rows` rows `stride` floats apart, row r's random words at random[16·r + j]
+  // (quantize_column_blocks_vector).
+  struct Tile {
+    const float* in;
+    float* out;
+    const std::uint32_t* random;
+    std::size_t stride, rows;
+  };
+
+  // Half H of every row of a tile, its lanes `valid`.
+  template <int H>
+  [[gnu::always_inline]] static void tile_half(const QuantKernel& kernel, const Tile& t, unsigned valid, __m256 scale,
+                                               __m256 back, Accumulators& acc) {
+    for (std::size_t r = 0; r < t.rows; ++r) {
+      const std::uint32_t* words = R == kStochastic ? t.random + kLanes * r : nullptr;
+      kernel.template quantize_half<H, true, false>(t.in + r * t.stride, t.out + r * t.stride, words, valid, scale, back,
+                                                    acc);
+    }
+  }
+
+  [[gnu::noinline]] static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride,
+                                              std::size_t rows, std::size_t width, const float* finite_amax,
+                                              bool all_finite, const int* exponents, const std::uint32_t* random,
+                                              std::uint32_t& clipped_columns, QuantStats& stats) {
     if (!all_finite) return false;
-    const QuantKernel kernel{Grid(f)};
+    const QuantKernel kernel(f);
     // Lanes past `width` take exponent 0 (scale 1) and amax 0.
     int lane_exponents[kLanes] = {};
     float amax[kLanes] = {};
@@ -554,18 +610,17 @@ struct Quantizer {
         return false;
       }
     }
-    const unsigned valid = (1u << width) - 1u;
-    const auto words = [random](std::size_t r) { return random ? random + kLanes * r : nullptr; };
     // Every value is finite, so the tile's amax is the columns' largest; and every product is
     // within the kernel's reach (checked above), so no half is refused.
     Accumulators acc;
-    for (std::size_t r = 0; r < rows; ++r) {
-      kernel.template quantize_half<0, true, false>(in + r * stride, out + r * stride, words(r), valid & 0xFFu, scale[0],
-                                                    back[0], acc);
-    }
-    for (std::size_t r = 0; r < rows && width > 8; ++r) {
-      kernel.template quantize_half<1, true, false>(in + r * stride, out + r * stride, words(r), valid & 0xFF00u,
-                                                    scale[1], back[1], acc);
+    const Tile tile{in, out, random, stride, rows};
+    if (width == kLanes) {
+      tile_half<0>(kernel, tile, 0xFFu, scale[0], back[0], acc);  // the common tile: no masks
+      tile_half<1>(kernel, tile, 0xFF00u, scale[1], back[1], acc);
+    } else {
+      const unsigned valid = (1u << width) - 1u;
+      tile_half<0>(kernel, tile, valid & 0xFFu, scale[0], back[0], acc);
+      if (width > 8) tile_half<1>(kernel, tile, valid & 0xFF00u, scale[1], back[1], acc);
     }
     acc.amax = _mm256_max_ps(_mm256_loadu_ps(amax), _mm256_loadu_ps(amax + 8));
     clipped_columns = acc.overflow_lanes;
