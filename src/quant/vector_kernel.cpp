@@ -375,21 +375,6 @@ struct Quantizer {
   }
 };
 
-// op(Quantizer<...>{}) for the rounding, the format's sign rule and, for nearest-even, whether its
-// grid is powers of two.
-template <typename Op>
-void with_quantizer(const Format& f, Rounding rounding, const Op& op) {
-  const bool negative_zero = f.has_negative_zero, powers_of_two = f.spec.mantissa_bits == 0;
-  if (rounding == Rounding::stochastic) {
-    if (negative_zero) return op(Quantizer<Rounding::stochastic, true, false>{});
-    return op(Quantizer<Rounding::stochastic, false, false>{});
-  }
-  if (negative_zero && powers_of_two) return op(Quantizer<Rounding::nearest_even, true, true>{});
-  if (negative_zero) return op(Quantizer<Rounding::nearest_even, true, false>{});
-  if (powers_of_two) return op(Quantizer<Rounding::nearest_even, false, true>{});
-  op(Quantizer<Rounding::nearest_even, false, false>{});
-}
-
 }  // namespace
 
 bool has_vector_kernel(const Format& f, Rounding rounding) {
@@ -398,13 +383,13 @@ bool has_vector_kernel(const Format& f, Rounding rounding) {
 
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                            float scale, const std::uint32_t* random, QuantStats& stats) {
-  with_quantizer(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                                    std::size_t block, const int* exponents, const std::uint32_t* random,
                                    std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
-  with_quantizer(f, rounding, [&](auto quantizer) {
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
     quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
   });
 }
@@ -415,7 +400,7 @@ bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const flo
                                    QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return false;
   bool done = false;
-  with_quantizer(f, rounding, [&](auto quantizer) {
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
     done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
                                    clipped_columns, stats);
   });

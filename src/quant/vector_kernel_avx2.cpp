@@ -375,14 +375,13 @@ struct Kernel {
     acc = sums;
   }
 
-  // Where a run's elements are: inputs, outputs and their random words (stochastic rounding only;
-  // nearest-even carries none, so that its loops keep no pointer for them).
+  // Where a run's elements are: inputs, outputs and their random words (read by stochastic rounding
+  // only; nearest-even's steps carry none, so that its loops keep no pointer for them).
   struct Elements {
     const float* in;
     float* out;
     const std::uint32_t* random;
 
-    Elements(const float* i, float* o, const std::uint32_t* r) : in(i), out(o), random(R == kStochastic ? r : nullptr) {}
     Elements operator+(std::size_t e) const { return {in + e, out + e, R == kStochastic ? random + e : nullptr}; }
   };
 
@@ -629,21 +628,6 @@ struct Quantizer {
   }
 };
 
-// op(Quantizer<...>{}) for the rounding, the format's sign rule and, for nearest-even, whether its
-// grid is powers of two.
-template <typename Op>
-void with_quantizer(const Format& f, Rounding rounding, const Op& op) {
-  const bool negative_zero = f.has_negative_zero, powers_of_two = f.spec.mantissa_bits == 0;
-  if (rounding == kStochastic) {
-    if (negative_zero) return op(Quantizer<kStochastic, true, false>{});
-    return op(Quantizer<kStochastic, false, false>{});
-  }
-  if (negative_zero && powers_of_two) return op(Quantizer<kNearest, true, true>{});
-  if (negative_zero) return op(Quantizer<kNearest, true, false>{});
-  if (powers_of_two) return op(Quantizer<kNearest, false, true>{});
-  op(Quantizer<kNearest, false, false>{});
-}
-
 }  // namespace
 
 bool has_vector_kernel(const Format& f, Rounding rounding) {
@@ -653,7 +637,7 @@ bool has_vector_kernel(const Format& f, Rounding rounding) {
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
                            const std::uint32_t* random, QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
-  with_quantizer(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
@@ -662,7 +646,7 @@ void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const flo
   if (!has_vector_kernel(f, rounding)) {
     return quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
   }
-  with_quantizer(f, rounding, [&](auto quantizer) {
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
     quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
   });
 }
@@ -673,7 +657,7 @@ bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const flo
                                    QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return false;
   bool done = false;
-  with_quantizer(f, rounding, [&](auto quantizer) {
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
     done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
                                    clipped_columns, stats);
   });

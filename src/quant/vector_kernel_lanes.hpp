@@ -1,7 +1,7 @@
 #pragma once
 // What the quantizer's vector kernels (quant/vector_kernel.cpp for AVX-512,
-// quant/vector_kernel_avx2.cpp for AVX2) share: where a vector of sixteen starts, and when a scale
-// lets them skip checking their outputs.
+// quant/vector_kernel_avx2.cpp for AVX2) share: where a vector of sixteen starts, when a scale
+// lets them skip checking their outputs, and which instance of their Quantizer takes a format.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +35,23 @@ inline bool outputs_stay_finite(const format::Format& f, float scale) {
 // place of the division that outputs_stay_finite() costs.
 inline int largest_finite_exponent(const format::Format& f) {
   return 127 - format::detail::floor_log2_bits(f.max_finite_bits);
+}
+
+// op(Quantizer<R, negative zero, powers of two>{}) for the rounding (nearest-even or stochastic) and
+// the format's sign rule; for nearest-even, whether its grid is powers of two (M = 0), whose ties
+// need their own formulation.
+template <template <format::Rounding, bool, bool> class Quantizer, typename Op>
+void with_quantizer(const format::Format& f, format::Rounding rounding, const Op& op) {
+  constexpr format::Rounding kNearest = format::Rounding::nearest_even, kStochastic = format::Rounding::stochastic;
+  const bool negative_zero = f.has_negative_zero, powers_of_two = f.spec.mantissa_bits == 0;
+  if (rounding == kStochastic) {
+    if (negative_zero) return op(Quantizer<kStochastic, true, false>{});
+    return op(Quantizer<kStochastic, false, false>{});
+  }
+  if (negative_zero && powers_of_two) return op(Quantizer<kNearest, true, true>{});
+  if (negative_zero) return op(Quantizer<kNearest, true, false>{});
+  if (powers_of_two) return op(Quantizer<kNearest, false, true>{});
+  op(Quantizer<kNearest, false, false>{});
 }
 
 }  // namespace altgrad::quant::vector_lanes
