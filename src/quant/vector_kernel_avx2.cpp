@@ -637,7 +637,8 @@ bool has_vector_kernel(const Format& f, Rounding rounding) {
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
                            const std::uint32_t* random, QuantStats& stats) {
   if (!has_vector_kernel(f, rounding)) return quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
-  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+  vector_lanes::with_quantizer<Quantizer>(f, rounding,
+                                          [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
