@@ -36,7 +36,7 @@ toml::array array_of(const py::list& list, const std::string& path) {
     if (py::isinstance<py::dict>(item)) {
       out.push_back(table_of(item.cast<py::dict>(), path));
     } else {
-      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " + std::string(py::str(item.get_type().attr("__name__"))));
+      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " + std::string(py::str(py::type::handle_of(item).attr("__name__"))));
     }
   }
   return out;
@@ -62,7 +62,7 @@ toml::table table_of(const py::dict& dict, const std::string& path) {
       out.insert(key, array_of(value.cast<py::list>(), where));
     } else {
       throw py::type_error(where + ": a recipe value is a bool, int, float, str, dict or list of dicts, got " +
-                           std::string(py::str(value.get_type().attr("__name__"))));
+                           std::string(py::str(py::type::handle_of(value).attr("__name__"))));
     }
   }
   return out;

@@ -86,7 +86,10 @@ SweepIndex load_sweep_index(const std::filesystem::path& dir) {
     throw ReportError(path.string() + ": key \"format\" is \"" + format + "\", expected \"altgrad-sweep/1\"");
   }
   index.base = root.value("base", "");
-  const json& runs = require(root, std::string(io::sweep_directory::kRunsKey), path.string(), json::value_t::array);
+  // Named, not temporaries: GCC 13's -Wdangling-reference warns of a reference returned by a call
+  // that was given temporaries, whatever the call returns a reference to.
+  const std::string runs_key(io::sweep_directory::kRunsKey), where = path.string();
+  const json& runs = require(root, runs_key, where, json::value_t::array);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     index.runs.push_back(parse_run(runs[i], dir, path.string() + ": runs[" + std::to_string(i) + "]"));
   }
