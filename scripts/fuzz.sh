@@ -19,7 +19,8 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   # Unity batches, as the sanitizer build (scripts/test.sh): 104 s from scratch on the Zen 3 against
   # 146 s file by file.
   cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Fuzz -DALTGRAD_FUZZ=ON \
-        -DALTGRAD_TESTS=OFF -DALTGRAD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
+        -DALTGRAD_TESTS=OFF -DALTGRAD_PYTHON=OFF -DALTGRAD_CUDA=OFF -DCMAKE_UNITY_BUILD=ON \
+        -DALTGRAD_WERROR="${ALTGRAD_WERROR:-OFF}" >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target fuzzers >/dev/null
 [[ "$target" == build ]] && exit 0

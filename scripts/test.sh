@@ -22,7 +22,10 @@ stage_done() {
 "$root/scripts/setup_slurm.sh"
 stage_done "set-up"
 
-"$root/scripts/build.sh" build -DALTGRAD_TESTS=ON
+# Warnings are errors here, in both compilers' builds (GCC's, and clang's fuzz build below), so
+# that a new warning shows up in CI before it reaches a user's newer compiler.
+export ALTGRAD_WERROR=ON
+"$root/scripts/build.sh" build -DALTGRAD_TESTS=ON -DALTGRAD_WERROR=ON
 stage_done "the native build"
 
 # The fuzz targets' clang build (scripts/fuzz.sh) from here on in the background, at the lowest

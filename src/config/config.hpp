@@ -32,6 +32,11 @@ using optim::kOptimizerNames;
 using Precondition = optim::Precondition;
 inline constexpr std::array<std::string_view, 2> kPreconditionNames = {"grad", "update"};
 
+// The engine a run computes on. The names are ops/backend.hpp's device names, which the trainer
+// resolves; config/ holds only the choice.
+enum class Device : std::uint8_t { cpu, cuda };
+inline constexpr std::array<std::string_view, 2> kDeviceNames = {"cpu", "cuda"};
+
 // Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.
 //   Model: 4 layers, 4 heads, 128 channels, context 128, no biases — nanoGPT's "baby GPT" for
 //   laptops. About 0.84M parameters: 12·L·C² = 786k in the blocks, (256 + 128)·C = 49k in the
@@ -103,6 +108,7 @@ struct TrainConfig {
   int eval_iters = 20;  // batches per split per evaluation
   std::int64_t log_interval = 10;
   std::uint64_t seed = 1337;
+  Device device = Device::cpu;  // cpu: the reference engine; cuda: one NVIDIA GPU (docs/cuda.md)
   std::string out_dir = "runs/default";
   std::int64_t checkpoint_interval = 1000; // steps between checkpoints; 0 = only at the end of the run
   int keep_checkpoints = 3;               // keep the K most recent; 0 = keep all

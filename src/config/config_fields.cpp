@@ -94,6 +94,8 @@ const std::array kFields = {
     Field{"eval_iters", "run", "batches per split per evaluation", positive_int(&C::eval_iters)},
     Field{"log_interval", "run", "steps between metric lines", positive_steps(&C::log_interval)},
     Field{"seed", "run", "initialization and batch sampling", IntegerField<std::uint64_t>{&C::seed, 0, kInt64Max}},
+    Field{"device", "run", "cpu | cuda: the engine the run computes on (docs/cuda.md)",
+          ChoiceField<Device>{&C::device, kDeviceNames}},
     Field{"out_dir", "run", "run directory", TextField{&C::out_dir, false}},
     Field{"checkpoint_interval", "run", "steps between checkpoints; 0 = only at the end", count_steps(&C::checkpoint_interval)},
     Field{"keep_checkpoints", "run", "keep the K most recent checkpoints; 0 = keep all", count_int(&C::keep_checkpoints)},

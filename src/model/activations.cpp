@@ -104,16 +104,17 @@ void check_shape(const GptConfig& config, std::size_t B, std::size_t T) {
 
 template <typename Scalar>
 Activations<Scalar>::Activations(const GptConfig& config_in, std::size_t B_in, std::size_t T_in,
-                                 OperandCopies copies_in)
+                                 OperandCopies copies_in, ops::Memory& memory)
     : config(config_in), B(B_in), T(T_in), copies(copies_in) {
   check_shape(config, B, T);
-  tokens.assign(B * T, 0);
-  targets.assign(B * T, 0);
+  tokens = ops::Buffer<std::int32_t>(memory, B * T);
+  targets = ops::Buffer<std::int32_t>(memory, B * T);
+  host_rows.assign(B * T, Scalar{0});
   layers.resize(config.n_layer);
   Carver<Scalar> counter{std::span<Scalar>{}};
   carve(*this, counter);
-  storage.assign(counter.used(), Scalar{0});
-  Carver<Scalar> carver{std::span<Scalar>(storage)};
+  storage = ops::Buffer<Scalar>(memory, counter.used());
+  Carver<Scalar> carver{storage.span()};
   carve(*this, carver);
 }
 

@@ -41,7 +41,8 @@
 //
 // The backward pass's own buffers (gradients of activations, reused from block to block) are in
 // `grad`. Nothing here is meaningful before a forward pass; views point into this object's own
-// storage, so it can be moved but not copied.
+// storage, so it can be moved but not copied. Every view lies in the memory the Activations were
+// made in, which must be the model's backend's (gpt.hpp).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,8 @@
 #include "model/linear.hpp"
 #include "model/matmul_points.hpp"
 #include "model/self_attention.hpp"
+#include "ops/memory.hpp"
+#include "ops/operands.hpp"
 
 namespace altgrad::model {
 
@@ -72,7 +75,7 @@ struct LayerActivations {
   // What each GEMM of the block multiplied, indexed by BlockMatmul.
   std::array<LinearInputs<Scalar>, kMatmulsPerBlock> used{};
   // What the attention products multiplied: qkv or qkv_hooked, att_probs or att_probs_hooked.
-  ops::cpu::AttentionOperands<Scalar> attention_used{};
+  ops::AttentionOperands<Scalar> attention_used{};
 };
 
 // Gradients of activations, one block's worth, reused by every block in the backward pass.
@@ -100,7 +103,8 @@ struct ActivationGradients {
 template <typename Scalar>
 struct Activations {
   // Throws std::invalid_argument for an invalid config, B = 0, or T outside [1, block_size].
-  Activations(const GptConfig& config, std::size_t B, std::size_t T, OperandCopies copies = OperandCopies::none);
+  Activations(const GptConfig& config, std::size_t B, std::size_t T, OperandCopies copies = OperandCopies::none,
+              ops::Memory& memory = ops::host_memory());
   Activations(const Activations&) = delete;
   Activations& operator=(const Activations&) = delete;
   Activations(Activations&&) noexcept = default;
@@ -110,11 +114,14 @@ struct Activations {
   std::size_t B, T;
   OperandCopies copies;
 
-  std::vector<Scalar> storage;        // every view below points into it
-  std::vector<std::int32_t> tokens;   // (B, T) the inputs of the last forward pass
-  std::vector<std::int32_t> targets;  // (B, T) its targets
+  ops::Buffer<Scalar> storage;        // every view below points into it
+  ops::Buffer<std::int32_t> tokens;   // (B, T) the inputs of the last forward pass
+  ops::Buffer<std::int32_t> targets;  // (B, T) its targets
   bool has_targets = false;           // whether the last forward pass computed the loss
   Scalar mean_loss = 0;
+  // (B, T) on the host: the per-position losses on their way to mean_loss, and the backward
+  // pass's d mean / d loss on its way to grad.losses.
+  std::vector<Scalar> host_rows;
 
   std::span<Scalar> encoded;
   std::vector<LayerActivations<Scalar>> layers;

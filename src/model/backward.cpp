@@ -11,17 +11,9 @@
 #include "model/mlp_activation.hpp"
 #include "model/norm.hpp"
 #include "model/self_attention.hpp"
-#include "ops/cpu/attention.hpp"
-#include "ops/cpu/embedding.hpp"
-#include "ops/cpu/softmax_cross_entropy.hpp"
 
 namespace altgrad::model {
 namespace {
-
-template <typename Scalar>
-void zero(std::span<Scalar> buffer) {
-  std::fill(buffer.begin(), buffer.end(), Scalar{0});
-}
 
 template <typename Scalar>
 void check_backward_arguments(const Gpt<Scalar>& model, const Activations<Scalar>& acts,
@@ -53,6 +45,8 @@ template <typename Scalar>
 void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t layer, std::span<const Scalar> residual,
                     MatmulHooks<Scalar>* hooks) {
   const GptConfig& config = model.config();
+  ops::Memory& memory = *model.backend().memory;
+  ops::Kernels<Scalar>& kernels = *model.backend().kernels;
   const std::span<const Scalar> params = std::as_const(model).parameters();
   const std::span<Scalar> grads = model.gradients();
   const BlockSlots& p = model.layout().block(layer);
@@ -61,16 +55,16 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   const std::size_t B = acts.B, T = acts.T, N = B * T, C = config.n_embd, H = hidden_size(config);
   // dinp = dout · W, dW += doutᵀ · X, dbias += Σ dout, with X and W as the forward GEMM read them.
   const auto linear = [&](BlockMatmul m, std::span<Scalar> dinp, std::span<const Scalar> dout, Slot weight, Slot bias) {
-    zero(dinp);
-    linear_backward<Scalar>(dinp, weight.in(grads), bias.in(grads), dout, l.used[static_cast<std::size_t>(m)],
+    ops::zero(memory, dinp);
+    linear_backward<Scalar>(kernels, dinp, weight.in(grads), bias.in(grads), dout, l.used[static_cast<std::size_t>(m)],
                             backward_copies(g), model.matmuls().block(layer, m), hooks, N);
   };
 
   // x + mlp(ln_2(x)): d fc_proj = d residual3.
   linear(BlockMatmul::mlp_c_proj, g.fc_act, g.residual, p.mlp_c_proj_weight, p.mlp_c_proj_bias);
-  mlp_activation_backward<Scalar>(config.mlp, g.fc, l.fc, g.fc_act, N, H);
+  mlp_activation_backward<Scalar>(kernels, config.mlp, g.fc, l.fc, g.fc_act, N, H);
   linear(BlockMatmul::mlp_c_fc, g.ln, g.fc, p.mlp_c_fc_weight, p.mlp_c_fc_bias);
-  norm_backward<Scalar>(config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln, l.residual2,
+  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln, l.residual2,
                         p.ln_2_weight.in(params), l.ln_2_mean, l.ln_2_rstd, N, C);
 
   // x + attn(ln_1(x)): d att_proj = d residual2.
@@ -80,13 +74,12 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   // softmax at the probabilities it produced.
   const AttentionCopies<Scalar> attention_copies{g.qkv_hooked, g.att_probs_hooked, acts.qkv_third,
                                                  acts.qkv_third_hooked};
-  const ops::cpu::AttentionOperands<Scalar> attention_used = self_attention_backward_operands<Scalar>(
-      l.attention_used, l.qkv, l.att_probs, attention_copies, model.matmuls(), layer, hooks,
-      AttentionShape{B, T, C, config.n_head});
-  ops::cpu::attention_backward<Scalar>(g.qkv, g.att_probs, g.att_y, attention_used, l.att_probs, B, T, C,
-                                       config.n_head);
+  const AttentionShape shape{B, T, C, config.n_head};
+  const ops::AttentionOperands<Scalar> attention_used = self_attention_backward_operands<Scalar>(
+      l.attention_used, l.qkv, l.att_probs, attention_copies, model.matmuls(), layer, hooks, shape);
+  kernels.attention_backward(g.qkv, g.att_probs, g.att_y, attention_used, l.att_probs, shape);
   linear(BlockMatmul::attn_c_attn, g.ln, g.qkv, p.attn_c_attn_weight, p.attn_c_attn_bias);
-  norm_backward<Scalar>(config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
+  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
                         p.ln_1_weight.in(params), l.ln_1_mean, l.ln_1_rstd, N, C);
 }
 
@@ -97,23 +90,26 @@ void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Sca
   check_backward_arguments(model, acts, hooks);
   const GptConfig& config = model.config();
   const ParameterLayout& layout = model.layout();
+  ops::Memory& memory = *model.backend().memory;
+  ops::Kernels<Scalar>& kernels = *model.backend().kernels;
   const std::span<const Scalar> params = std::as_const(model).parameters();
   const std::span<Scalar> grads = model.gradients();
   const ActivationGradients<Scalar>& g = acts.grad;
   const std::size_t B = acts.B, T = acts.T, N = B * T, C = config.n_embd, V = config.vocab_size;
 
   // mean loss -> per-position losses -> logits.
-  std::fill(g.losses.begin(), g.losses.end(), Scalar{1} / static_cast<Scalar>(N));
-  zero(g.logits);
-  ops::cpu::softmax_cross_entropy_backward<Scalar>(g.logits, g.losses, acts.probs, acts.targets, N, V);
+  std::fill(acts.host_rows.begin(), acts.host_rows.end(), Scalar{1} / static_cast<Scalar>(N));
+  ops::upload(memory, g.losses, std::span<const Scalar>(acts.host_rows));
+  ops::zero(memory, g.logits);
+  kernels.softmax_cross_entropy_backward(g.logits, g.losses, acts.probs, acts.targets.span(), N, V);
 
   // lm_head: its weight gradient is wte's (tied), the first of wte's two contributions.
-  zero(g.ln);
-  linear_backward<Scalar>(g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, backward_copies(g),
+  ops::zero(memory, g.ln);
+  linear_backward<Scalar>(kernels, g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, backward_copies(g),
                           model.matmuls().lm_head(), hooks, N);
   const std::span<const Scalar> last_residual = acts.layers.back().residual3;
-  zero(g.residual);
-  norm_backward<Scalar>(config.norm, g.residual, layout.ln_f_weight().in(grads), layout.ln_f_bias().in(grads), g.ln,
+  ops::zero(memory, g.residual);
+  norm_backward<Scalar>(kernels, config.norm, g.residual, layout.ln_f_weight().in(grads), layout.ln_f_bias().in(grads), g.ln,
                         last_residual, layout.ln_f_weight().in(params), acts.ln_f_mean, acts.ln_f_rstd, N, C);
 
   for (std::size_t layer = config.n_layer; layer-- > 0;) {
@@ -123,8 +119,8 @@ void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Sca
   }
 
   // The embedding: wte's second contribution, and the first T rows of wpe.
-  ops::cpu::embedding_backward<Scalar>(layout.wte().in(grads), layout.wpe().in(grads).first(T * C), g.residual,
-                                       acts.tokens, B, T, C, V);
+  kernels.embedding_backward(layout.wte().in(grads), layout.wpe().in(grads).first(T * C), g.residual,
+                             acts.tokens.span(), B, T, C, V);
 }
 
 template void gpt_backward<float>(Gpt<float>&, Activations<float>&, MatmulHooks<float>*);

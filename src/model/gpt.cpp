@@ -1,26 +1,33 @@
 #include "model/gpt.hpp"
 
-#include <algorithm>
+#include <vector>
 
 #include "model/init.hpp"
 
 namespace altgrad::model {
 
 template <typename Scalar>
-Gpt<Scalar>::Gpt(const GptConfig& config)
+Gpt<Scalar>::Gpt(const GptConfig& config, ops::Backend<Scalar> backend)
     : layout_(config),
       matmuls_(config),
-      parameters_(layout_.size(), Scalar{0}),
-      gradients_(layout_.size(), Scalar{0}) {}
+      backend_(backend),
+      parameters_(*backend.memory, layout_.size()),
+      gradients_(*backend.memory, layout_.size()) {}
 
 template <typename Scalar>
 void Gpt<Scalar>::initialize(std::uint64_t seed) {
-  initialize_parameters(layout_, parameters(), seed);
+  if (backend_.memory->host_accessible()) {
+    initialize_parameters(layout_, parameters(), seed);
+    return;
+  }
+  std::vector<Scalar> host(layout_.size());
+  initialize_parameters(layout_, std::span<Scalar>(host), seed);
+  ops::upload(*backend_.memory, parameters(), std::span<const Scalar>(host));
 }
 
 template <typename Scalar>
 void Gpt<Scalar>::zero_gradients() {
-  std::fill(gradients_.begin(), gradients_.end(), Scalar{0});
+  ops::zero(*backend_.memory, gradients());
 }
 
 template class Gpt<float>;

@@ -3,8 +3,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/cpu/matmul.hpp"
-
 namespace altgrad::model {
 namespace {
 
@@ -39,7 +37,7 @@ std::span<const Scalar> through_hook(MatmulHooks<Scalar>* hooks, const MatmulOpe
 }  // namespace
 
 template <typename Scalar>
-LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
                                     std::span<const Scalar> bias, std::span<Scalar> inp_copy,
                                     std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                                     std::size_t N, std::span<Scalar> inp_scratch) {
@@ -50,7 +48,7 @@ LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scala
       through_hook(hooks, x, inp, gemm_only ? inp_scratch : inp_copy),
       through_hook(hooks, describe(point, Operand::weight, OC, C, Reduction::along_cols), weight, weight_copy), inp,
       weight};
-  ops::cpu::matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
+  kernels.matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
   return used;
 }
 
@@ -70,7 +68,7 @@ std::span<const Scalar> column_copy(MatmulHooks<Scalar>* hooks, const MatmulOper
 }  // namespace
 
 template <typename Scalar>
-void linear_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
                      const LinearBackwardCopies<Scalar>& copies, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                      std::size_t N) {
@@ -85,22 +83,22 @@ void linear_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
       hooks, describe(point, Operand::grad, N, OC, Reduction::along_rows), dy, dout, copies.dout_columns);
   const std::span<const Scalar> x = column_copy(hooks, describe(point, Operand::act, N, C, Reduction::along_rows),
                                                 used.inp, used.inp_source, copies.inp_columns);
-  ops::cpu::matmul_backward(dinp, dweight, dbias, ops::cpu::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout},
-                            N, C, OC);
+  kernels.matmul_backward(dinp, dweight, dbias, ops::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout}, N,
+                          C, OC);
 }
 
-template LinearInputs<float> linear_forward<float>(std::span<float>, std::span<const float>, std::span<const float>,
+template LinearInputs<float> linear_forward<float>(ops::Kernels<float>&, std::span<float>, std::span<const float>, std::span<const float>,
                                                    std::span<const float>, std::span<float>, std::span<float>,
                                                    const MatmulPoint&, MatmulHooks<float>*, std::size_t,
                                                    std::span<float>);
-template LinearInputs<double> linear_forward<double>(std::span<double>, std::span<const double>,
+template LinearInputs<double> linear_forward<double>(ops::Kernels<double>&, std::span<double>, std::span<const double>,
                                                      std::span<const double>, std::span<const double>,
                                                      std::span<double>, std::span<double>, const MatmulPoint&,
                                                      MatmulHooks<double>*, std::size_t, std::span<double>);
-template void linear_backward<float>(std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
+template void linear_backward<float>(ops::Kernels<float>&, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
                                      const LinearInputs<float>&, const LinearBackwardCopies<float>&,
                                      const MatmulPoint&, MatmulHooks<float>*, std::size_t);
-template void linear_backward<double>(std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
+template void linear_backward<double>(ops::Kernels<double>&, std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
                                       const LinearInputs<double>&, const LinearBackwardCopies<double>&,
                                       const MatmulPoint&, MatmulHooks<double>*, std::size_t);
 

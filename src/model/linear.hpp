@@ -1,6 +1,6 @@
 #pragma once
 // A Linear layer as the model runs it: the one place where matmul operands meet the hooks
-// (matmul_hooks.hpp) on their way to the kernels (ops/cpu/matmul.hpp).
+// (matmul_hooks.hpp) on their way to the backend's GEMMs (ops/kernels.hpp).
 //
 //   inp (N, C), weight (OC, C), bias (OC) or empty, out (N, OC); C and OC are the point's
 //   in_features and out_features.
@@ -9,6 +9,7 @@
 
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
+#include "ops/kernels.hpp"
 
 namespace altgrad::model {
 
@@ -41,7 +42,7 @@ struct LinearBackwardCopies {
 // every layer, which stays in cache where the layers' own copies would stream through memory.
 // Returns the operands the GEMM read.
 template <typename Scalar>
-LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
                                     std::span<const Scalar> bias, std::span<Scalar> inp_copy,
                                     std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                                     std::size_t N, std::span<Scalar> inp_scratch = {});
@@ -51,7 +52,7 @@ LinearInputs<Scalar> linear_forward(std::span<Scalar> out, std::span<const Scala
 // stands for dout in dX and (unless the hook is axis dependent, when dW gets copies.dout_columns)
 // in dW. dbias is always the row sum of dout itself, unquantized; dout is left unchanged.
 template <typename Scalar>
-void linear_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
                      const LinearBackwardCopies<Scalar>& copies, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                      std::size_t N);

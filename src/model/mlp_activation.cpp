@@ -1,38 +1,50 @@
 #include "model/mlp_activation.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
-#include "ops/cpu/gelu.hpp"
-#include "ops/cpu/swiglu.hpp"
+#include <stdexcept>
+#include <string>
 
 namespace altgrad::model {
+namespace {
+
+// GELU is elementwise and takes any shape: its sizes are checked here against (N, H).
+void require_gelu_input(const char* pass, std::size_t size, std::size_t N, std::size_t H) {
+  if (size != N * H) {
+    throw std::invalid_argument(std::string(pass) + ": inp has " + std::to_string(size) + " elements, expected N·H = " +
+                                std::to_string(N * H));
+  }
+}
+
+}  // namespace
 
 template <typename Scalar>
-void mlp_activation_forward(Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp, std::size_t N, std::size_t H) {
+void mlp_activation_forward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp,
+                            std::size_t N, std::size_t H) {
   if (mlp == Mlp::swiglu) {
-    ops::cpu::swiglu_forward(out, inp, N, H);
+    kernels.swiglu_forward(out, inp, N, H);
     return;
   }
-  // gelu is elementwise and takes any shape; the sizes are checked here against (N, H).
-  ops::cpu::require_size("mlp_activation_forward", "inp", inp.size(), N * H);
-  ops::cpu::gelu_forward(out, inp);
+  require_gelu_input("mlp_activation_forward", inp.size(), N, H);
+  kernels.gelu_forward(out, inp);
 }
 
 template <typename Scalar>
-void mlp_activation_backward(Mlp mlp, std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout,
-                             std::size_t N, std::size_t H) {
+void mlp_activation_backward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> dinp,
+                             std::span<const Scalar> inp, std::span<const Scalar> dout, std::size_t N, std::size_t H) {
   if (mlp == Mlp::swiglu) {
-    ops::cpu::swiglu_backward(dinp, inp, dout, N, H);
+    kernels.swiglu_backward(dinp, inp, dout, N, H);
     return;
   }
-  ops::cpu::require_size("mlp_activation_backward", "inp", inp.size(), N * H);
-  ops::cpu::gelu_backward(dinp, inp, dout);
+  require_gelu_input("mlp_activation_backward", inp.size(), N, H);
+  kernels.gelu_backward(dinp, inp, dout);
 }
 
-template void mlp_activation_forward<float>(Mlp, std::span<float>, std::span<const float>, std::size_t, std::size_t);
-template void mlp_activation_forward<double>(Mlp, std::span<double>, std::span<const double>, std::size_t, std::size_t);
-template void mlp_activation_backward<float>(Mlp, std::span<float>, std::span<const float>, std::span<const float>,
+template void mlp_activation_forward<float>(ops::Kernels<float>&, Mlp, std::span<float>, std::span<const float>,
+                                            std::size_t, std::size_t);
+template void mlp_activation_forward<double>(ops::Kernels<double>&, Mlp, std::span<double>, std::span<const double>,
                                              std::size_t, std::size_t);
-template void mlp_activation_backward<double>(Mlp, std::span<double>, std::span<const double>, std::span<const double>,
-                                              std::size_t, std::size_t);
+template void mlp_activation_backward<float>(ops::Kernels<float>&, Mlp, std::span<float>, std::span<const float>,
+                                             std::span<const float>, std::size_t, std::size_t);
+template void mlp_activation_backward<double>(ops::Kernels<double>&, Mlp, std::span<double>, std::span<const double>,
+                                              std::span<const double>, std::size_t, std::size_t);
 
 }  // namespace altgrad::model

@@ -1,42 +1,39 @@
 #include "model/norm.hpp"
 
-#include "ops/cpu/layernorm.hpp"
-#include "ops/cpu/rmsnorm.hpp"
-
 namespace altgrad::model {
 
 template <typename Scalar>
-void norm_forward(Norm norm, std::span<Scalar> out, std::span<Scalar> mean, std::span<Scalar> rstd,
+void norm_forward(ops::Kernels<Scalar>& kernels, Norm norm, std::span<Scalar> out, std::span<Scalar> mean, std::span<Scalar> rstd,
                   std::span<const Scalar> inp, std::span<const Scalar> weight, std::span<const Scalar> bias,
                   std::size_t N, std::size_t C) {
   const auto eps = static_cast<Scalar>(kNormEps);
   if (norm == Norm::layernorm) {
-    ops::cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
+    kernels.layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
   } else {
-    ops::cpu::rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
+    kernels.rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
   }
 }
 
 template <typename Scalar>
-void norm_backward(Norm norm, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+void norm_backward(ops::Kernels<Scalar>& kernels, Norm norm, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                    std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
                    std::span<const Scalar> mean, std::span<const Scalar> rstd, std::size_t N, std::size_t C) {
   if (norm == Norm::layernorm) {
-    ops::cpu::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+    kernels.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
   } else {
-    ops::cpu::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C);
+    kernels.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C);
   }
 }
 
-template void norm_forward<float>(Norm, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
+template void norm_forward<float>(ops::Kernels<float>&, Norm, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
                                   std::span<const float>, std::span<const float>, std::size_t, std::size_t);
-template void norm_forward<double>(Norm, std::span<double>, std::span<double>, std::span<double>,
+template void norm_forward<double>(ops::Kernels<double>&, Norm, std::span<double>, std::span<double>, std::span<double>,
                                    std::span<const double>, std::span<const double>, std::span<const double>,
                                    std::size_t, std::size_t);
-template void norm_backward<float>(Norm, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
+template void norm_backward<float>(ops::Kernels<float>&, Norm, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
                                    std::span<const float>, std::span<const float>, std::span<const float>,
                                    std::span<const float>, std::size_t, std::size_t);
-template void norm_backward<double>(Norm, std::span<double>, std::span<double>, std::span<double>,
+template void norm_backward<double>(ops::Kernels<double>&, Norm, std::span<double>, std::span<double>, std::span<double>,
                                     std::span<const double>, std::span<const double>, std::span<const double>,
                                     std::span<const double>, std::span<const double>, std::size_t, std::size_t);
 

@@ -48,14 +48,17 @@ std::string sample(const Gpt<float>& model, std::string_view prompt, const Sampl
   const std::uint64_t key = format::philox_key(options.seed, format::RandomPurpose::text_sampling);
   // Made anew only while the window grows: once it is block_size long, every token reuses them.
   std::optional<Activations<float>> acts;
+  std::vector<float> last(V);  // the last position's logits, on the host
   for (std::size_t i = 0; i < options.tokens; ++i) {
     const std::size_t T = std::min(context.size(), block);
     if (!acts || acts->T != T) {
-      acts.emplace(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none);
+      acts.emplace(model.config(), 1, T, hooks ? OperandCopies::allocated : OperandCopies::none,
+                   *model.backend().memory);
     }
     const std::span<const std::int32_t> window(context.data() + context.size() - T, T);
     gpt_forward(model, *acts, window, {}, hooks);
-    const std::span<const float> last = acts->logits.subspan((T - 1) * V, V);
+    ops::download(*model.backend().memory, std::span<float>(last),
+                  std::span<const float>(acts->logits.subspan((T - 1) * V, V)));
     const double u = format::philox_word(key, 0, i) * 0x1p-32;
     const auto next = static_cast<std::int32_t>(draw(last, options, u));
     context.push_back(next);

@@ -104,38 +104,38 @@ std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, std::span<const 
 }  // namespace
 
 template <typename Scalar>
-ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out, std::span<Scalar> probs,
-                                                           std::span<const Scalar> qkv,
-                                                           const AttentionCopies<Scalar>& copies,
-                                                           const MatmulPoints& points, std::size_t layer,
-                                                           MatmulHooks<Scalar>* hooks, const AttentionShape& shape) {
+ops::AttentionOperands<Scalar> self_attention_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out,
+                                                      std::span<Scalar> probs, std::span<const Scalar> qkv,
+                                                      const AttentionCopies<Scalar>& copies, const MatmulPoints& points,
+                                                      std::size_t layer, MatmulHooks<Scalar>* hooks,
+                                                      const AttentionShape& shape) {
   const auto [B, T, C, NH] = shape;
   if (hooks == nullptr) {
-    ops::cpu::attention_forward<Scalar>(out, probs, qkv, B, T, C, NH);
+    kernels.attention_forward(out, probs, qkv, shape);
     return {qkv, probs};
   }
   const std::span<const Scalar> qkv_used = hooked_qkv(qkv, qkv, copies, points, layer, *hooks, shape, false);
   const MatmulOperand described =
       describe_axis(points.attention(layer, Operand::probs), B * NH * T, T, kForwardAxes[3], shape);
   if (!hooks->active(described)) {
-    ops::cpu::attention_forward<Scalar>(out, probs, qkv_used, B, T, C, NH);
+    kernels.attention_forward(out, probs, qkv_used, shape);
     return {qkv_used, probs};
   }
   const std::span<Scalar> probs_used = room_for(described, copies.probs, B * NH * T * T);
-  ops::cpu::attention_probs_forward<Scalar>(probs, qkv_used, B, T, C, NH);
+  kernels.attention_probs_forward(probs, qkv_used, shape);
   hooks->apply(described, probs, probs_used);
-  ops::cpu::attention_values_forward<Scalar>(out, probs_used, qkv_used, B, T, C, NH);
+  kernels.attention_values_forward(out, probs_used, qkv_used, shape);
   return {qkv_used, probs_used};
 }
 
 template <typename Scalar>
-ops::cpu::AttentionOperands<Scalar> self_attention_backward_operands(const ops::cpu::AttentionOperands<Scalar>& used,
-                                                                     std::span<const Scalar> qkv,
-                                                                     std::span<const Scalar> probs,
-                                                                     const AttentionCopies<Scalar>& copies,
-                                                                     const MatmulPoints& points, std::size_t layer,
-                                                                     MatmulHooks<Scalar>* hooks,
-                                                                     const AttentionShape& shape) {
+ops::AttentionOperands<Scalar> self_attention_backward_operands(const ops::AttentionOperands<Scalar>& used,
+                                                                std::span<const Scalar> qkv,
+                                                                std::span<const Scalar> probs,
+                                                                const AttentionCopies<Scalar>& copies,
+                                                                const MatmulPoints& points, std::size_t layer,
+                                                                MatmulHooks<Scalar>* hooks,
+                                                                const AttentionShape& shape) {
   if (hooks == nullptr) return used;
   const auto [B, T, C, NH] = shape;
   const std::span<const Scalar> qkv_used = hooked_qkv(qkv, used.qkv, copies, points, layer, *hooks, shape, true);
@@ -147,20 +147,22 @@ ops::cpu::AttentionOperands<Scalar> self_attention_backward_operands(const ops::
   return {qkv_used, probs_used};
 }
 
-template ops::cpu::AttentionOperands<float> self_attention_forward<float>(std::span<float>, std::span<float>,
-                                                                          std::span<const float>,
-                                                                          const AttentionCopies<float>&,
-                                                                          const MatmulPoints&, std::size_t,
-                                                                          MatmulHooks<float>*, const AttentionShape&);
-template ops::cpu::AttentionOperands<double> self_attention_forward<double>(
-    std::span<double>, std::span<double>, std::span<const double>, const AttentionCopies<double>&, const MatmulPoints&,
-    std::size_t, MatmulHooks<double>*, const AttentionShape&);
+template ops::AttentionOperands<float> self_attention_forward<float>(ops::Kernels<float>&, std::span<float>,
+                                                                     std::span<float>, std::span<const float>,
+                                                                     const AttentionCopies<float>&, const MatmulPoints&,
+                                                                     std::size_t, MatmulHooks<float>*,
+                                                                     const AttentionShape&);
+template ops::AttentionOperands<double> self_attention_forward<double>(ops::Kernels<double>&, std::span<double>,
+                                                                       std::span<double>, std::span<const double>,
+                                                                       const AttentionCopies<double>&,
+                                                                       const MatmulPoints&, std::size_t,
+                                                                       MatmulHooks<double>*, const AttentionShape&);
 
-template ops::cpu::AttentionOperands<float> self_attention_backward_operands<float>(
-    const ops::cpu::AttentionOperands<float>&, std::span<const float>, std::span<const float>,
-    const AttentionCopies<float>&, const MatmulPoints&, std::size_t, MatmulHooks<float>*, const AttentionShape&);
-template ops::cpu::AttentionOperands<double> self_attention_backward_operands<double>(
-    const ops::cpu::AttentionOperands<double>&, std::span<const double>, std::span<const double>,
+template ops::AttentionOperands<float> self_attention_backward_operands<float>(
+    const ops::AttentionOperands<float>&, std::span<const float>, std::span<const float>, const AttentionCopies<float>&,
+    const MatmulPoints&, std::size_t, MatmulHooks<float>*, const AttentionShape&);
+template ops::AttentionOperands<double> self_attention_backward_operands<double>(
+    const ops::AttentionOperands<double>&, std::span<const double>, std::span<const double>,
     const AttentionCopies<double>&, const MatmulPoints&, std::size_t, MatmulHooks<double>*, const AttentionShape&);
 
 }  // namespace altgrad::model

@@ -1,6 +1,6 @@
 #pragma once
 // The attention core as the model runs it: the place where its four operands (matmul_points.hpp)
-// meet the hooks (matmul_hooks.hpp) on their way to the kernels (ops/cpu/attention.hpp).
+// meet the hooks (matmul_hooks.hpp) on their way to the backend's kernels (ops/kernels.hpp).
 //
 //   qkv (B, T, 3C) rows [q | k | v], probs (B, NH, T, T), out (B, T, C)
 //
@@ -14,13 +14,13 @@
 // T rows), probs along its keys. Straight-through estimator: the backward pass
 // differentiates the products at operands from self_attention_backward_operands (the forward's,
 // or new copies along the backward products' axes where the hook's copy depends on the axis), and
-// the softmax at the probabilities it produced (ops::cpu::attention_backward with AttentionOperands).
+// the softmax at the probabilities it produced (Kernels::attention_backward with AttentionOperands).
 #include <cstddef>
 #include <span>
 
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
-#include "ops/cpu/attention.hpp"
+#include "ops/kernels.hpp"
 
 namespace altgrad::model {
 
@@ -34,20 +34,18 @@ struct AttentionCopies {
 };
 
 // The attention shape of one batch: B sequences of T positions, C channels in NH heads.
-struct AttentionShape {
-  std::size_t B, T, C, NH;
-};
+using ops::AttentionShape;
 
 // Overwrites out and probs (always the softmax as computed, which the backward pass needs). Asks
 // the hooks about h.{layer}.attn.q, .k, .v, then .probs, applying each active one as it comes.
 // Returns what the products multiplied: qkv or copies.qkv, probs or copies.probs. Throws
 // std::logic_error when an active point finds no room in copies.
 template <typename Scalar>
-ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out, std::span<Scalar> probs,
-                                                           std::span<const Scalar> qkv,
-                                                           const AttentionCopies<Scalar>& copies,
-                                                           const MatmulPoints& points, std::size_t layer,
-                                                           MatmulHooks<Scalar>* hooks, const AttentionShape& shape);
+ops::AttentionOperands<Scalar> self_attention_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out,
+                                                      std::span<Scalar> probs, std::span<const Scalar> qkv,
+                                                      const AttentionCopies<Scalar>& copies, const MatmulPoints& points,
+                                                      std::size_t layer, MatmulHooks<Scalar>* hooks,
+                                                      const AttentionShape& shape);
 
 // The operands the backward products read: for each of q, k, v, probs that is active and whose
 // hook is axis dependent, a new copy from qkv (B, T, 3C) and probs (as the softmax produced them)
@@ -56,12 +54,12 @@ ops::cpu::AttentionOperands<Scalar> self_attention_forward(std::span<Scalar> out
 // query positions (dv = probsᵀ·dy); for the others the forward's (`used`). copies are the
 // backward's own room (copies.qkv, copies.probs) and the same gather scratch as the forward's.
 template <typename Scalar>
-ops::cpu::AttentionOperands<Scalar> self_attention_backward_operands(const ops::cpu::AttentionOperands<Scalar>& used,
-                                                                     std::span<const Scalar> qkv,
-                                                                     std::span<const Scalar> probs,
-                                                                     const AttentionCopies<Scalar>& copies,
-                                                                     const MatmulPoints& points, std::size_t layer,
-                                                                     MatmulHooks<Scalar>* hooks,
-                                                                     const AttentionShape& shape);
+ops::AttentionOperands<Scalar> self_attention_backward_operands(const ops::AttentionOperands<Scalar>& used,
+                                                                std::span<const Scalar> qkv,
+                                                                std::span<const Scalar> probs,
+                                                                const AttentionCopies<Scalar>& copies,
+                                                                const MatmulPoints& points, std::size_t layer,
+                                                                MatmulHooks<Scalar>* hooks,
+                                                                const AttentionShape& shape);
 
 }  // namespace altgrad::model

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "format/bits.hpp"
+#include "format/host_device.hpp"
 
 namespace altgrad::quant {
 
@@ -15,8 +16,9 @@ struct ScaledInput {
   std::uint32_t underflow;  // 0/1: a nonzero x became zero in the product
 };
 
-// 0/1 integers and mask selects throughout: this sits inside the quantizer's vectorized loops.
-inline ScaledInput scale_input(float x, float scale) {
+// 0/1 integers and mask selects throughout: this sits inside the quantizer's vectorized loops. Host
+// and device: the GPU quantizer (quant/cuda/) calls it too.
+ALTGRAD_HD inline ScaledInput scale_input(float x, float scale) {
   constexpr std::uint32_t kFloatMaxBits = 0x7F7F'FFFFu;
   const std::uint32_t product = format::float_bits(x * scale);
   const std::uint32_t x_magnitude = format::float_bits(x) & ~format::kSignBit;
@@ -31,7 +33,7 @@ inline ScaledInput scale_input(float x, float scale) {
 
 // Whether the rounded value can go back through the scale's reciprocal: exact for a power of two
 // whose reciprocal is a normal float32 (the same correctly rounded result as dividing, cheaper).
-inline bool is_power_of_two_scale(float s) {
+ALTGRAD_HD inline bool is_power_of_two_scale(float s) {
   return (format::float_bits(s) & 0x7F'FFFFu) == 0 && s >= format::exp2_exact(-126) &&
          s <= format::exp2_exact(126);
 }

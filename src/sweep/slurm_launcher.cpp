@@ -164,7 +164,12 @@ void launch_on_slurm(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
                      const fs::path& altgrad, const SlurmOptions& options, std::ostream& out) {
   refuse_search(spec);
   validate(options);
-  const std::string script = slurm_array_script(sweep_dir, altgrad, runs.size(), options);  // checks the paths
+  // One script serves every task: where any run computes on a GPU, each task asks for one.
+  SlurmOptions task_options = options;
+  const bool on_gpu = std::any_of(runs.begin(), runs.end(),
+                                  [](const PlannedRun& run) { return run.config.device == config::Device::cuda; });
+  if (on_gpu) task_options.gpus_per_run = std::max(task_options.gpus_per_run, 1);
+  const std::string script = slurm_array_script(sweep_dir, altgrad, runs.size(), task_options);  // checks the paths
   std::vector<std::string> names;
   for (const PlannedRun& run : runs) names.push_back(run.name);
   const std::string tasks = slurm_task_list(names);

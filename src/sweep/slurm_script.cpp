@@ -115,6 +115,7 @@ void validate(const SlurmOptions& o) {
   require(o.time.empty() || matches(o.time, "(\\d+(:\\d{1,2}){0,2}|\\d+-\\d+(:\\d{1,2}){0,2}|UNLIMITED|INFINITE)"),
           "--time", o.time, "expected HH:MM:SS (or Slurm's M, M:S, D-H, D-H:M, D-H:M:S)");
   require(o.cpus_per_run >= 1, "--cpus-per-run", std::to_string(o.cpus_per_run), "must be at least 1");
+  require(o.gpus_per_run >= 0, "GPUs per run", std::to_string(o.gpus_per_run), "must be 0 or more");
   require(o.mem.empty() || matches(o.mem, "\\d+[KMGT]?"), "--mem", o.mem, "expected a size such as 4000, 4000M or 4G");
   require(o.array_limit >= 0, "--array-limit", std::to_string(o.array_limit), "must be 0 (no limit) or more");
   require(o.signal_seconds >= 0 && o.signal_seconds <= 65535, "signal lead time", std::to_string(o.signal_seconds),
@@ -151,6 +152,7 @@ std::string slurm_array_script(const fs::path& sweep_dir, const fs::path& altgra
     << "#SBATCH --job-name=" << o.job_name << "\n"
     << "#SBATCH --array=" << array_range(task_count, o.array_limit) << "\n"
     << "#SBATCH --cpus-per-task=" << o.cpus_per_run << "\n";
+  if (o.gpus_per_run > 0) s << "#SBATCH --gres=gpu:" << o.gpus_per_run << "\n";
   if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
   if (!o.time.empty()) s << "#SBATCH --time=" << o.time << "\n";
   if (!o.mem.empty()) s << "#SBATCH --mem=" << o.mem << "\n";

@@ -23,6 +23,7 @@ struct SlurmOptions {
   std::string partition;                 // empty: the cluster's default partition
   std::string time;                      // Slurm's --time (HH:MM:SS, MM, D-HH...); empty: the partition's
   int cpus_per_run = 1;                  // --cpus-per-task, and altgrad's OpenMP threads
+  int gpus_per_run = 0;                  // --gres=gpu:N; the launcher asks for one where a run has device = "cuda"
   std::string mem;                       // --mem per task (e.g. 4G); empty: the cluster's default
   int array_limit = 0;                   // %K: at most this many tasks at once; 0: no limit
   std::vector<std::string> sbatch_args;  // further options, one `#SBATCH ARG` line each

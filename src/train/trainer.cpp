@@ -8,6 +8,9 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/checkpoint.hpp"
@@ -21,6 +24,7 @@
 #include "monitor/run_log.hpp"
 #include "monitor/step_observers.hpp"
 #include "monitor/warnings.hpp"
+#include "ops/backend.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
 #include "ops/cpu/float_gemm.hpp"
 #include "optim/adamw.hpp"
@@ -43,6 +47,21 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The backend of the config's device; never another one in its place. The optimizer, the
+// quantization hooks, the observers and the checkpoints read the model's buffers on the host, so a
+// device whose memory the host cannot read is refused by name until they run on it (docs/cuda.md).
+ops::Backend<float> compute_backend(const config::TrainConfig& c) {
+  const std::string_view name = config::kDeviceNames[static_cast<std::size_t>(c.device)];
+  const ops::Backend<float> backend = ops::backend_for<float>(*ops::parse_device(name));
+  if (!backend.memory->host_accessible()) {
+    throw std::runtime_error("device = \"" + std::string(name) +
+                             "\": this build has the CUDA engine's layer kernels (ctest -L gpu), but training does "
+                             "not run on them yet: the optimizer, the quantizer hooks, the diagnostics and the "
+                             "checkpoints still read host memory (docs/cuda.md); use device = \"cpu\"");
+  }
+  return backend;
+}
+
 optim::CosineSchedule schedule_of(const config::TrainConfig& c) {
   return {c.learning_rate, c.min_lr, static_cast<int>(c.warmup_iters), static_cast<int>(c.lr_decay_iters)};
 }
@@ -64,7 +83,7 @@ struct Session {
 
   Session(const config::TrainConfig& c, const fs::path& repo_root)
       : config(c),
-        model(config::gpt_config(c)),
+        model(config::gpt_config(c), compute_backend(c)),
         schedule(config::resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
         hooks(make_hooks(c, model, recipe)),

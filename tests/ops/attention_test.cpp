@@ -19,6 +19,7 @@
 namespace {
 
 using namespace altgrad::ops::cpu;
+using altgrad::ops::AttentionOperands;
 using namespace altgrad::ops_test;
 
 struct AttentionCase {

@@ -19,6 +19,7 @@
 #include "model/self_attention.hpp"
 #include "mx_reference.hpp"
 #include "ops/cpu/attention.hpp"
+#include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "train/one_block_model.hpp"
 
@@ -60,11 +61,11 @@ struct AttentionRun {
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);
   std::vector<float> bwd_qkv = std::vector<float>(N * 3 * C), bwd_probs = std::vector<float>(B * NH * T * T);
   std::vector<float> scratch = std::vector<float>(N * C), scratch_hooked = std::vector<float>(N * C);
-  ops::cpu::AttentionOperands<float> forward_used, backward_used;
+  ops::AttentionOperands<float> forward_used, backward_used;
 
   AttentionRun(const model::MatmulPoints& points, quantized::QuantHooks& hooks) {
     const model::AttentionShape shape{B, T, C, NH};
-    forward_used = model::self_attention_forward<float>(out, probs, qkv, {fwd_qkv, fwd_probs, scratch, scratch_hooked},
+    forward_used = model::self_attention_forward<float>(ops::cpu::kernels<float>(), out, probs, qkv, {fwd_qkv, fwd_probs, scratch, scratch_hooked},
                                                         points, 0, &hooks, shape);
     backward_used = model::self_attention_backward_operands<float>(
         forward_used, qkv, probs, {bwd_qkv, bwd_probs, scratch, scratch_hooked}, points, 0, &hooks, shape);

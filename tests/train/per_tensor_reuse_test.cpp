@@ -9,6 +9,7 @@
 
 #include "format/philox.hpp"
 #include "model/linear.hpp"
+#include "ops/cpu/cpu_backend.hpp"
 #include "ops/cpu/matmul.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "support/bit_identical.hpp"
@@ -55,14 +56,14 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
   hooks.begin_step(0, false);
   std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
   std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
-  const auto used = model::linear_forward<float>(y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(dx, dw, db, dy, used, {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
+  const auto used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, dy, used, {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
 
   // By hand: one dY copy, then both GEMMs on the forward's copies.
   quantized::QuantHooks again(points, per_tensor_recipe(points, GetParam()));
   again.begin_step(0, false);
   std::vector<float> y2(N * OC), x2(N * C), w2(OC * C), dy_q(N * OC), dx2(N * C, 0.0f), dw2(OC * C, 0.0f);
-  const auto used2 = model::linear_forward<float>(y2, x, w, {}, x2, w2, fc, &again, N);
+  const auto used2 = model::linear_forward<float>(ops::cpu::kernels<float>(), y2, x, w, {}, x2, w2, fc, &again, N);
   const std::size_t grad_index = fc.index * model::kOperandsPerMatmul + 2;
   again.apply({fc.operand_name(model::Operand::grad), fc.name, model::Operand::grad, grad_index, N, OC}, dy, dy_q);
   ops::cpu::matmul_backward<float>(dx2, dw2, {}, dy_q, used2.inp, used2.weight, N, C, OC);

@@ -10,6 +10,7 @@
 #include "format/parse.hpp"
 #include "format/philox.hpp"
 #include "model/linear.hpp"
+#include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "train/one_block_model.hpp"
 
@@ -71,8 +72,8 @@ TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOpera
                            dy = random_values(N * OC, 2, 1e-4f);
   std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dy_copy(N * OC), dx(N * C, 0.0f), dw(OC * C, 0.0f);
   const model::LinearInputs<float> used =
-      model::linear_forward<float>(y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks, N);
+      model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks, N);
 
   const std::vector<double> xq = quantized(x, "e4m3"), wq = quantized(w, "e4m3"), dyq = quantized(dy, "e5m2");
   std::vector<double> y_ref(N * OC, 0.0), dx_ref(N * C, 0.0), dw_ref(OC * C, 0.0);

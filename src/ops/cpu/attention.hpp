@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <span>
 
+#include "ops/operands.hpp"
+
 namespace altgrad::ops::cpu {
 
 // Overwrites out and probs. Throws std::invalid_argument on a size mismatch or when NH does not
@@ -44,17 +46,9 @@ void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::s
                         std::span<const Scalar> qkv, std::span<const Scalar> probs, std::size_t B, std::size_t T,
                         std::size_t C, std::size_t NH);
 
-// The operands the two products multiplied: qkv (B, T, 3C) for q · kᵀ and for v, probs
-// (B, NH, T, T) for probs · v. Under a straight-through estimator these are rewritten copies.
-template <typename Scalar>
-struct AttentionOperands {
-  std::span<const Scalar> qkv;
-  std::span<const Scalar> probs;
-};
-
-// attention_backward with a straight-through estimator: the backward products read `used` (the
-// forward products' operands, or copies of them quantized along the backward products' reduction
-// axes), the softmax is differentiated at the probabilities it produced (`probs`):
+// attention_backward with a straight-through estimator: the backward products read `used`
+// (ops/operands.hpp: the forward products' operands, or copies of them quantized along the
+// backward products' reduction axes), the softmax is differentiated at the probabilities it produced (`probs`):
 //   dv = used.probsᵀ · dout        dp = dout · vᵀ                   (v of used.qkv)
 //   ds = probs ⊙ (dp − rowsum(dp ⊙ probs)) / √hs
 //   dq = ds · k                    dk = dsᵀ · q                     (q, k of used.qkv)

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <span>
 
+#include "ops/operands.hpp"
+
 namespace altgrad::ops::cpu {
 
 // Overwrites out. Throws std::invalid_argument on a size mismatch or a zero dimension.
@@ -27,16 +29,7 @@ void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
                      std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
                      std::size_t N, std::size_t C, std::size_t OC);
 
-// The operands of the backward GEMMs, each as that GEMM is to read it:
-//   dinp    += dout_dinp · weight        (N, OC)·(OC, C), reduces over OC
-//   dweight += dout_dweightᵀ · inp       (OC, N)·(N, C), reduces over N
-//   dbias   += Σ_rows dout_dbias         (N, OC)
-template <typename Scalar>
-struct MatmulBackwardOperands {
-  std::span<const Scalar> dout_dinp, weight;
-  std::span<const Scalar> dout_dweight, inp;
-  std::span<const Scalar> dout_dbias;
-};
+// The operands of the backward GEMMs, each as that GEMM is to read it: ops/operands.hpp.
 
 template <typename Scalar>
 void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,

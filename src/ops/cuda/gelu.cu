@@ -1,0 +1,39 @@
+#include "ops/cuda/gelu.hpp"
+
+#include "ops/cpu/argument_checks.hpp"
+#include "ops/cuda/cuda_error.cuh"
+#include "ops/cuda/gelu_math.hpp"
+#include "ops/cuda/launch.cuh"
+
+namespace altgrad::ops::cuda {
+namespace {
+
+using cpu::require_size;
+
+// Each thread reads an element before it writes it, so out may be inp.
+__global__ void gelu_forward_kernel(float* out, const float* inp, std::size_t n) {
+  for (std::size_t i = thread_index(); i < n; i += grid_threads()) out[i] = gelu_value(inp[i]);
+}
+
+__global__ void gelu_backward_kernel(float* dinp, const float* inp, const float* dout, std::size_t n) {
+  for (std::size_t i = thread_index(); i < n; i += grid_threads()) dinp[i] = gelu_gradient(inp[i], dout[i]);
+}
+
+}  // namespace
+
+void gelu_forward(std::span<float> out, std::span<const float> inp) {
+  require_size("gelu_forward", "out", out.size(), inp.size());
+  if (inp.empty()) return;
+  gelu_forward_kernel<<<blocks_for(inp.size()), kBlockThreads>>>(out.data(), inp.data(), inp.size());
+  check_launch("gelu_forward_kernel");
+}
+
+void gelu_backward(std::span<float> dinp, std::span<const float> inp, std::span<const float> dout) {
+  require_size("gelu_backward", "dinp", dinp.size(), inp.size());
+  require_size("gelu_backward", "dout", dout.size(), inp.size());
+  if (inp.empty()) return;
+  gelu_backward_kernel<<<blocks_for(inp.size()), kBlockThreads>>>(dinp.data(), inp.data(), dout.data(), inp.size());
+  check_launch("gelu_backward_kernel");
+}
+
+}  // namespace altgrad::ops::cuda

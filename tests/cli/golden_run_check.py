@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The same runs give the same bits as when tests/cli/golden_runs.json was recorded.
+
+Trains two model variants, a recipe with stochastic rounding and an MX recipe (the cases of
+thread_invariance_check.py) for a few steps at one thread, and compares a SHA-256 digest of each
+checkpoint's safetensors files (model, optimizer, quantization state) and of the trajectory in
+metrics.jsonl (step, losses, learning rate, gradient norms) with the recorded ones. A refactor that must not change a bit (the backend seam,
+ops/backend.hpp) is held to that here; a change that means to alter the numbers re-records the file
+and says why in its commit. docs/determinism.md says the engine gives these bits on every x86-64
+CPU it supports, so the digests do not depend on the machine; the quantizer's logged statistics
+are left out, since its error sums may differ between builds (docs/determinism.md).
+
+Before it trusts a comparison, it checks that a one-bit change in a saved parameter changes the digest.
+
+Usage: golden_run_check.py PATH_TO_ALTGRAD [--record]
+"""
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from thread_invariance_check import BASE, MODEL_VARIANTS, RECIPES, outputs, train, write_corpus
+
+GOLDEN = Path(__file__).with_name("golden_runs.json")
+TRAJECTORY_KEYS = ("step", "loss", "val_loss", "val_perplexity", "lr", "grad_norm", "grad")
+CASES = {name: MODEL_VARIANTS[name] for name in ("layernorm-gelu-nobias", "rmsnorm-swiglu-bias")} | RECIPES
+
+
+def digests(run):
+    """name -> SHA-256 of each safetensors file and of the metrics."""
+    found = {name: hashlib.sha256(data).hexdigest()
+             for name, data in run["checkpoints"].items() if name.endswith(".safetensors")}
+    trajectory = [{k: v for k, v in line.items() if k in TRAJECTORY_KEYS} for line in run["metrics"]]
+    metrics = "\n".join(repr(line) for line in trajectory).encode()
+    found["metrics.jsonl"] = hashlib.sha256(metrics).hexdigest()
+    return found
+
+
+def check_digest_sees_one_bit(run):
+    name = next(n for n in run["checkpoints"] if n.endswith("model.safetensors"))
+    data = bytearray(run["checkpoints"][name])
+    data[-1] ^= 1
+    flipped = dict(run, checkpoints=dict(run["checkpoints"], **{name: bytes(data)}))
+    return digests(flipped)[name] != digests(run)[name]
+
+
+def main():
+    altgrad, record = sys.argv[1], "--record" in sys.argv[2:]
+    found = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        corpus = scratch / "corpus.txt"
+        write_corpus(corpus)
+        for name, extra in CASES.items():
+            config = scratch / f"{name}.toml"
+            config.write_text(f'data = "{corpus}"\n' + BASE + extra)
+            train(altgrad, config, scratch / name, 1)
+            run = outputs(scratch / name)
+            if not check_digest_sees_one_bit(run):
+                sys.exit("FAIL the digest does not see a one-bit change")
+            found[name] = digests(run)
+    if record:
+        GOLDEN.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {GOLDEN}")
+        return 0
+    golden = json.loads(GOLDEN.read_text())
+    failed = passed = 0
+    for name in CASES:
+        differing = sorted(f for f in set(golden[name]) | set(found[name]) if golden[name].get(f) != found[name].get(f))
+        if differing:
+            failed += 1
+            print(f"FAIL {name}: differs from {GOLDEN.name} in {', '.join(differing)}")
+        else:
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
