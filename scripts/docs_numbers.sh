@@ -40,7 +40,7 @@ while (($#)); do
 done
 altgrad=${ALTGRAD:-$root/build/altgrad}
 if [[ ! -x "$altgrad" ]]; then
-  "$root/scripts/build.sh" build -DALTGRAD_TESTS=OFF
+  "$root/scripts/build.sh" build -DALTGRAD_TESTS=OFF -DALTGRAD_CUDA=OFF
 fi
 if [[ -n "$keep" ]]; then
   mkdir -p "$keep"

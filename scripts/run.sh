@@ -10,7 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/setup_corpus.sh"
 "$root/scripts/setup_echarts.sh"
-"$root/scripts/build.sh" build -DALTGRAD_TESTS=OFF
+# The CPU engine alone: the main job runs on it (the CUDA engine: docs/cuda.md).
+"$root/scripts/build.sh" build -DALTGRAD_TESTS=OFF -DALTGRAD_CUDA=OFF
 sweep_dir="$root/sweeps/ablation-$(date +%Y%m%d-%H%M%S)"
 status=0
 "$root/build/altgrad" sweep "$root/configs/ablation.toml" --jobs 2 --out "$sweep_dir" || status=$?

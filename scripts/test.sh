@@ -25,7 +25,8 @@ stage_done "set-up"
 # Warnings are errors here, in both compilers' builds (GCC's, and clang's fuzz build below), so
 # that a new warning shows up in CI before it reaches a user's newer compiler.
 export ALTGRAD_WERROR=ON
-"$root/scripts/build.sh" build -DALTGRAD_TESTS=ON -DALTGRAD_WERROR=ON
+# Without the CUDA engine: its sources compile in a tree of their own below, in the background.
+"$root/scripts/build.sh" build -DALTGRAD_TESTS=ON -DALTGRAD_WERROR=ON -DALTGRAD_CUDA=OFF
 stage_done "the native build"
 
 # The fuzz targets' clang build (scripts/fuzz.sh) from here on in the background, at the lowest
@@ -34,7 +35,18 @@ stage_done "the native build"
 fuzz_build_log=$(mktemp)
 nice -n 19 "$root/scripts/fuzz.sh" build >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-trap 'kill "$fuzz_build" 2>/dev/null || true; rm -f "$fuzz_build_log"' EXIT
+# The CUDA engine's sources (src/ops/cuda/, src/quant/cuda/), compile only, where CUDA's compiler is:
+# no machine of the project has a GPU (docs/cuda.md; scripts/gpu_check.sh runs them on one). Like
+# the fuzz build, in the background at the lowest priority; about 90 s of core time on the Zen 3.
+cuda_build_log=$(mktemp)
+cuda_build=""
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  nice -n 19 bash -c 'cmake -S "$1" -B "$1/build-cuda" -DALTGRAD_CUDA=ON -DALTGRAD_TESTS=OFF -DALTGRAD_PYTHON=OFF \
+    -DALTGRAD_WERROR=ON >/dev/null && cmake --build "$1/build-cuda" -j "$(nproc)" --target altgrad_ops_cuda altgrad_quant_cuda' \
+    _ "$root" >"$cuda_build_log" 2>&1 &
+  cuda_build=$!
+fi
+trap 'kill "$fuzz_build" $cuda_build 2>/dev/null || true; rm -f "$fuzz_build_log" "$cuda_build_log"' EXIT
 # None of the tests depends on timing. OMP_WAIT_POLICY=passive: an OpenMP thread that waits sleeps
 # instead of spinning, or two multithreaded tests side by side slow each other down tenfold (the
 # sanitizer stage took 148 s spinning, 55 s passive, 97 s one at a time). Twice as many tests as
@@ -58,6 +70,11 @@ stage_done "the sanitizer build's tests"
 
 # Every libFuzzer target (fuzz/) for 8 s on its seed corpus plus fresh inputs, in a clang build of
 # the targets and the libraries they read with (no tests, no CLI, no benchmarks), started above.
+if [[ -n "$cuda_build" ]] && ! wait "$cuda_build"; then
+  cat "$cuda_build_log" >&2
+  echo "test.sh: the CUDA engine's build failed" >&2
+  exit 1
+fi
 if ! wait "$fuzz_build"; then
   cat "$fuzz_build_log" >&2
   echo "test.sh: the fuzz targets' build failed" >&2

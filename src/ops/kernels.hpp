@@ -7,7 +7,8 @@
 //
 // Every span lies in memory of this backend's Memory (ops/memory.hpp): host memory for the CPU,
 // device memory for CUDA. Shapes: N = B·T rows, C channels, OC output features, NH heads, V vocabulary.
-// Throws std::invalid_argument on a size mismatch.
+// Throws std::invalid_argument on a size mismatch: each kernel's checks, the same for every backend,
+// are ops/kernel_arguments.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <span>

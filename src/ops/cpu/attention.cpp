@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/softmax_row.hpp"
 #include "ops/cpu/vector_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
@@ -36,16 +34,6 @@ namespace {
 using attention_detail::HeadOffsets;
 using attention_detail::HeadView;
 
-std::size_t head_size(const char* kernel, std::size_t C, std::size_t NH) {
-  require_positive(kernel, "C", C);
-  require_positive(kernel, "NH", NH);
-  if (C % NH != 0) {
-    throw std::invalid_argument(std::string(kernel) + ": NH = " + std::to_string(NH) +
-                                " does not divide C = " + std::to_string(C));
-  }
-  return C / NH;
-}
-
 template <typename Scalar>
 Scalar score_scale(std::size_t hs) {
   return Scalar{1} / std::sqrt(static_cast<Scalar>(hs));
@@ -69,9 +57,9 @@ void for_each_block(std::size_t T, Body&& body) {
 
 int blas_int(std::size_t n) { return static_cast<int>(n); }
 
-HeadView head_view(const char* kernel, std::size_t T, std::size_t C, std::size_t hs) {
-  return {require_blas_dimension(kernel, "T", T), require_blas_dimension(kernel, "hs", hs),
-          require_blas_dimension(kernel, "3C", 3 * C), require_blas_dimension(kernel, "C", C)};
+// One head's view, once check_attention_* has found NH dividing C and T, hs, 3C and C positive ints.
+HeadView head_view(std::size_t T, std::size_t C, std::size_t NH) {
+  return {blas_int(T), blas_int(C / NH), blas_int(3 * C), blas_int(C)};
 }
 
 // Calls body(offsets) for every (b, h) pair, the pairs in parallel.
@@ -168,14 +156,10 @@ void head_backward(Scalar* dqkv, Scalar* dprobs, const Scalar* dout, const Scala
 template <typename Scalar>
 void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B,
                        std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_forward";
-  const std::size_t hs = head_size(kernel, C, NH);
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+  check_attention_forward(out.size(), probs.size(), qkv.size(), B, T, C, NH);
 
   // Both products of a head in one visit, while its probabilities are still in cache.
-  const HeadView view = head_view(kernel, T, C, hs);
+  const HeadView view = head_view(T, C, NH);
   for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
     head_probs(probs.data() + at.probs, qkv.data() + at.qkv, view, C);
     head_values(out.data() + at.out, probs.data() + at.probs, qkv.data() + at.qkv, view, C);
@@ -185,12 +169,9 @@ void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span
 template <typename Scalar>
 void attention_probs_forward(std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B, std::size_t T,
                              std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_probs_forward";
-  const std::size_t hs = head_size(kernel, C, NH);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+  check_attention_probs_forward(probs.size(), qkv.size(), B, T, C, NH);
 
-  const HeadView view = head_view(kernel, T, C, hs);
+  const HeadView view = head_view(T, C, NH);
   for_each_head(B, T, C, NH,
                 [&](const HeadOffsets& at) { head_probs(probs.data() + at.probs, qkv.data() + at.qkv, view, C); });
 }
@@ -198,13 +179,9 @@ void attention_probs_forward(std::span<Scalar> probs, std::span<const Scalar> qk
 template <typename Scalar>
 void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> probs, std::span<const Scalar> qkv,
                               std::size_t B, std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_values_forward";
-  const std::size_t hs = head_size(kernel, C, NH);
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
+  check_attention_values_forward(out.size(), probs.size(), qkv.size(), B, T, C, NH);
 
-  const HeadView view = head_view(kernel, T, C, hs);
+  const HeadView view = head_view(T, C, NH);
   for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
     head_values(out.data() + at.out, probs.data() + at.probs, qkv.data() + at.qkv, view, C);
   });
@@ -221,16 +198,10 @@ template <typename Scalar>
 void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
                         const AttentionOperands<Scalar>& used, std::span<const Scalar> probs, std::size_t B,
                         std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_backward";
-  const std::size_t hs = head_size(kernel, C, NH);
-  require_size(kernel, "dqkv", dqkv.size(), B * T * 3 * C);
-  require_size(kernel, "dout", dout.size(), B * T * C);
-  require_size(kernel, "qkv", used.qkv.size(), B * T * 3 * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "used probs", used.probs.size(), B * NH * T * T);
-  require_size(kernel, "dprobs", dprobs.size(), B * NH * T * T);
+  check_attention_backward(dqkv.size(), dprobs.size(), dout.size(), used.qkv.size(), used.probs.size(), probs.size(), B,
+                           T, C, NH);
 
-  const HeadView view = head_view(kernel, T, C, hs);
+  const HeadView view = head_view(T, C, NH);
   for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
     head_backward(dqkv.data() + at.qkv, dprobs.data() + at.probs, dout.data() + at.out, used.qkv.data() + at.qkv,
                   probs.data() + at.probs, used.probs.data() + at.probs, view, C);

@@ -1,19 +1,16 @@
 #include "ops/cpu/embedding.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
+#include "ops/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
 template <typename Scalar>
 void embedding_forward(std::span<Scalar> out, std::span<const std::int32_t> tokens, std::span<const Scalar> wte,
                        std::span<const Scalar> wpe, std::size_t B, std::size_t T, std::size_t C, std::size_t V) {
-  constexpr const char* kernel = "embedding_forward";
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "tokens", tokens.size(), B * T);
-  require_size(kernel, "wte", wte.size(), V * C);
-  require_size(kernel, "wpe", wpe.size(), T * C);
-  require_indices_below(kernel, "tokens", tokens, V);
+  check_embedding_forward(out.size(), tokens.size(), wte.size(), wpe.size(), B, T, C, V);
+  require_indices_below("embedding_forward", "tokens", tokens, V);
 
 #pragma omp parallel for schedule(static) if (B * T * C >= kMinParallelWork)
   for (std::size_t bt = 0; bt < B * T; ++bt) {
@@ -28,12 +25,8 @@ template <typename Scalar>
 void embedding_backward(std::span<Scalar> dwte, std::span<Scalar> dwpe, std::span<const Scalar> dout,
                         std::span<const std::int32_t> tokens, std::size_t B, std::size_t T, std::size_t C,
                         std::size_t V) {
-  constexpr const char* kernel = "embedding_backward";
-  require_size(kernel, "dwte", dwte.size(), V * C);
-  require_size(kernel, "dwpe", dwpe.size(), T * C);
-  require_size(kernel, "dout", dout.size(), B * T * C);
-  require_size(kernel, "tokens", tokens.size(), B * T);
-  require_indices_below(kernel, "tokens", tokens, V);
+  check_embedding_backward(dwte.size(), dwpe.size(), dout.size(), tokens.size(), B, T, C, V);
+  require_indices_below("embedding_backward", "tokens", tokens, V);
 
   // Repeated tokens make dwte a scatter with collisions: threads own column blocks instead of rows,
   // and each walks the positions in order.

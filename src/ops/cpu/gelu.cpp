@@ -6,9 +6,9 @@
 #include <numbers>
 #include <type_traits>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/vector_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -65,7 +65,7 @@ Scalar normal_cdf(Scalar x) {
 
 template <typename Scalar>
 void gelu_forward(std::span<Scalar> out, std::span<const Scalar> inp) {
-  require_size("gelu_forward", "out", out.size(), inp.size());
+  check_gelu_forward(out.size(), inp.size());
   const std::size_t n = inp.size();
   if constexpr (std::is_same_v<Scalar, float>) {
     const float* in = inp.data();
@@ -82,8 +82,7 @@ void gelu_forward(std::span<Scalar> out, std::span<const Scalar> inp) {
 
 template <typename Scalar>
 void gelu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout) {
-  require_size("gelu_backward", "dinp", dinp.size(), inp.size());
-  require_size("gelu_backward", "dout", dout.size(), inp.size());
+  check_gelu_backward(dinp.size(), inp.size(), dout.size());
   const std::size_t n = inp.size();
   if constexpr (std::is_same_v<Scalar, float>) {
     const float *in = inp.data(), *dy = dout.data();

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/vector_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
@@ -12,14 +12,7 @@ template <typename Scalar>
 void layernorm_forward(std::span<Scalar> out, std::span<Scalar> mean, std::span<Scalar> rstd,
                        std::span<const Scalar> inp, std::span<const Scalar> weight, std::span<const Scalar> bias,
                        std::size_t N, std::size_t C, Scalar eps) {
-  constexpr const char* kernel = "layernorm_forward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "out", out.size(), N * C);
-  require_size(kernel, "mean", mean.size(), N);
-  require_size(kernel, "rstd", rstd.size(), N);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size_or_empty(kernel, "bias", bias.size(), C);
+  check_layernorm_forward(out.size(), mean.size(), rstd.size(), inp.size(), weight.size(), bias.size(), N, C);
 
 #pragma omp parallel for schedule(static) if (N * C >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
@@ -42,16 +35,8 @@ template <typename Scalar>
 void layernorm_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                         std::span<const Scalar> dout, std::span<const Scalar> inp, std::span<const Scalar> weight,
                         std::span<const Scalar> mean, std::span<const Scalar> rstd, std::size_t N, std::size_t C) {
-  constexpr const char* kernel = "layernorm_backward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "dinp", dinp.size(), N * C);
-  require_size(kernel, "dweight", dweight.size(), C);
-  require_size_or_empty(kernel, "dbias", dbias.size(), C);
-  require_size(kernel, "dout", dout.size(), N * C);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size(kernel, "mean", mean.size(), N);
-  require_size(kernel, "rstd", rstd.size(), N);
+  check_layernorm_backward(dinp.size(), dweight.size(), dbias.size(), dout.size(), inp.size(), weight.size(),
+                           mean.size(), rstd.size(), N, C);
 
   // dinp, row by row. With norm = (x − mean)·rstd and dnorm = weight·dout, the mean and variance
   // paths contribute −mean(dnorm) and −norm·mean(dnorm·norm):

@@ -1,8 +1,8 @@
 #include "ops/cpu/matmul.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -11,9 +11,9 @@ struct BlasShape {
   int n, c, oc;
 };
 
-BlasShape blas_shape(const char* kernel, std::size_t N, std::size_t C, std::size_t OC) {
-  return {require_blas_dimension(kernel, "N", N), require_blas_dimension(kernel, "C", C),
-          require_blas_dimension(kernel, "OC", OC)};
+// The dimensions as BLAS takes them, once check_matmul_* has found each a positive int.
+BlasShape blas_shape(std::size_t N, std::size_t C, std::size_t OC) {
+  return {static_cast<int>(N), static_cast<int>(C), static_cast<int>(OC)};
 }
 
 }  // namespace
@@ -21,12 +21,8 @@ BlasShape blas_shape(const char* kernel, std::size_t N, std::size_t C, std::size
 template <typename Scalar>
 void matmul_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
                     std::span<const Scalar> bias, std::size_t N, std::size_t C, std::size_t OC) {
-  constexpr const char* kernel = "matmul_forward";
-  const BlasShape s = blas_shape(kernel, N, C, OC);
-  require_size(kernel, "out", out.size(), N * OC);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), OC * C);
-  require_size_or_empty(kernel, "bias", bias.size(), OC);
+  check_matmul_forward(out.size(), inp.size(), weight.size(), bias.size(), N, C, OC);
+  const BlasShape s = blas_shape(N, C, OC);
 
   // beta = 0: BLAS overwrites out without reading it, so stale NaNs there cannot leak through.
   gemm(CblasNoTrans, CblasTrans, s.n, s.oc, s.c, Scalar{1}, inp.data(), s.c, weight.data(), s.c, Scalar{0},
@@ -49,17 +45,10 @@ void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
 template <typename Scalar>
 void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C, std::size_t OC) {
-  constexpr const char* kernel = "matmul_backward";
-  const BlasShape s = blas_shape(kernel, N, C, OC);
   const auto& [dout_dinp, weight, dout_dweight, inp, dout_dbias] = operands;
-  require_size(kernel, "dinp", dinp.size(), N * C);
-  require_size(kernel, "dweight", dweight.size(), OC * C);
-  require_size_or_empty(kernel, "dbias", dbias.size(), OC);
-  require_size(kernel, "dout for dinp", dout_dinp.size(), N * OC);
-  require_size(kernel, "dout for dweight", dout_dweight.size(), N * OC);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), OC * C);
-  if (!dbias.empty()) require_size(kernel, "dout for dbias", dout_dbias.size(), N * OC);
+  check_matmul_backward(dinp.size(), dweight.size(), dbias.size(), dout_dinp.size(), weight.size(),
+                        dout_dweight.size(), inp.size(), dout_dbias.size(), N, C, OC);
+  const BlasShape s = blas_shape(N, C, OC);
 
   // beta = 1 accumulates, so residual branches and the tied wte/lm_head weight add up.
   gemm(CblasNoTrans, CblasNoTrans, s.n, s.c, s.oc, Scalar{1}, dout_dinp.data(), s.oc, weight.data(), s.c, Scalar{1},

@@ -1,14 +1,13 @@
 #include "ops/cpu/residual.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
 template <typename Scalar>
 void residual_forward(std::span<Scalar> out, std::span<const Scalar> a, std::span<const Scalar> b) {
-  require_size("residual_forward", "a", a.size(), out.size());
-  require_size("residual_forward", "b", b.size(), out.size());
+  check_residual_forward(out.size(), a.size(), b.size());
   const std::size_t n = out.size();
 #pragma omp parallel for schedule(static) if (n >= kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
@@ -16,8 +15,7 @@ void residual_forward(std::span<Scalar> out, std::span<const Scalar> a, std::spa
 
 template <typename Scalar>
 void residual_backward(std::span<Scalar> da, std::span<Scalar> db, std::span<const Scalar> dout) {
-  require_size("residual_backward", "da", da.size(), dout.size());
-  require_size("residual_backward", "db", db.size(), dout.size());
+  check_residual_backward(da.size(), db.size(), dout.size());
   const std::size_t n = dout.size();
 #pragma omp parallel for schedule(static) if (n >= kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {

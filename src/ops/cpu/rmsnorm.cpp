@@ -2,20 +2,15 @@
 
 #include <cmath>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
 template <typename Scalar>
 void rmsnorm_forward(std::span<Scalar> out, std::span<Scalar> rstd, std::span<const Scalar> inp,
                      std::span<const Scalar> weight, std::size_t N, std::size_t C, Scalar eps) {
-  constexpr const char* kernel = "rmsnorm_forward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "out", out.size(), N * C);
-  require_size(kernel, "rstd", rstd.size(), N);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
+  check_rmsnorm_forward(out.size(), rstd.size(), inp.size(), weight.size(), N, C);
 
 #pragma omp parallel for schedule(static) if (N * C >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
@@ -33,14 +28,7 @@ template <typename Scalar>
 void rmsnorm_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<const Scalar> dout,
                       std::span<const Scalar> inp, std::span<const Scalar> weight, std::span<const Scalar> rstd,
                       std::size_t N, std::size_t C) {
-  constexpr const char* kernel = "rmsnorm_backward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "dinp", dinp.size(), N * C);
-  require_size(kernel, "dweight", dweight.size(), C);
-  require_size(kernel, "dout", dout.size(), N * C);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size(kernel, "rstd", rstd.size(), N);
+  check_rmsnorm_backward(dinp.size(), dweight.size(), dout.size(), inp.size(), weight.size(), rstd.size(), N, C);
 
   // With norm = x·rstd and dnorm = weight·dout, rstd's dependence on x adds −norm·mean(dnorm·norm):
   //   dx = rstd · (dnorm − norm · mean(dnorm · norm))

@@ -3,22 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/cpu/argument_checks.hpp"
+#include "ops/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/softmax_row.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 
 template <typename Scalar>
 void softmax_cross_entropy_forward(std::span<Scalar> losses, std::span<Scalar> probs, std::span<const Scalar> logits,
                                    std::span<const std::int32_t> targets, std::size_t N, std::size_t V) {
-  constexpr const char* kernel = "softmax_cross_entropy_forward";
-  require_positive(kernel, "V", V);
-  require_size(kernel, "losses", losses.size(), N);
-  require_size(kernel, "probs", probs.size(), N * V);
-  require_size(kernel, "logits", logits.size(), N * V);
-  require_size(kernel, "targets", targets.size(), N);
-  require_indices_below(kernel, "targets", targets, V);
+  check_softmax_cross_entropy_forward(losses.size(), probs.size(), logits.size(), targets.size(), N, V);
+  require_indices_below("softmax_cross_entropy_forward", "targets", targets, V);
 
 #pragma omp parallel for schedule(static) if (N * V >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
@@ -34,12 +30,8 @@ template <typename Scalar>
 void softmax_cross_entropy_backward(std::span<Scalar> dlogits, std::span<const Scalar> dlosses,
                                     std::span<const Scalar> probs, std::span<const std::int32_t> targets, std::size_t N,
                                     std::size_t V) {
-  constexpr const char* kernel = "softmax_cross_entropy_backward";
-  require_size(kernel, "dlogits", dlogits.size(), N * V);
-  require_size(kernel, "dlosses", dlosses.size(), N);
-  require_size(kernel, "probs", probs.size(), N * V);
-  require_size(kernel, "targets", targets.size(), N);
-  require_indices_below(kernel, "targets", targets, V);
+  check_softmax_cross_entropy_backward(dlogits.size(), dlosses.size(), probs.size(), targets.size(), N, V);
+  require_indices_below("softmax_cross_entropy_backward", "targets", targets, V);
 
 #pragma omp parallel for schedule(static) if (N * V >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cpu/parallel.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -18,8 +18,7 @@ Scalar sigmoid(Scalar a) {
 
 template <typename Scalar>
 void swiglu_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::size_t N, std::size_t H) {
-  require_size("swiglu_forward", "out", out.size(), N * H);
-  require_size("swiglu_forward", "inp", inp.size(), N * 2 * H);
+  check_swiglu_forward(out.size(), inp.size(), N, H);
 #pragma omp parallel for schedule(static) if (N * H >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
     const Scalar* a = inp.data() + row * 2 * H;
@@ -32,9 +31,7 @@ void swiglu_forward(std::span<Scalar> out, std::span<const Scalar> inp, std::siz
 template <typename Scalar>
 void swiglu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout, std::size_t N,
                      std::size_t H) {
-  require_size("swiglu_backward", "dinp", dinp.size(), N * 2 * H);
-  require_size("swiglu_backward", "inp", inp.size(), N * 2 * H);
-  require_size("swiglu_backward", "dout", dout.size(), N * H);
+  check_swiglu_backward(dinp.size(), inp.size(), dout.size(), N, H);
 #pragma omp parallel for schedule(static) if (N * H >= kMinParallelWork)
   for (std::size_t row = 0; row < N; ++row) {
     const Scalar* a = inp.data() + row * 2 * H;

@@ -1,21 +1,14 @@
 #include "ops/cuda/attention.hpp"
 
-#include <stdexcept>
-#include <string>
-
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/attention_math.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/lane_group.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/softmax_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_blas_dimension;
-using cpu::require_positive;
-using cpu::require_size;
 
 // The dimensions every kernel below takes: hs = C / NH, and qkv's row stride 3C.
 struct Heads {
@@ -113,24 +106,8 @@ __global__ void attention_dkey_dvalue_kernel(float* dqkv, const float* dscores, 
   }
 }
 
-// The CPU's checks of the dimensions (ops/cpu/attention.cpp): NH divides C, and T, hs, 3C and C
-// are positive BLAS integers.
-Heads heads(const char* kernel, std::size_t B, std::size_t T, std::size_t C, std::size_t NH) {
-  require_positive(kernel, "C", C);
-  require_positive(kernel, "NH", NH);
-  if (C % NH != 0) {
-    throw std::invalid_argument(std::string(kernel) + ": NH = " + std::to_string(NH) +
-                                " does not divide C = " + std::to_string(C));
-  }
-  return {B, T, C, NH, C / NH};
-}
-
-void require_head_view(const char* kernel, const Heads& d) {
-  require_blas_dimension(kernel, "T", d.T);
-  require_blas_dimension(kernel, "hs", d.hs);
-  require_blas_dimension(kernel, "3C", 3 * d.C);
-  require_blas_dimension(kernel, "C", d.C);
-}
+// The dimensions, once check_attention_* has found NH dividing C.
+Heads heads(std::size_t B, std::size_t T, std::size_t C, std::size_t NH) { return {B, T, C, NH, C / NH}; }
 
 void launch_probs(float* probs, const float* qkv, const Heads& d) {
   attention_scores_kernel<<<blocks_for(d.B * d.NH * d.T * d.T), kBlockThreads>>>(probs, qkv, d);
@@ -148,12 +125,8 @@ void launch_values(float* out, const float* probs, const float* qkv, const Heads
 
 void attention_forward(std::span<float> out, std::span<float> probs, std::span<const float> qkv, std::size_t B,
                        std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_forward";
-  const Heads d = heads(kernel, B, T, C, NH);
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
-  require_head_view(kernel, d);
+  check_attention_forward(out.size(), probs.size(), qkv.size(), B, T, C, NH);
+  const Heads d = heads(B, T, C, NH);
   if (B == 0) return;
 
   launch_probs(probs.data(), qkv.data(), d);
@@ -162,11 +135,8 @@ void attention_forward(std::span<float> out, std::span<float> probs, std::span<c
 
 void attention_probs_forward(std::span<float> probs, std::span<const float> qkv, std::size_t B, std::size_t T,
                              std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_probs_forward";
-  const Heads d = heads(kernel, B, T, C, NH);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
-  require_head_view(kernel, d);
+  check_attention_probs_forward(probs.size(), qkv.size(), B, T, C, NH);
+  const Heads d = heads(B, T, C, NH);
   if (B == 0) return;
 
   launch_probs(probs.data(), qkv.data(), d);
@@ -174,12 +144,8 @@ void attention_probs_forward(std::span<float> probs, std::span<const float> qkv,
 
 void attention_values_forward(std::span<float> out, std::span<const float> probs, std::span<const float> qkv,
                               std::size_t B, std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_values_forward";
-  const Heads d = heads(kernel, B, T, C, NH);
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "qkv", qkv.size(), B * T * 3 * C);
-  require_head_view(kernel, d);
+  check_attention_values_forward(out.size(), probs.size(), qkv.size(), B, T, C, NH);
+  const Heads d = heads(B, T, C, NH);
   if (B == 0) return;
 
   launch_values(out.data(), probs.data(), qkv.data(), d);
@@ -188,15 +154,9 @@ void attention_values_forward(std::span<float> out, std::span<const float> probs
 void attention_backward(std::span<float> dqkv, std::span<float> dprobs, std::span<const float> dout,
                         const AttentionOperands<float>& used, std::span<const float> probs, std::size_t B,
                         std::size_t T, std::size_t C, std::size_t NH) {
-  constexpr const char* kernel = "attention_backward";
-  const Heads d = heads(kernel, B, T, C, NH);
-  require_size(kernel, "dqkv", dqkv.size(), B * T * 3 * C);
-  require_size(kernel, "dout", dout.size(), B * T * C);
-  require_size(kernel, "qkv", used.qkv.size(), B * T * 3 * C);
-  require_size(kernel, "probs", probs.size(), B * NH * T * T);
-  require_size(kernel, "used probs", used.probs.size(), B * NH * T * T);
-  require_size(kernel, "dprobs", dprobs.size(), B * NH * T * T);
-  require_head_view(kernel, d);
+  check_attention_backward(dqkv.size(), dprobs.size(), dout.size(), used.qkv.size(), used.probs.size(), probs.size(), B,
+                           T, C, NH);
+  const Heads d = heads(B, T, C, NH);
   if (B == 0) return;
 
   attention_dprobs_kernel<<<blocks_for(B * NH * T * T), kBlockThreads>>>(dprobs.data(), dout.data(), used.qkv.data(),

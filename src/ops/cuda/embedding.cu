@@ -4,14 +4,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/launch.cuh"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_size;
 
 // out (B·T, C): one thread per element.
 __global__ void embedding_forward_kernel(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
@@ -74,12 +72,8 @@ __global__ void embedding_position_backward_kernel(float* dwpe, const float* dou
 void embedding_forward(std::span<float> out, std::span<const std::int32_t> tokens, std::span<const float> wte,
                        std::span<const float> wpe, std::size_t B, std::size_t T, std::size_t C, std::size_t V,
                        IndexCheck& check) {
-  constexpr const char* kernel = "embedding_forward";
-  require_size(kernel, "out", out.size(), B * T * C);
-  require_size(kernel, "tokens", tokens.size(), B * T);
-  require_size(kernel, "wte", wte.size(), V * C);
-  require_size(kernel, "wpe", wpe.size(), T * C);
-  check.require_below(kernel, "tokens", tokens, V);
+  check_embedding_forward(out.size(), tokens.size(), wte.size(), wpe.size(), B, T, C, V);
+  check.require_below("embedding_forward", "tokens", tokens, V);
   if (out.empty()) return;
 
   embedding_forward_kernel<<<blocks_for(out.size()), kBlockThreads>>>(out.data(), tokens.data(), wte.data(), wpe.data(),
@@ -91,10 +85,7 @@ void embedding_backward(std::span<float> dwte, std::span<float> dwpe, std::span<
                         std::span<const std::int32_t> tokens, std::size_t B, std::size_t T, std::size_t C,
                         std::size_t V, IndexCheck& check, DeviceScratch& links) {
   constexpr const char* kernel = "embedding_backward";
-  require_size(kernel, "dwte", dwte.size(), V * C);
-  require_size(kernel, "dwpe", dwpe.size(), T * C);
-  require_size(kernel, "dout", dout.size(), B * T * C);
-  require_size(kernel, "tokens", tokens.size(), B * T);
+  check_embedding_backward(dwte.size(), dwpe.size(), dout.size(), tokens.size(), B, T, C, V);
   check.require_below(kernel, "tokens", tokens, V);
   if (dout.empty()) return;
   if (B * T > static_cast<std::size_t>(INT32_MAX)) {

@@ -1,9 +1,9 @@
 #include "ops/cuda/index_check.hpp"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
+#include "ops/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 
 namespace altgrad::ops::cuda {
@@ -59,10 +59,7 @@ void IndexCheck::require_below(const char* kernel, const char* buffer, std::span
   long long found[2];
   check_cuda(cudaMemcpy(found, found_, sizeof found, cudaMemcpyDeviceToHost),
              [&] { return std::string(kernel) + ": cudaMemcpy of the check of " + buffer; });
-  if (found[0] >= 0) {
-    throw std::invalid_argument(std::string(kernel) + ": " + buffer + "[" + std::to_string(found[0]) +
-                                "] = " + std::to_string(found[1]) + " is outside [0, " + std::to_string(limit) + ")");
-  }
+  if (found[0] >= 0) throw_index_outside(kernel, buffer, static_cast<std::size_t>(found[0]), found[1], limit);
 }
 
 }  // namespace altgrad::ops::cuda

@@ -1,6 +1,6 @@
 #pragma once
 // The check of token ids and class targets that the CPU kernels make on the host
-// (ops/cpu/argument_checks.hpp, require_indices_below), for indices in GPU memory: one small
+// (ops/argument_checks.hpp, require_indices_below), for indices in GPU memory: one small
 // kernel finds the first index outside [0, limit), and its position and value come back to the
 // host, which throws the CPU's message. It waits for the GPU (a copy of 16 bytes), as a check
 // before any element is touched must.

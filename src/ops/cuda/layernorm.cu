@@ -1,17 +1,13 @@
 #include "ops/cuda/layernorm.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/lane_group.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/layernorm_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_positive;
-using cpu::require_size;
-using cpu::require_size_or_empty;
 
 // One row per group of 16 threads.
 __global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -52,14 +48,7 @@ __global__ void layernorm_backward_columns_kernel(float* dweight, float* dbias, 
 void layernorm_forward(std::span<float> out, std::span<float> mean, std::span<float> rstd, std::span<const float> inp,
                        std::span<const float> weight, std::span<const float> bias, std::size_t N, std::size_t C,
                        float eps) {
-  constexpr const char* kernel = "layernorm_forward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "out", out.size(), N * C);
-  require_size(kernel, "mean", mean.size(), N);
-  require_size(kernel, "rstd", rstd.size(), N);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size_or_empty(kernel, "bias", bias.size(), C);
+  check_layernorm_forward(out.size(), mean.size(), rstd.size(), inp.size(), weight.size(), bias.size(), N, C);
   if (N == 0) return;
 
   layernorm_forward_kernel<<<blocks_for(N * kSumLanes), kBlockThreads>>>(
@@ -70,16 +59,8 @@ void layernorm_forward(std::span<float> out, std::span<float> mean, std::span<fl
 void layernorm_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
                         std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
                         std::span<const float> mean, std::span<const float> rstd, std::size_t N, std::size_t C) {
-  constexpr const char* kernel = "layernorm_backward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "dinp", dinp.size(), N * C);
-  require_size(kernel, "dweight", dweight.size(), C);
-  require_size_or_empty(kernel, "dbias", dbias.size(), C);
-  require_size(kernel, "dout", dout.size(), N * C);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size(kernel, "mean", mean.size(), N);
-  require_size(kernel, "rstd", rstd.size(), N);
+  check_layernorm_backward(dinp.size(), dweight.size(), dbias.size(), dout.size(), inp.size(), weight.size(),
+                           mean.size(), rstd.size(), N, C);
   if (N == 0) return;
 
   layernorm_backward_rows_kernel<<<blocks_for(N * kSumLanes), kBlockThreads>>>(

@@ -1,8 +1,8 @@
 #include "ops/cuda/residual.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/launch.cuh"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
@@ -15,8 +15,7 @@ __global__ void residual_forward_kernel(float* out, const float* a, const float*
 }  // namespace
 
 void residual_forward(std::span<float> out, std::span<const float> a, std::span<const float> b) {
-  cpu::require_size("residual_forward", "a", a.size(), out.size());
-  cpu::require_size("residual_forward", "b", b.size(), out.size());
+  check_residual_forward(out.size(), a.size(), b.size());
   if (out.empty()) return;
   residual_forward_kernel<<<blocks_for(out.size()), kBlockThreads>>>(out.data(), a.data(), b.data(), out.size());
   check_launch("residual_forward_kernel");

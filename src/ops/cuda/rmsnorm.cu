@@ -1,16 +1,13 @@
 #include "ops/cuda/rmsnorm.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/lane_group.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/rmsnorm_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_positive;
-using cpu::require_size;
 
 // One row per group of 16 threads; the CPU sums a row serially, so the group's leader does.
 __global__ void rmsnorm_forward_kernel(float* out, float* rstd, const float* inp, const float* weight, std::size_t N,
@@ -44,12 +41,7 @@ __global__ void rmsnorm_backward_columns_kernel(float* dweight, const float* dou
 
 void rmsnorm_forward(std::span<float> out, std::span<float> rstd, std::span<const float> inp,
                      std::span<const float> weight, std::size_t N, std::size_t C, float eps) {
-  constexpr const char* kernel = "rmsnorm_forward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "out", out.size(), N * C);
-  require_size(kernel, "rstd", rstd.size(), N);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
+  check_rmsnorm_forward(out.size(), rstd.size(), inp.size(), weight.size(), N, C);
   if (N == 0) return;
 
   rmsnorm_forward_kernel<<<blocks_for(N * kSumLanes), kBlockThreads>>>(out.data(), rstd.data(), inp.data(),
@@ -60,14 +52,7 @@ void rmsnorm_forward(std::span<float> out, std::span<float> rstd, std::span<cons
 void rmsnorm_backward(std::span<float> dinp, std::span<float> dweight, std::span<const float> dout,
                       std::span<const float> inp, std::span<const float> weight, std::span<const float> rstd,
                       std::size_t N, std::size_t C) {
-  constexpr const char* kernel = "rmsnorm_backward";
-  require_positive(kernel, "C", C);
-  require_size(kernel, "dinp", dinp.size(), N * C);
-  require_size(kernel, "dweight", dweight.size(), C);
-  require_size(kernel, "dout", dout.size(), N * C);
-  require_size(kernel, "inp", inp.size(), N * C);
-  require_size(kernel, "weight", weight.size(), C);
-  require_size(kernel, "rstd", rstd.size(), N);
+  check_rmsnorm_backward(dinp.size(), dweight.size(), dout.size(), inp.size(), weight.size(), rstd.size(), N, C);
   if (N == 0) return;
 
   rmsnorm_backward_rows_kernel<<<blocks_for(N * kSumLanes), kBlockThreads>>>(dinp.data(), dout.data(), inp.data(),

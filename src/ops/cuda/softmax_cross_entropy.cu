@@ -1,16 +1,13 @@
 #include "ops/cuda/softmax_cross_entropy.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/lane_group.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/softmax_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_positive;
-using cpu::require_size;
 
 // One row per group of 16 threads; the leader writes the loss.
 __global__ void softmax_cross_entropy_forward_kernel(float* losses, float* probs, const float* logits,
@@ -37,13 +34,8 @@ __global__ void softmax_cross_entropy_backward_kernel(float* dlogits, const floa
 void softmax_cross_entropy_forward(std::span<float> losses, std::span<float> probs, std::span<const float> logits,
                                    std::span<const std::int32_t> targets, std::size_t N, std::size_t V,
                                    IndexCheck& check) {
-  constexpr const char* kernel = "softmax_cross_entropy_forward";
-  require_positive(kernel, "V", V);
-  require_size(kernel, "losses", losses.size(), N);
-  require_size(kernel, "probs", probs.size(), N * V);
-  require_size(kernel, "logits", logits.size(), N * V);
-  require_size(kernel, "targets", targets.size(), N);
-  check.require_below(kernel, "targets", targets, V);
+  check_softmax_cross_entropy_forward(losses.size(), probs.size(), logits.size(), targets.size(), N, V);
+  check.require_below("softmax_cross_entropy_forward", "targets", targets, V);
   if (N == 0) return;
 
   softmax_cross_entropy_forward_kernel<<<blocks_for(N * kSumLanes), kBlockThreads>>>(
@@ -54,12 +46,8 @@ void softmax_cross_entropy_forward(std::span<float> losses, std::span<float> pro
 void softmax_cross_entropy_backward(std::span<float> dlogits, std::span<const float> dlosses,
                                     std::span<const float> probs, std::span<const std::int32_t> targets, std::size_t N,
                                     std::size_t V, IndexCheck& check) {
-  constexpr const char* kernel = "softmax_cross_entropy_backward";
-  require_size(kernel, "dlogits", dlogits.size(), N * V);
-  require_size(kernel, "dlosses", dlosses.size(), N);
-  require_size(kernel, "probs", probs.size(), N * V);
-  require_size(kernel, "targets", targets.size(), N);
-  check.require_below(kernel, "targets", targets, V);
+  check_softmax_cross_entropy_backward(dlogits.size(), dlosses.size(), probs.size(), targets.size(), N, V);
+  check.require_below("softmax_cross_entropy_backward", "targets", targets, V);
   if (dlogits.empty()) return;
 
   softmax_cross_entropy_backward_kernel<<<blocks_for(N * V), kBlockThreads>>>(dlogits.data(), dlosses.data(),

@@ -1,14 +1,12 @@
 #include "ops/cuda/swiglu.hpp"
 
-#include "ops/cpu/argument_checks.hpp"
 #include "ops/cuda/cuda_error.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/swiglu_math.hpp"
+#include "ops/kernel_arguments.hpp"
 
 namespace altgrad::ops::cuda {
 namespace {
-
-using cpu::require_size;
 
 // One thread per output element (row, i): a at row·2H + i, b H further.
 __global__ void swiglu_forward_kernel(float* out, const float* inp, std::size_t N, std::size_t H) {
@@ -30,8 +28,7 @@ __global__ void swiglu_backward_kernel(float* dinp, const float* inp, const floa
 }  // namespace
 
 void swiglu_forward(std::span<float> out, std::span<const float> inp, std::size_t N, std::size_t H) {
-  require_size("swiglu_forward", "out", out.size(), N * H);
-  require_size("swiglu_forward", "inp", inp.size(), N * 2 * H);
+  check_swiglu_forward(out.size(), inp.size(), N, H);
   if (out.empty()) return;
   swiglu_forward_kernel<<<blocks_for(N * H), kBlockThreads>>>(out.data(), inp.data(), N, H);
   check_launch("swiglu_forward_kernel");
@@ -39,9 +36,7 @@ void swiglu_forward(std::span<float> out, std::span<const float> inp, std::size_
 
 void swiglu_backward(std::span<float> dinp, std::span<const float> inp, std::span<const float> dout, std::size_t N,
                      std::size_t H) {
-  require_size("swiglu_backward", "dinp", dinp.size(), N * 2 * H);
-  require_size("swiglu_backward", "inp", inp.size(), N * 2 * H);
-  require_size("swiglu_backward", "dout", dout.size(), N * H);
+  check_swiglu_backward(dinp.size(), inp.size(), dout.size(), N, H);
   if (dout.empty()) return;
   swiglu_backward_kernel<<<blocks_for(N * H), kBlockThreads>>>(dinp.data(), inp.data(), dout.data(), N, H);
   check_launch("swiglu_backward_kernel");
