@@ -36,7 +36,11 @@ Backend<Scalar> backend_for(Device device) {
   if (device == Device::cpu) return cpu_backend<Scalar>();
 #if defined(ALTGRAD_CUDA)
   if constexpr (std::is_same_v<Scalar, float>) {
-    return cuda::backend();
+    try {
+      return cuda::backend();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("device \"cuda\": " + std::string(e.what()));
+    }
   } else {
     throw std::runtime_error(
         "device \"cuda\" computes in float only; double (the gradient checks' precision) runs on device \"cpu\"");

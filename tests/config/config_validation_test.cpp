@@ -76,6 +76,7 @@ TEST(ConfigValidation, UnknownChoicesListTheAllowedOnes) {
                        {"bad.toml:2", "data_format = \"csv\"", "\"auto\", \"text\", \"dir\", \"jsonl\""}));
   EXPECT_TRUE(mentions(file_error("norm = \"LayerNorm\""), {"bad.toml:2", "\"LayerNorm\""}));  // names are exact
   EXPECT_TRUE(mentions(file_error("optimizer = \"adam\""), {"bad.toml:2", "optimizer = \"adam\"", "\"adamw\", \"sgd\""}));
+  EXPECT_TRUE(mentions(file_error("device = \"gpu\""), {"bad.toml:2", "device = \"gpu\"", "\"cpu\", \"cuda\""}));
 }
 
 TEST(ConfigValidation, NesterovNeedsMomentumForSgd) {

@@ -34,7 +34,7 @@ const std::vector<std::string> kKeys = {
     "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "optimizer", "learning_rate",
     "min_lr", "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "momentum", "nesterov",
     "grad_clip", "eval_interval",
-    "eval_iters", "log_interval", "seed", "out_dir", "checkpoint_interval", "keep_checkpoints",
+    "eval_iters", "log_interval", "seed", "device", "out_dir", "checkpoint_interval", "keep_checkpoints",
     "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_attention_entropy",
     "warn_loss_spike", "warn_grad_norm_spike", "warn_every", "stop_loss_multiple"};
 
@@ -71,6 +71,7 @@ TrainConfig unusual_config() {
   c.eval_iters = 3;
   c.log_interval = 1;
   c.seed = (std::uint64_t{1} << 62) + 3;
+  c.device = altgrad::config::Device::cuda;
   c.out_dir = "runs/x y";
   c.checkpoint_interval = 0;
   c.keep_checkpoints = 0;
