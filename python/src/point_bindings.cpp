@@ -36,7 +36,8 @@ toml::array array_of(const py::list& list, const std::string& path) {
     if (py::isinstance<py::dict>(item)) {
       out.push_back(table_of(item.cast<py::dict>(), path));
     } else {
-      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " + std::string(py::str(py::type::handle_of(item).attr("__name__"))));
+      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " +
+                           std::string(py::str(py::type::handle_of(item).attr("__name__"))));
     }
   }
   return out;

@@ -64,8 +64,8 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   linear(BlockMatmul::mlp_c_proj, g.fc_act, g.residual, p.mlp_c_proj_weight, p.mlp_c_proj_bias);
   mlp_activation_backward<Scalar>(kernels, config.mlp, g.fc, l.fc, g.fc_act, N, H);
   linear(BlockMatmul::mlp_c_fc, g.ln, g.fc, p.mlp_c_fc_weight, p.mlp_c_fc_bias);
-  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln, l.residual2,
-                        p.ln_2_weight.in(params), l.ln_2_mean, l.ln_2_rstd, N, C);
+  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_2_weight.in(grads), p.ln_2_bias.in(grads), g.ln,
+                        l.residual2, p.ln_2_weight.in(params), l.ln_2_mean, l.ln_2_rstd, N, C);
 
   // x + attn(ln_1(x)): d att_proj = d residual2.
   linear(BlockMatmul::attn_c_proj, g.att_y, g.residual, p.attn_c_proj_weight, p.attn_c_proj_bias);
@@ -79,8 +79,8 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
       l.attention_used, l.qkv, l.att_probs, attention_copies, model.matmuls(), layer, hooks, shape);
   kernels.attention_backward(g.qkv, g.att_probs, g.att_y, attention_used, l.att_probs, shape);
   linear(BlockMatmul::attn_c_attn, g.ln, g.qkv, p.attn_c_attn_weight, p.attn_c_attn_bias);
-  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln, residual,
-                        p.ln_1_weight.in(params), l.ln_1_mean, l.ln_1_rstd, N, C);
+  norm_backward<Scalar>(kernels, config.norm, g.residual, p.ln_1_weight.in(grads), p.ln_1_bias.in(grads), g.ln,
+                        residual, p.ln_1_weight.in(params), l.ln_1_mean, l.ln_1_rstd, N, C);
 }
 
 }  // namespace
@@ -105,12 +105,12 @@ void gpt_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, MatmulHooks<Sca
 
   // lm_head: its weight gradient is wte's (tied), the first of wte's two contributions.
   ops::zero(memory, g.ln);
-  linear_backward<Scalar>(kernels, g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used, backward_copies(g),
-                          model.matmuls().lm_head(), hooks, N);
+  linear_backward<Scalar>(kernels, g.ln, layout.lm_head().in(grads), {}, g.logits, acts.lm_head_used,
+                          backward_copies(g), model.matmuls().lm_head(), hooks, N);
   const std::span<const Scalar> last_residual = acts.layers.back().residual3;
   ops::zero(memory, g.residual);
-  norm_backward<Scalar>(kernels, config.norm, g.residual, layout.ln_f_weight().in(grads), layout.ln_f_bias().in(grads), g.ln,
-                        last_residual, layout.ln_f_weight().in(params), acts.ln_f_mean, acts.ln_f_rstd, N, C);
+  norm_backward<Scalar>(kernels, config.norm, g.residual, layout.ln_f_weight().in(grads), layout.ln_f_bias().in(grads),
+                        g.ln, last_residual, layout.ln_f_weight().in(params), acts.ln_f_mean, acts.ln_f_rstd, N, C);
 
   for (std::size_t layer = config.n_layer; layer-- > 0;) {
     const std::span<const Scalar> residual =

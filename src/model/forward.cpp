@@ -68,9 +68,9 @@ void block_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::siz
   const auto linear = [&](BlockMatmul m, std::span<Scalar> out, std::span<const Scalar> inp, Slot weight, Slot bias,
                           std::span<Scalar> inp_copy) {
     const std::span<Scalar> weight_copy = hooks != nullptr ? weight.in(acts.hooked_weights) : std::span<Scalar>{};
-    l.used[static_cast<std::size_t>(m)] = linear_forward<Scalar>(
-        kernels, out, inp, weight.in(params), bias.in(params), inp_copy, weight_copy, model.matmuls().block(layer, m), hooks, N,
-        acts.inp_hooked_scratch);
+    l.used[static_cast<std::size_t>(m)] =
+        linear_forward<Scalar>(kernels, out, inp, weight.in(params), bias.in(params), inp_copy, weight_copy,
+                               model.matmuls().block(layer, m), hooks, N, acts.inp_hooked_scratch);
   };
 
   // x + attn(ln_1(x))
@@ -122,9 +122,9 @@ Scalar gpt_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::spa
                        layout.ln_f_weight().in(params), layout.ln_f_bias().in(params), N, C);
   const std::span<Scalar> hooked_wte =
       hooks != nullptr ? layout.lm_head().in(acts.hooked_weights) : std::span<Scalar>{};
-  acts.lm_head_used = linear_forward<Scalar>(kernels, acts.logits, acts.ln_f, layout.lm_head().in(params), {},
-                                             acts.ln_f_hooked, hooked_wte, model.matmuls().lm_head(), hooks, N,
-                                             acts.inp_hooked_scratch);
+  acts.lm_head_used =
+      linear_forward<Scalar>(kernels, acts.logits, acts.ln_f, layout.lm_head().in(params), {}, acts.ln_f_hooked,
+                             hooked_wte, model.matmuls().lm_head(), hooks, N, acts.inp_hooked_scratch);
 
   if (targets.empty()) {
     acts.mean_loss = std::numeric_limits<Scalar>::quiet_NaN();

@@ -37,10 +37,10 @@ std::span<const Scalar> through_hook(MatmulHooks<Scalar>* hooks, const MatmulOpe
 }  // namespace
 
 template <typename Scalar>
-LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
-                                    std::span<const Scalar> bias, std::span<Scalar> inp_copy,
-                                    std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
-                                    std::size_t N, std::span<Scalar> inp_scratch) {
+LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp,
+                                    std::span<const Scalar> weight, std::span<const Scalar> bias,
+                                    std::span<Scalar> inp_copy, std::span<Scalar> weight_copy, const MatmulPoint& point,
+                                    MatmulHooks<Scalar>* hooks, std::size_t N, std::span<Scalar> inp_scratch) {
   const std::size_t C = point.in_features, OC = point.out_features;
   const MatmulOperand x = describe(point, Operand::act, N, C, Reduction::along_cols);
   const bool gemm_only = hooks != nullptr && !inp_scratch.empty() && hooks->active(x) && hooks->axis_dependent(x);
@@ -68,8 +68,8 @@ std::span<const Scalar> column_copy(MatmulHooks<Scalar>* hooks, const MatmulOper
 }  // namespace
 
 template <typename Scalar>
-void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
-                     std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
+void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight,
+                     std::span<Scalar> dbias, std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
                      const LinearBackwardCopies<Scalar>& copies, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                      std::size_t N) {
   const std::size_t C = point.in_features, OC = point.out_features;
@@ -83,23 +83,25 @@ void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std:
       hooks, describe(point, Operand::grad, N, OC, Reduction::along_rows), dy, dout, copies.dout_columns);
   const std::span<const Scalar> x = column_copy(hooks, describe(point, Operand::act, N, C, Reduction::along_rows),
                                                 used.inp, used.inp_source, copies.inp_columns);
-  kernels.matmul_backward(dinp, dweight, dbias, ops::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout}, N,
-                          C, OC);
+  kernels.matmul_backward(dinp, dweight, dbias, ops::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout}, N, C,
+                          OC);
 }
 
-template LinearInputs<float> linear_forward<float>(ops::Kernels<float>&, std::span<float>, std::span<const float>, std::span<const float>,
-                                                   std::span<const float>, std::span<float>, std::span<float>,
-                                                   const MatmulPoint&, MatmulHooks<float>*, std::size_t,
-                                                   std::span<float>);
+template LinearInputs<float> linear_forward<float>(ops::Kernels<float>&, std::span<float>, std::span<const float>,
+                                                   std::span<const float>, std::span<const float>, std::span<float>,
+                                                   std::span<float>, const MatmulPoint&, MatmulHooks<float>*,
+                                                   std::size_t, std::span<float>);
 template LinearInputs<double> linear_forward<double>(ops::Kernels<double>&, std::span<double>, std::span<const double>,
                                                      std::span<const double>, std::span<const double>,
                                                      std::span<double>, std::span<double>, const MatmulPoint&,
                                                      MatmulHooks<double>*, std::size_t, std::span<double>);
-template void linear_backward<float>(ops::Kernels<float>&, std::span<float>, std::span<float>, std::span<float>, std::span<const float>,
-                                     const LinearInputs<float>&, const LinearBackwardCopies<float>&,
-                                     const MatmulPoint&, MatmulHooks<float>*, std::size_t);
-template void linear_backward<double>(ops::Kernels<double>&, std::span<double>, std::span<double>, std::span<double>, std::span<const double>,
-                                      const LinearInputs<double>&, const LinearBackwardCopies<double>&,
-                                      const MatmulPoint&, MatmulHooks<double>*, std::size_t);
+template void linear_backward<float>(ops::Kernels<float>&, std::span<float>, std::span<float>, std::span<float>,
+                                     std::span<const float>, const LinearInputs<float>&,
+                                     const LinearBackwardCopies<float>&, const MatmulPoint&, MatmulHooks<float>*,
+                                     std::size_t);
+template void linear_backward<double>(ops::Kernels<double>&, std::span<double>, std::span<double>, std::span<double>,
+                                      std::span<const double>, const LinearInputs<double>&,
+                                      const LinearBackwardCopies<double>&, const MatmulPoint&, MatmulHooks<double>*,
+                                      std::size_t);
 
 }  // namespace altgrad::model

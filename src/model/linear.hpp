@@ -42,18 +42,18 @@ struct LinearBackwardCopies {
 // every layer, which stays in cache where the layers' own copies would stream through memory.
 // Returns the operands the GEMM read.
 template <typename Scalar>
-LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
-                                    std::span<const Scalar> bias, std::span<Scalar> inp_copy,
-                                    std::span<Scalar> weight_copy, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
-                                    std::size_t N, std::span<Scalar> inp_scratch = {});
+LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<const Scalar> inp,
+                                    std::span<const Scalar> weight, std::span<const Scalar> bias,
+                                    std::span<Scalar> inp_copy, std::span<Scalar> weight_copy, const MatmulPoint& point,
+                                    MatmulHooks<Scalar>* hooks, std::size_t N, std::span<Scalar> inp_scratch = {});
 
 // Adds to dinp (N, C), dweight (OC, C) and dbias (OC, or empty) from dout (N, OC) and the operands
 // the forward pass used. An active :grad point is written by the hook into copies.dout, which then
 // stands for dout in dX and (unless the hook is axis dependent, when dW gets copies.dout_columns)
 // in dW. dbias is always the row sum of dout itself, unquantized; dout is left unchanged.
 template <typename Scalar>
-void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
-                     std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
+void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std::span<Scalar> dweight,
+                     std::span<Scalar> dbias, std::span<const Scalar> dout, const LinearInputs<Scalar>& used,
                      const LinearBackwardCopies<Scalar>& copies, const MatmulPoint& point, MatmulHooks<Scalar>* hooks,
                      std::size_t N);
 

@@ -9,8 +9,8 @@ namespace {
 // GELU is elementwise and takes any shape: its sizes are checked here against (N, H).
 void require_gelu_input(const char* pass, std::size_t size, std::size_t N, std::size_t H) {
   if (size != N * H) {
-    throw std::invalid_argument(std::string(pass) + ": inp has " + std::to_string(size) + " elements, expected N·H = " +
-                                std::to_string(N * H));
+    throw std::invalid_argument(std::string(pass) + ": inp has " + std::to_string(size) +
+                                " elements, expected N·H = " + std::to_string(N * H));
   }
 }
 

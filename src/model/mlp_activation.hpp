@@ -13,11 +13,12 @@ namespace altgrad::model {
 
 // Overwrites out. Throws std::invalid_argument when inp is not (N, I).
 template <typename Scalar>
-void mlp_activation_forward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp, std::size_t N, std::size_t H);
+void mlp_activation_forward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp,
+                            std::size_t N, std::size_t H);
 
 // Overwrites dinp (N, I).
 template <typename Scalar>
-void mlp_activation_backward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout,
-                             std::size_t N, std::size_t H);
+void mlp_activation_backward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> dinp,
+                             std::span<const Scalar> inp, std::span<const Scalar> dout, std::size_t N, std::size_t H);
 
 }  // namespace altgrad::model

@@ -129,13 +129,10 @@ ops::AttentionOperands<Scalar> self_attention_forward(ops::Kernels<Scalar>& kern
 }
 
 template <typename Scalar>
-ops::AttentionOperands<Scalar> self_attention_backward_operands(const ops::AttentionOperands<Scalar>& used,
-                                                                std::span<const Scalar> qkv,
-                                                                std::span<const Scalar> probs,
-                                                                const AttentionCopies<Scalar>& copies,
-                                                                const MatmulPoints& points, std::size_t layer,
-                                                                MatmulHooks<Scalar>* hooks,
-                                                                const AttentionShape& shape) {
+ops::AttentionOperands<Scalar> self_attention_backward_operands(
+    const ops::AttentionOperands<Scalar>& used, std::span<const Scalar> qkv, std::span<const Scalar> probs,
+    const AttentionCopies<Scalar>& copies, const MatmulPoints& points, std::size_t layer, MatmulHooks<Scalar>* hooks,
+    const AttentionShape& shape) {
   if (hooks == nullptr) return used;
   const auto [B, T, C, NH] = shape;
   const std::span<const Scalar> qkv_used = hooked_qkv(qkv, used.qkv, copies, points, layer, *hooks, shape, true);

@@ -54,12 +54,9 @@ ops::AttentionOperands<Scalar> self_attention_forward(ops::Kernels<Scalar>& kern
 // query positions (dv = probsᵀ·dy); for the others the forward's (`used`). copies are the
 // backward's own room (copies.qkv, copies.probs) and the same gather scratch as the forward's.
 template <typename Scalar>
-ops::AttentionOperands<Scalar> self_attention_backward_operands(const ops::AttentionOperands<Scalar>& used,
-                                                                std::span<const Scalar> qkv,
-                                                                std::span<const Scalar> probs,
-                                                                const AttentionCopies<Scalar>& copies,
-                                                                const MatmulPoints& points, std::size_t layer,
-                                                                MatmulHooks<Scalar>* hooks,
-                                                                const AttentionShape& shape);
+ops::AttentionOperands<Scalar> self_attention_backward_operands(
+    const ops::AttentionOperands<Scalar>& used, std::span<const Scalar> qkv, std::span<const Scalar> probs,
+    const AttentionCopies<Scalar>& copies, const MatmulPoints& points, std::size_t layer, MatmulHooks<Scalar>* hooks,
+    const AttentionShape& shape);
 
 }  // namespace altgrad::model

@@ -107,15 +107,14 @@ class GuardedKernels final : public ops::Kernels<Scalar> {
   void rmsnorm_forward(S out, S rstd, CS inp, CS weight, std::size_t N, std::size_t C, Scalar eps) override {
     run([&](auto& k) { k.rmsnorm_forward(out, rstd, inp, weight, N, C, eps); });
   }
-  void rmsnorm_backward(S dinp, S dweight, CS dout, CS inp, CS weight, CS rstd, std::size_t N,
-                        std::size_t C) override {
+  void rmsnorm_backward(S dinp, S dweight, CS dout, CS inp, CS weight, CS rstd, std::size_t N, std::size_t C) override {
     run([&](auto& k) { k.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C); });
   }
   void matmul_forward(S out, CS inp, CS weight, CS bias, std::size_t N, std::size_t C, std::size_t OC) override {
     run([&](auto& k) { k.matmul_forward(out, inp, weight, bias, N, C, OC); });
   }
-  void matmul_backward(S dinp, S dweight, S dbias, const ops::MatmulBackwardOperands<Scalar>& operands,
-                       std::size_t N, std::size_t C, std::size_t OC) override {
+  void matmul_backward(S dinp, S dweight, S dbias, const ops::MatmulBackwardOperands<Scalar>& operands, std::size_t N,
+                       std::size_t C, std::size_t OC) override {
     run([&](auto& k) { k.matmul_backward(dinp, dweight, dbias, operands, N, C, OC); });
   }
   void attention_forward(S out, S probs, CS qkv, const ops::AttentionShape& shape) override {
@@ -146,8 +145,7 @@ class GuardedKernels final : public ops::Kernels<Scalar> {
   void residual_forward(S out, CS a, CS b) override {
     run([&](auto& k) { k.residual_forward(out, a, b); });
   }
-  void softmax_cross_entropy_forward(S losses, S probs, CS logits, Ids targets, std::size_t N,
-                                     std::size_t V) override {
+  void softmax_cross_entropy_forward(S losses, S probs, CS logits, Ids targets, std::size_t N, std::size_t V) override {
     run([&](auto& k) { k.softmax_cross_entropy_forward(losses, probs, logits, targets, N, V); });
   }
   void softmax_cross_entropy_backward(S dlogits, CS dlosses, CS probs, Ids targets, std::size_t N,

@@ -14,8 +14,8 @@
 
 #include "format/philox.hpp"
 #include "model/linear.hpp"
-#include "ops/cpu/cpu_backend.hpp"
 #include "mx_reference.hpp"
+#include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
 
 namespace altgrad::train {
@@ -115,8 +115,10 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
   std::vector<float> y(k.N * k.OC), x_copy(k.N * k.C), w_copy(k.OC * k.C), dx(k.N * k.C, 0.0f), dw(k.OC * k.C, 0.0f),
       db(k.OC, 0.0f);
   std::vector<float> dy_rows(k.N * k.OC), dy_columns(k.N * k.OC), x_columns(k.N * k.C), w_columns(k.OC * k.C);
-  const auto used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, k.x, k.w, {}, x_copy, w_copy, fc, &hooks, k.N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, k.dy, used, {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, k.N);
+  const auto used =
+      model::linear_forward<float>(ops::cpu::kernels<float>(), y, k.x, k.w, {}, x_copy, w_copy, fc, &hooks, k.N);
+  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, k.dy, used,
+                                {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, k.N);
 
   const std::vector<double> x_r = mx_reference(k.x, k.N, k.C, MxAxis{false, k.C}, "e4m3");
   const std::vector<double> w_r = mx_reference(k.w, k.OC, k.C, MxAxis{false, k.C}, "e4m3");

@@ -56,8 +56,10 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
   hooks.begin_step(0, false);
   std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
   std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
-  const auto used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, dy, used, {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
+  const auto used =
+      model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, dy, used,
+                                {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
 
   // By hand: one dY copy, then both GEMMs on the forward's copies.
   quantized::QuantHooks again(points, per_tensor_recipe(points, GetParam()));
