@@ -13,16 +13,6 @@
 namespace altgrad::model {
 namespace {
 
-void check_ids(const char* what, std::span<const std::int32_t> ids, std::size_t vocab_size) {
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= vocab_size) {
-      throw std::invalid_argument("gpt_forward: " + std::string(what) + " " + std::to_string(ids[i]) + " at " +
-                                  std::to_string(i) + " is outside [0, vocab_size = " + std::to_string(vocab_size) +
-                                  ")");
-    }
-  }
-}
-
 template <typename Scalar>
 void check_forward_arguments(const Gpt<Scalar>& model, const Activations<Scalar>& acts,
                              std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
@@ -44,9 +34,6 @@ void check_forward_arguments(const Gpt<Scalar>& model, const Activations<Scalar>
     throw std::invalid_argument("gpt_forward: " + std::to_string(targets.size()) +
                                 " targets, expected none or B·T = " + std::to_string(N));
   }
-  // Checked here, on the host, for every backend: a device kernel cannot report a bad id.
-  check_ids("token", tokens, model.config().vocab_size);
-  check_ids("target", targets, model.config().vocab_size);
   if (hooks != nullptr && acts.copies != OperandCopies::allocated) {
     throw std::invalid_argument(
         "gpt_forward: matmul hooks need room for hooked operands; make the Activations with "

@@ -16,10 +16,7 @@ Gpt<Scalar>::Gpt(const GptConfig& config, ops::Backend<Scalar> backend)
 
 template <typename Scalar>
 void Gpt<Scalar>::initialize(std::uint64_t seed) {
-  if (backend_.memory->host_accessible()) {
-    initialize_parameters(layout_, parameters(), seed);
-    return;
-  }
+  // Drawn on the host, whatever the backend's memory: one path for every device.
   std::vector<Scalar> host(layout_.size());
   initialize_parameters(layout_, std::span<Scalar>(host), seed);
   ops::upload(*backend_.memory, parameters(), std::span<const Scalar>(host));

@@ -1,20 +1,8 @@
 #include "model/mlp_activation.hpp"
 
-#include <stdexcept>
-#include <string>
+#include "ops/argument_checks.hpp"
 
 namespace altgrad::model {
-namespace {
-
-// GELU is elementwise and takes any shape: its sizes are checked here against (N, H).
-void require_gelu_input(const char* pass, std::size_t size, std::size_t N, std::size_t H) {
-  if (size != N * H) {
-    throw std::invalid_argument(std::string(pass) + ": inp has " + std::to_string(size) +
-                                " elements, expected N·H = " + std::to_string(N * H));
-  }
-}
-
-}  // namespace
 
 template <typename Scalar>
 void mlp_activation_forward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Scalar> out, std::span<const Scalar> inp,
@@ -23,7 +11,8 @@ void mlp_activation_forward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<Sc
     kernels.swiglu_forward(out, inp, N, H);
     return;
   }
-  require_gelu_input("mlp_activation_forward", inp.size(), N, H);
+  // gelu is elementwise and takes any shape; the sizes are checked here against (N, H).
+  ops::require_size("mlp_activation_forward", "inp", inp.size(), N * H);
   kernels.gelu_forward(out, inp);
 }
 
@@ -34,7 +23,7 @@ void mlp_activation_backward(ops::Kernels<Scalar>& kernels, Mlp mlp, std::span<S
     kernels.swiglu_backward(dinp, inp, dout, N, H);
     return;
   }
-  require_gelu_input("mlp_activation_backward", inp.size(), N, H);
+  ops::require_size("mlp_activation_backward", "inp", inp.size(), N * H);
   kernels.gelu_backward(dinp, inp, dout);
 }
 

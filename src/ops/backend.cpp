@@ -12,14 +12,6 @@
 
 namespace altgrad::ops {
 
-std::string_view device_name(Device device) {
-  switch (device) {
-    case Device::cpu: return "cpu";
-    case Device::cuda: return "cuda";
-  }
-  return "?";
-}
-
 std::optional<Device> parse_device(std::string_view name) {
   if (name == "cpu") return Device::cpu;
   if (name == "cuda") return Device::cuda;

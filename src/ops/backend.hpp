@@ -13,8 +13,7 @@ namespace altgrad::ops {
 
 enum class Device : std::uint8_t { cpu, cuda };
 
-std::string_view device_name(Device device);                 // "cpu", "cuda"
-std::optional<Device> parse_device(std::string_view name);  // nullopt for any other name
+std::optional<Device> parse_device(std::string_view name);  // "cpu", "cuda"; nullopt for any other name
 
 template <typename Scalar>
 struct Backend {
