@@ -6,6 +6,7 @@
     f.max_finite, f.values()           # 448.0; every finite value, ascending
     f.encode(x), f.decode(codes), f.spacing(x)
     y, stats = altgrad.quantize(x, "e4m3", rounding="stochastic", scaling="tensor", seed=1)
+    out = altgrad.gemm(a_codes, bt_codes, accumulate="hopper")   # what an H100's FP8 GEMM returns
 
 quantize() reads x where it lies (float32, C-contiguous: no copy) and returns the dequantized array
 and the statistics the engine gathers in the same pass (docs/python.md lists them). Stochastic
@@ -20,10 +21,10 @@ bits equal the engine's. Bad names raise ValueError with the engine's message.
 import numpy as _np
 
 from . import _core
-from ._core import Format, FormatError, formats
+from ._core import AccumulatorError, Format, FormatError, formats
 from .runs import Run, Sweep, load_checkpoint, read_run, read_sweep
 
-__all__ = ["Format", "FormatError", "formats", "quantize", "read_run", "read_sweep", "load_checkpoint", "Run", "Sweep"]
+__all__ = ["AccumulatorError", "Format", "FormatError", "formats", "gemm", "quantize", "read_run", "read_sweep", "load_checkpoint", "Run", "Sweep"]
 
 
 def _float32_array(x, what="x"):
@@ -53,6 +54,24 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
         _float32_array(out, "out")
     return _core.quantize(_float32_array(x), format, rounding, scaling, scale, block, seed, stream, saturate, margin,
                           codes, out)
+
+
+def gemm(a: _np.ndarray, bt: _np.ndarray, a_format: str | None = None, b_format: str | None = None,
+         accumulate: str = "hopper", scale_a: float = 1.0, scale_b: float = 1.0,
+         out_dtype: str = "float32") -> _np.ndarray:
+    """out[i, j] = Σ_k a[i, k] · bt[j, k] as a tensor core computes it: float32 array (M, N).
+
+    a (M, K) and bt (N, K): uint8 codes of an 8-bit format (a_format, b_format; default "e4m3"), or
+    float32 values that the format represents exactly (default "bf16"). accumulate: "hopper" (the
+    H100/H200 FP8 tensor core with cuBLAS's promotion to FP32 every 128 of K), "hopper_fast"
+    (use_fast_accum), "hopper_bf16" (the BF16 tensor core, CUBLAS_COMPUTE_32F), or the
+    parameterized "aligned,group=32,bits=13,acc=14,cut=truncate,promote=128,split=1,inputs=format"
+    (docs/accumulation.md defines each). The scales multiply the sum as cuBLASLt applies them:
+    fl32(fl32(scale_a · scale_b) · sum). out_dtype="bfloat16" rounds the result to BF16 (nearest
+    even), returned as float32. Bad names raise ValueError; NaN or Inf in a row of a or bt makes
+    that row's outputs the IEEE sum of its products.
+    """
+    return _core.gemm(a, bt, a_format, b_format, accumulate, _np.float32(scale_a), _np.float32(scale_b), out_dtype)
 
 
 def _checked(method):

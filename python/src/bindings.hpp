@@ -13,4 +13,7 @@ pybind11::dict stats_dict(const quant::QuantStats& stats);
 // resolve_recipe, PointSettings and PointQuantizer: what altgrad.torch.quantize_model is built on.
 void bind_points(pybind11::module_& module);
 
+// gemm: the emulated tensor-core GEMM (ops/cpu/emulated_gemm.hpp).
+void bind_gemm(pybind11::module_& module);
+
 }  // namespace altgrad::python

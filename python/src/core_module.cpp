@@ -245,4 +245,5 @@ PYBIND11_MODULE(_core, m) {
         py::arg("out").noconvert() = py::none(),
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
   bind_points(m);
+  bind_gemm(m);
 }

@@ -114,6 +114,10 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
       throw py::value_error(source + ": [[quant.phase]] is a schedule over training steps (altgrad train); "
                             "quantize_model applies one recipe");
     }
+    if (quant::emulated(read.phases.front().spec.accumulate)) {
+      throw py::value_error(source + ": accumulate: GEMM accumulation is emulated by the C++ engine (altgrad train) "
+                            "and altgrad.gemm; quantize_model's matmuls are PyTorch's");
+    }
     resolved = quant::resolve(read.phases.front().spec, names);
   } catch (const config::ConfigError& e) {
     throw py::value_error(message(e.what()));

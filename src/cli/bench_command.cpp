@@ -2,12 +2,14 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "ops/cpu/blas_kernel_setup.hpp"
 #include "ops/cpu/float_gemm.hpp"
+#include "gemm_bench.hpp"
 #include "optimizer_bench.hpp"
 #include "quantize_bench.hpp"
 #include "train_bench.hpp"
@@ -34,6 +36,19 @@ void add_bench_command(CLI::App& app) {
   quantize->callback([options] {
     print_machine();
     altgrad::bench::run_quantize_bench(*options, std::cout);
+  });
+
+  auto* gemm = bench->add_subcommand("gemm", "Emulated tensor-core GEMM rate vs the float GEMM on a step's shapes");
+  auto gemm_args = std::make_shared<std::pair<std::string, altgrad::bench::GemmBenchOptions>>();
+  gemm->add_option("config", gemm_args->first, "TOML config whose shapes are timed (default: the default config)");
+  gemm->add_option("--accumulate", gemm_args->second.accumulate, "Accumulator model (docs/accumulation.md)")
+      ->capture_default_str();
+  gemm->add_option("--repeats", gemm_args->second.repeats, "Timed calls per GEMM (best is kept)")->capture_default_str();
+  gemm->callback([gemm_args] {
+    gemm_args->second.config = gemm_args->first.empty() ? config::parse_config("", "(defaults)")
+                                                        : config::load_config(gemm_args->first, {});
+    print_machine();
+    altgrad::bench::run_gemm_bench(gemm_args->second, std::cout);
   });
 
   auto* train = bench->add_subcommand("train", "Training-step tokens/s vs the PyTorch reference on the same config");
@@ -63,7 +78,7 @@ void add_bench_command(CLI::App& app) {
                     "Instead, train real runs of this many steps with every diagnostic on and off and compare their "
                     "tokens/s");
   train->add_option("--recipe", train_args->recipe,
-                    "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8)");
+                    "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper)");
   train->add_option("--optimizer", train_args->optimizers,
                     "Time this optimizer's step against AdamW's instead (repeatable; gridwalk-codes: gridwalk on code-only weights; docs/optimizers.md)");
   train->callback([train_args] {

@@ -1,10 +1,12 @@
 #include "config/quant_recipe.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <stdexcept>
 
 #include "config/recipe_table.hpp"
+#include "format/accumulator.hpp"
 #include "format/parse.hpp"
 #include "io/json_integer.hpp"
 #include "io/safetensors.hpp"
@@ -16,13 +18,69 @@ namespace {
 using quant::Role;
 using quant::SettingsPatch;
 
+// A matmul operand's dense point index: quant::Role's act, weight, grad are model::Operand's.
+static_assert(static_cast<std::size_t>(Role::act) == static_cast<std::size_t>(model::Operand::act) &&
+              static_cast<std::size_t>(Role::weight) == static_cast<std::size_t>(model::Operand::weight) &&
+              static_cast<std::size_t>(Role::grad) == static_cast<std::size_t>(model::Operand::grad));
+std::size_t operand_index(std::size_t matmul_index, Role role) {
+  return matmul_index * model::kOperandsPerMatmul + static_cast<std::size_t>(role);
+}
+
+// An emulated model that takes its operands in their own format is the FP8 tensor core, which
+// applies one scale per operand tensor: it cannot read MX blocks, whose scales change along K.
+// `origins`: where each GEMM's model was set, by quant::Gemm.
+void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
+                        const std::array<std::string, quant::kGemmCount>& origins) {
+  for (const model::MatmulPoint& matmul : points.all()) {
+    for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
+      const auto gemm = static_cast<quant::Gemm>(g);
+      const format::AccumulatorModel& accumulator = recipe.accumulation(matmul.index, gemm);
+      if (!accumulator.emulated() || accumulator.inputs != format::AccumulatorModel::Inputs::format) continue;
+      for (const Role role : quant::gemm_operands(gemm)) {
+        const quant::ResolvedPoint& point = recipe.points[operand_index(matmul.index, role)];
+        if (point.settings.scaling != quant::Scaling::block) continue;
+        throw ConfigError(origins[g] + ": quant: accumulate." + std::string(quant::gemm_name(gemm)) + " = \"" +
+                          format::accumulator_name(accumulator) + "\" cannot read " + point.name +
+                          ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
+                          "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
+      }
+    }
+  }
+}
+
 Recipe resolved(const quant::RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed) {
   const std::vector<quant::PointName> names = recipe_points(points);
+  Recipe recipe;
   try {
-    return Recipe{spec.preset, seed, quant::resolve(spec, names)};
+    recipe = Recipe{spec.preset, seed, quant::resolve(spec, names), spec.accumulate};
   } catch (const quant::RecipeError& e) {
     throw ConfigError(e.what());
   }
+  check_accumulation(recipe, points, spec.accumulate_origin);
+  return recipe;
+}
+
+// recipe.json's "accumulate": every GEMM's model by name. recipe_from_json reports the throw.
+nlohmann::json accumulation_to_json(const quant::GemmAccumulation& accumulation) {
+  nlohmann::json object = nlohmann::json::object();
+  for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
+    object[std::string(quant::kGemmNames[g])] = format::accumulator_name(accumulation[g]);
+  }
+  return object;
+}
+
+quant::GemmAccumulation accumulation_from_json(const nlohmann::json& object) {
+  if (!object.is_object()) throw std::invalid_argument("'accumulate' must be an object, got " + object.dump());
+  for (const auto& item : object.items()) {
+    if (!quant::parse_gemm(item.key())) {
+      throw std::invalid_argument("'accumulate' names no GEMM '" + item.key() + "' (forward, dgrad, wgrad)");
+    }
+  }
+  quant::GemmAccumulation accumulation;
+  for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
+    accumulation[g] = format::parse_accumulator(object.at(std::string(quant::kGemmNames[g])).get<std::string>());
+  }
+  return accumulation;
 }
 
 // Field `key` of a recipe.json object as an integer of type T; recipe_from_json reports the throw.
@@ -38,6 +96,14 @@ T recipe_integer(const nlohmann::json& object, const char* key) {
 
 bool Recipe::any_enabled() const {
   return std::any_of(points.begin(), points.end(), [](const auto& p) { return p.settings.enabled; });
+}
+
+const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, quant::Gemm gemm) const {
+  static const format::AccumulatorModel kFp32{};
+  for (const Role role : quant::gemm_operands(gemm)) {
+    if (!points.at(operand_index(matmul_index, role)).settings.enabled) return kFp32;
+  }
+  return accumulate[static_cast<std::size_t>(gemm)];
 }
 
 std::vector<quant::PointName> recipe_points(const model::MatmulPoints& points) {
@@ -101,12 +167,18 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
                       {"history", s.history}, {"amax", quant::amax_name(s.amax)}, {"margin", s.margin},
                       {"block", s.block}, {"scale_rule", quant::scale_rule_name(s.scale_rule)}});
   }
-  return {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
+  nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
+  // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
+  if (quant::emulated(recipe.accumulate)) json["accumulate"] = accumulation_to_json(recipe.accumulate);
+  return json;
 }
 
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source) {
   try {
-    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}};
+    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}, {}};
+    if (const auto accumulate = json.find("accumulate"); accumulate != json.end()) {
+      recipe.accumulate = accumulation_from_json(*accumulate);
+    }
     const nlohmann::json& entries = json.at("points");
     if (entries.size() != points.operand_count()) {
       throw io::CheckpointError(source + ": " + std::to_string(entries.size()) + " points, the model has " +
@@ -132,6 +204,13 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       quant::PointSettings settings;
       patch.apply_to(settings, source + ": " + name);
       recipe.points.push_back({name, settings});
+    }
+    std::array<std::string, quant::kGemmCount> origins;
+    origins.fill(source);
+    try {
+      check_accumulation(recipe, points, origins);
+    } catch (const ConfigError& e) {
+      throw io::CheckpointError(e.what());
     }
     return recipe;
   } catch (const io::CheckpointError&) {

@@ -3,22 +3,33 @@
 // the model's quantization points (quant/recipe.hpp has the semantics):
 //
 //   [quant]
-//   preset = "fp8-hybrid"        # fp32 (default) | bf16 | fp8-hybrid | fp8-e4m3 | mx8
+//   preset = "fp8-hybrid"        # fp32 (default) | bf16 | fp8-hybrid | fp8-e4m3 | mx8 | fp8-hopper
 //   seed = 7                     # stochastic rounding; default: the run's seed
+//   accumulate = "hopper"        # the Linear GEMMs' accumulation: one model for all three, or hopper_te
 //   [quant.grad]                 # role defaults: [quant.act], [quant.weight], [quant.grad]
 //   rounding = "stochastic"
 //   [[quant.override]]           # later entries win
 //   match = "h.*.attn.probs"
 //   format = "e1m6"
+//   [quant.accumulate]           # or per GEMM; unnamed GEMMs keep their model
+//   forward = "hopper_fast"      # forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X
+//   dgrad = "aligned,group=32,bits=16,promote=128"
 //
 //   [[quant.phase]]              # from step `start` on (docs/quantization.md, "Schedules")
 //   start = 1000                 # after this many steps; strictly increasing
 //   preset = "fp8-hybrid"        # a fresh recipe; without a preset the phase changes only what
 //   [quant.phase.act]            #   it names in the previous phase's recipe (role tables patch
-//   format = "e1m6"              #   its defaults, overrides are appended)
+//   format = "e1m6"              #   its defaults, overrides are appended, accumulate replaces the
+//                                #   GEMMs it names)
 //
 // Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
 // margin, block, scale_rule. Every problem is a ConfigError naming file:line, key and value.
+//
+// The accumulation applies to a Linear GEMM whose two operands are both quantized (enabled
+// points); a GEMM with an unquantized operand stays an FP32 GEMM, as Transformer Engine keeps the
+// LM head in higher precision. The attention matmuls (q·kᵀ, probs·v) are not Linear GEMMs and stay
+// FP32. An emulated model whose operands enter in their own format (inputs = format, the FP8
+// tensor core: one scale per tensor) cannot read a point under MX block scaling: a ConfigError.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,8 +46,12 @@ struct Recipe {
   std::string preset;
   std::uint64_t seed = 0;
   std::vector<quant::ResolvedPoint> points;  // by the model's dense point index
+  quant::GemmAccumulation accumulate{};      // by quant::Gemm, as the recipe states it; see accumulation()
 
   bool any_enabled() const;
+  // How GEMM `gemm` of matmul `matmul_index` (its index in MatmulPoints::all()) adds its products:
+  // `accumulate`'s model when both operand points that GEMM reads are enabled, else FP32's.
+  const format::AccumulatorModel& accumulation(std::size_t matmul_index, quant::Gemm gemm) const;
 };
 
 // The model's points in recipe terms, by dense index.
@@ -67,7 +82,9 @@ Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset,
 
 // The resolved recipe as the run directory and checkpoints store it (recipe.json), and back.
 // recipe_from_json throws CheckpointError naming `source` on a malformed file or on points that
-// differ from the model's.
+// differ from the model's. "accumulate" ({"forward", "dgrad", "wgrad"}: model names) is written only
+// when some GEMM's model is not FP32's, so an FP32-accumulating recipe's file is as before; absent,
+// it reads as FP32.
 nlohmann::json recipe_to_json(const Recipe& recipe);
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source);
 // The run directory's recipe.json: the recipe itself for one phase, else {"phases": [{"start",

@@ -9,6 +9,7 @@
 
 #include "config/config_error.hpp"
 #include "config/nearest_name.hpp"
+#include "format/accumulator.hpp"
 #include "format/parse.hpp"
 #include "quant/mx.hpp"
 #include "quant/point_quantizer.hpp"
@@ -19,8 +20,10 @@ namespace {
 using quant::SettingsPatch;
 
 constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
-constexpr std::array<std::string_view, 7> kQuantKeys = {"preset", "seed", "act", "weight", "grad", "override", "phase"};
-constexpr std::array<std::string_view, 6> kPhaseKeys = {"start", "preset", "act", "weight", "grad", "override"};
+constexpr std::array<std::string_view, 8> kQuantKeys = {"preset", "seed",     "act",   "weight",
+                                                        "grad",   "override", "phase", "accumulate"};
+constexpr std::array<std::string_view, 7> kPhaseKeys = {"start", "preset",   "act",       "weight",
+                                                        "grad",  "override", "accumulate"};
 constexpr std::array<std::string_view, 9> kSettingKeys = {"enabled", "format", "rounding", "scaling", "history",
                                                           "amax", "margin", "block", "scale_rule"};
 
@@ -51,9 +54,12 @@ std::string joined(const Names& names, std::string_view separator = " | ") {
   return out;
 }
 
-[[noreturn]] void unknown_key(const toml::node& node, std::string_view key, std::span<const std::string_view> valid) {
-  std::string message = where(node) + ": quant: unknown key '" + std::string(key) + "'";
-  if (const auto near = nearest_name(key, valid)) message += " (did you mean '" + std::string(*near) + "'?)";
+// `table`: the key's table as a prefix ("accumulate."), or "" for [quant]'s own and its tables' keys.
+[[noreturn]] void unknown_key(const toml::node& node, std::string_view key, std::span<const std::string_view> valid,
+                              std::string_view table = "") {
+  const std::string prefix(table);
+  std::string message = where(node) + ": quant: unknown key '" + prefix + std::string(key) + "'";
+  if (const auto near = nearest_name(key, valid)) message += " (did you mean '" + prefix + std::string(*near) + "'?)";
   throw ConfigError(message + "; valid keys: " + joined(valid, ", "));
 }
 
@@ -155,6 +161,39 @@ void apply_patch(quant::PointSettings& settings, const SettingsPatch& patch, con
   }
 }
 
+// An accumulator name at `node`, read by `parse`: one GEMM's model or the whole recipe's.
+template <typename Parse>
+auto accumulator_of(const toml::node& node, const std::string& key, const std::string& expected, Parse parse) {
+  const std::string text = text_of(node, key, expected);
+  try {
+    return parse(text);
+  } catch (const format::AccumulatorError& e) {
+    throw ConfigError(where(node) + ": quant: " + key + " = \"" + text + "\": " + e.what());
+  }
+}
+
+// `accumulate = "<model>"` for all three GEMMs, or a table naming some of forward, dgrad, wgrad.
+void read_accumulate(quant::RecipeSpec& spec, const toml::node& node) {
+  constexpr std::string_view kDocs = " (docs/quantization.md, \"GEMM accumulation\")";
+  if (const toml::table* table = node.as_table()) {
+    const std::string expected = "an accumulator name such as \"hopper\"" + std::string(kDocs);
+    for (auto&& [key, value] : *table) {
+      const std::optional<quant::Gemm> gemm = quant::parse_gemm(key.str());
+      if (!gemm) unknown_key(value, key.str(), quant::kGemmNames, "accumulate.");
+      const auto index = static_cast<std::size_t>(*gemm);
+      const std::string name = "accumulate." + std::string(key.str());
+      spec.accumulate[index] = accumulator_of(value, name, expected, quant::parse_gemm_accumulator);
+      spec.accumulate_origin[index] = where(value);
+    }
+    return;
+  }
+  const std::string expected =
+      "an accumulator name such as \"hopper\" or \"hopper_te\", or a table of forward, dgrad, wgrad" +
+      std::string(kDocs);
+  spec.accumulate = accumulator_of(node, "accumulate", expected, quant::parse_gemm_accumulation);
+  spec.accumulate_origin.fill(where(node));
+}
+
 // A recipe table: [quant] itself, or one [[quant.phase]] entry on top of `base` (the previous
 // phase's recipe) when it names no preset. `keys` are the table's valid keys.
 template <std::size_t N>
@@ -167,6 +206,7 @@ quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, co
     } catch (const quant::RecipeError& e) {
       throw ConfigError(where(*preset) + ": quant: " + e.what());
     }
+    spec.accumulate_origin.fill(where(*preset));  // a resolution error names the line that chose the preset
   }
   for (auto&& [key, node] : quant) {
     const auto role = std::find(kRoleNames.begin(), kRoleNames.end(), key.str());
@@ -175,6 +215,8 @@ quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, co
       apply_patch(spec.roles[index], read_patch(table_of(node, key.str()), false), where(node));
     } else if (key.str() == "override") {
       read_overrides(spec, node);
+    } else if (key.str() == "accumulate") {
+      read_accumulate(spec, node);
     } else if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) {
       unknown_key(node, key.str(), keys);
     }

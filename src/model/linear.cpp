@@ -34,6 +34,20 @@ std::span<const Scalar> through_hook(MatmulHooks<Scalar>* hooks, const MatmulOpe
   return out;
 }
 
+// One GEMM as the hooks' recipe has it: the float GEMM (no model), or an accumulator model with
+// how it reads each operand's copy.
+template <typename Scalar>
+ops::EmulatedGemm emulated(MatmulHooks<Scalar>* hooks, const MatmulPoint& point, Gemm gemm, const MatmulOperand& a,
+                           const MatmulOperand& b) {
+  if (hooks == nullptr) return {};
+  const format::AccumulatorModel* model = hooks->accumulation(point, gemm);
+  if (model == nullptr) return {};
+  const auto grid = [&](const MatmulOperand& operand) {
+    return hooks->active(operand) ? hooks->grid(operand) : ops::GridOperand{};
+  };
+  return {model, grid(a), grid(b)};
+}
+
 }  // namespace
 
 template <typename Scalar>
@@ -44,11 +58,15 @@ LinearInputs<Scalar> linear_forward(ops::Kernels<Scalar>& kernels, std::span<Sca
   const std::size_t C = point.in_features, OC = point.out_features;
   const MatmulOperand x = describe(point, Operand::act, N, C, Reduction::along_cols);
   const bool gemm_only = hooks != nullptr && !inp_scratch.empty() && hooks->active(x) && hooks->axis_dependent(x);
-  const LinearInputs<Scalar> used{
-      through_hook(hooks, x, inp, gemm_only ? inp_scratch : inp_copy),
-      through_hook(hooks, describe(point, Operand::weight, OC, C, Reduction::along_cols), weight, weight_copy), inp,
-      weight};
-  kernels.matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
+  const MatmulOperand w = describe(point, Operand::weight, OC, C, Reduction::along_cols);
+  const LinearInputs<Scalar> used{through_hook(hooks, x, inp, gemm_only ? inp_scratch : inp_copy),
+                                  through_hook(hooks, w, weight, weight_copy), inp, weight};
+  const ops::EmulatedGemm forward = emulated(hooks, point, Gemm::forward, x, w);
+  if (forward.model != nullptr) {
+    kernels.matmul_forward_emulated(out, used.inp, used.weight, bias, N, C, OC, forward);
+  } else {
+    kernels.matmul_forward(out, used.inp, used.weight, bias, N, C, OC);
+  }
   return used;
 }
 
@@ -74,17 +92,24 @@ void linear_backward(ops::Kernels<Scalar>& kernels, std::span<Scalar> dinp, std:
                      std::size_t N) {
   const std::size_t C = point.in_features, OC = point.out_features;
   // dX = dY·W reduces over OC: dY along its rows' OC, W down its OC rows.
-  const std::span<const Scalar> dy =
-      through_hook(hooks, describe(point, Operand::grad, N, OC, Reduction::along_cols), dout, copies.dout);
-  const std::span<const Scalar> w = column_copy(hooks, describe(point, Operand::weight, OC, C, Reduction::along_rows),
-                                                used.weight, used.weight_source, copies.weight_columns);
+  const MatmulOperand dy_described = describe(point, Operand::grad, N, OC, Reduction::along_cols);
+  const MatmulOperand w_described = describe(point, Operand::weight, OC, C, Reduction::along_rows);
+  const std::span<const Scalar> dy = through_hook(hooks, dy_described, dout, copies.dout);
+  const std::span<const Scalar> w =
+      column_copy(hooks, w_described, used.weight, used.weight_source, copies.weight_columns);
   // dW = dYᵀ·X reduces over the N tokens: both down their columns.
-  const std::span<const Scalar> dy_columns = column_copy(
-      hooks, describe(point, Operand::grad, N, OC, Reduction::along_rows), dy, dout, copies.dout_columns);
-  const std::span<const Scalar> x = column_copy(hooks, describe(point, Operand::act, N, C, Reduction::along_rows),
-                                                used.inp, used.inp_source, copies.inp_columns);
-  kernels.matmul_backward(dinp, dweight, dbias, ops::MatmulBackwardOperands<Scalar>{dy, w, dy_columns, x, dout}, N, C,
-                          OC);
+  const MatmulOperand dy_columns_described = describe(point, Operand::grad, N, OC, Reduction::along_rows);
+  const MatmulOperand x_described = describe(point, Operand::act, N, C, Reduction::along_rows);
+  const std::span<const Scalar> dy_columns = column_copy(hooks, dy_columns_described, dy, dout, copies.dout_columns);
+  const std::span<const Scalar> x = column_copy(hooks, x_described, used.inp, used.inp_source, copies.inp_columns);
+  const ops::MatmulBackwardOperands<Scalar> operands{dy, w, dy_columns, x, dout};
+  const ops::EmulatedGemm dgrad = emulated(hooks, point, Gemm::dgrad, dy_described, w_described);
+  const ops::EmulatedGemm wgrad = emulated(hooks, point, Gemm::wgrad, dy_columns_described, x_described);
+  if (dgrad.model != nullptr || wgrad.model != nullptr) {
+    kernels.matmul_backward_emulated(dinp, dweight, dbias, operands, N, C, OC, dgrad, wgrad);
+  } else {
+    kernels.matmul_backward(dinp, dweight, dbias, operands, N, C, OC);
+  }
 }
 
 template LinearInputs<float> linear_forward<float>(ops::Kernels<float>&, std::span<float>, std::span<const float>,

@@ -22,7 +22,9 @@
 #include <span>
 #include <string_view>
 
+#include "format/accumulator.hpp"
 #include "model/matmul_points.hpp"
+#include "ops/operands.hpp"
 
 namespace altgrad::model {
 
@@ -51,6 +53,9 @@ struct MatmulOperand {
   bool causal = false;
 };
 
+// The three GEMMs of a Linear Y = X·Wᵀ: forward, dgrad (dX = dY·W), wgrad (dW = dYᵀ·X).
+enum class Gemm : std::uint8_t { forward, dgrad, wgrad };
+
 template <typename Scalar>
 class MatmulHooks {
  public:
@@ -72,6 +77,20 @@ class MatmulHooks {
   virtual bool axis_dependent(const MatmulOperand& operand) {
     (void)operand;
     return false;
+  }
+
+  // How one GEMM of a Linear sums its products (format/accumulator.hpp): null for the backend's
+  // float GEMM, else a model that lives as long as the hooks. Asked on every pass.
+  virtual const format::AccumulatorModel* accumulation(const MatmulPoint& matmul, Gemm gemm) {
+    (void)matmul, (void)gemm;
+    return nullptr;
+  }
+
+  // How a GEMM under an accumulator model reads the copy apply() last wrote for this operand: the
+  // copy's grid and scale (ops/operands.hpp). Asked only of active operands of such GEMMs.
+  virtual ops::GridOperand grid(const MatmulOperand& operand) {
+    (void)operand;
+    return {};
   }
 };
 

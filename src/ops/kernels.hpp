@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 
 #include "ops/operands.hpp"
@@ -22,6 +23,9 @@ namespace altgrad::ops {
 struct AttentionShape {
   std::size_t B, T, C, NH;
 };
+
+inline constexpr const char* kNoEmulatedGemms =
+    "this backend has no emulated GEMM accumulation (docs/accumulation.md): run on the CPU backend";
 
 template <typename Scalar>
 class Kernels {
@@ -56,6 +60,22 @@ class Kernels {
   virtual void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                                const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C,
                                std::size_t OC) = 0;
+
+  // ops/cpu/matmul.hpp: the same with GEMMs that emulate a tensor core's accumulation where the
+  // EmulatedGemm names a model (the others as above). A backend without emulated GEMMs throws
+  // std::logic_error naming itself.
+  virtual void matmul_forward_emulated(std::span<Scalar> out, std::span<const Scalar> inp,
+                                       std::span<const Scalar> weight, std::span<const Scalar> bias, std::size_t N,
+                                       std::size_t C, std::size_t OC, const EmulatedGemm& forward) {
+    (void)out, (void)inp, (void)weight, (void)bias, (void)N, (void)C, (void)OC, (void)forward;
+    throw std::logic_error(kNoEmulatedGemms);
+  }
+  virtual void matmul_backward_emulated(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                                        const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C,
+                                        std::size_t OC, const EmulatedGemm& dgrad, const EmulatedGemm& wgrad) {
+    (void)dinp, (void)dweight, (void)dbias, (void)operands, (void)N, (void)C, (void)OC, (void)dgrad, (void)wgrad;
+    throw std::logic_error(kNoEmulatedGemms);
+  }
 
   // ops/cpu/attention.hpp: the whole forward pass, or its two halves (probs, then out) so that a
   // caller may rewrite the probabilities in between; the backward pass with the operands the

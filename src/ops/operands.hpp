@@ -4,6 +4,9 @@
 // backward product's own reduction axis (straight-through estimator; model/matmul_hooks.hpp).
 #include <span>
 
+#include "format/accumulator.hpp"
+#include "format/spec.hpp"
+
 namespace altgrad::ops {
 
 // A Linear's backward GEMMs, out = inp · weightᵀ + bias with inp (N, C), weight (OC, C):
@@ -23,6 +26,22 @@ template <typename Scalar>
 struct AttentionOperands {
   std::span<const Scalar> qkv;
   std::span<const Scalar> probs;
+};
+
+// A fake-quantized copy as a tensor core reads it (docs/accumulation.md): the copy holds
+// x̂ = Q(x·s)/s, and the tensor core multiplies the grid values Q(x·s), recovered as x̂·s rounded to
+// `format`'s grid (exact while x̂ is a normal float), then applies 1/s to the sum. format null: the
+// values as they are (an unscaled copy, or block scaling's values, which are the grid's already).
+struct GridOperand {
+  const format::Format* format = nullptr;
+  float scale = 1.0f;
+};
+
+// One GEMM of a Linear under an accumulator model (model null: the float GEMM), with its operands
+// A and B in the order of its product: forward X·Wᵀ, dgrad dY·W, wgrad dYᵀ·X.
+struct EmulatedGemm {
+  const format::AccumulatorModel* model = nullptr;
+  GridOperand a, b;
 };
 
 }  // namespace altgrad::ops

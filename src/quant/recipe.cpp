@@ -1,5 +1,6 @@
 #include "quant/recipe.hpp"
 
+#include <algorithm>
 #include <array>
 #include <fnmatch.h>
 
@@ -9,7 +10,8 @@
 namespace altgrad::quant {
 namespace {
 
-constexpr std::array<std::string_view, 5> kPresetNames = {"fp32", "bf16", "fp8-hybrid", "fp8-e4m3", "mx8"};
+constexpr std::array<std::string_view, 6> kPresetNames = {"fp32",     "bf16", "fp8-hybrid",
+                                                          "fp8-e4m3", "mx8",  "fp8-hopper"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
@@ -89,6 +91,49 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
   if (scale_rule) s.scale_rule = *scale_rule;
 }
 
+std::string_view gemm_name(Gemm gemm) { return kGemmNames[static_cast<std::size_t>(gemm)]; }
+std::optional<Gemm> parse_gemm(std::string_view name) { return parse_name<Gemm>(kGemmNames, name); }
+
+std::array<Role, 2> gemm_operands(Gemm gemm) {
+  switch (gemm) {
+    case Gemm::forward:
+      return {Role::act, Role::weight};
+    case Gemm::dgrad:
+      return {Role::grad, Role::weight};
+    case Gemm::wgrad:
+      break;
+  }
+  return {Role::grad, Role::act};
+}
+
+GemmAccumulation hopper_te() {
+  return {format::hopper_fp8(/*fast_accumulation=*/true), format::hopper_fp8(false), format::hopper_fp8(false)};
+}
+
+GemmAccumulation parse_gemm_accumulation(std::string_view text) {
+  if (text == "hopper_te") return hopper_te();
+  try {
+    const format::AccumulatorModel model = format::parse_accumulator(text);
+    return {model, model, model};
+  } catch (const format::AccumulatorError& e) {
+    throw format::AccumulatorError(std::string(e.what()) +
+                                   "; for all three GEMMs also hopper_te (forward hopper_fast, dgrad, wgrad hopper)");
+  }
+}
+
+format::AccumulatorModel parse_gemm_accumulator(std::string_view text) {
+  if (text == "hopper_te") {
+    throw format::AccumulatorError(
+        "accumulator \"hopper_te\" names all three GEMMs' models (forward hopper_fast, dgrad and wgrad hopper): "
+        "give it as the whole recipe's accumulate, or name one model per GEMM");
+  }
+  return format::parse_accumulator(text);
+}
+
+bool emulated(const GemmAccumulation& accumulation) {
+  return std::any_of(accumulation.begin(), accumulation.end(), [](const auto& m) { return m.emulated(); });
+}
+
 std::span<const std::string_view> preset_names() { return kPresetNames; }
 
 RecipeSpec preset(std::string_view name) {
@@ -105,6 +150,13 @@ RecipeSpec preset(std::string_view name) {
   if (name == "fp8-hybrid") return uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
   if (name == "fp8-e4m3") return uniform_preset(name, "e4m3", "e4m3", Scaling::delayed);
   if (name == "mx8") return uniform_preset(name, "e4m3", "e4m3", Scaling::block);
+  if (name == "fp8-hopper") {
+    // fp8-hybrid with the GEMMs' accumulation as Transformer Engine runs them on Hopper.
+    RecipeSpec spec = uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
+    spec.accumulate = hopper_te();
+    spec.accumulate_origin.fill("preset fp8-hopper");
+    return spec;
+  }
   std::string valid;
   for (const auto p : kPresetNames) valid += (valid.empty() ? "" : ", ") + std::string(p);
   throw RecipeError("unknown preset \"" + std::string(name) + "\" (presets: " + valid + ")");

@@ -9,8 +9,12 @@
 // glob on the point name (`*` any run of characters, `?` one, `[...]` a set), apply the settings
 // they name, and switch the point on unless they say `enabled = false`; later overrides win.
 //
-// Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8) are recipes of the same form; a config starts
-// from one and changes role settings or adds overrides on top.
+// Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper) are recipes of the same form; a config
+// starts from one and changes role settings or adds overrides on top.
+//
+// A recipe also says how each of a Linear layer's three GEMMs adds its products (`accumulate`,
+// format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation. It applies to
+// a GEMM whose two operands are both quantized points (config/quant_recipe.hpp).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/accumulator.hpp"
 #include "format/rounding.hpp"
 #include "format/spec.hpp"
 #include "quant/mx.hpp"
@@ -44,6 +49,31 @@ enum class Role : std::uint8_t { act, weight, grad };
 inline constexpr std::size_t kRoleCount = 3;
 
 format::Format default_format();  // e4m3
+
+// The three GEMMs of a Linear layer Y = X·Wᵀ: forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X.
+enum class Gemm : std::uint8_t { forward, dgrad, wgrad };
+inline constexpr std::size_t kGemmCount = 3;
+inline constexpr std::array<std::string_view, kGemmCount> kGemmNames = {"forward", "dgrad", "wgrad"};
+std::string_view gemm_name(Gemm gemm);
+std::optional<Gemm> parse_gemm(std::string_view name);
+// The two operands a GEMM reads, as roles: forward act and weight, dgrad grad and weight, wgrad
+// grad and act.
+std::array<Role, 2> gemm_operands(Gemm gemm);
+
+// How each GEMM adds its products, by Gemm.
+using GemmAccumulation = std::array<format::AccumulatorModel, kGemmCount>;
+// Transformer Engine's choice on Hopper: fast accumulation (no promotion) in the forward GEMM,
+// promotion to FP32 every 128 elements of K in dgrad and wgrad (its _2X_ACC_FPROP = False,
+// _2X_ACC_DGRAD = _2X_ACC_WGRAD = True, transformer_engine/pytorch/module/base.py).
+GemmAccumulation hopper_te();
+// A whole recipe's accumulation from one name: "hopper_te", or one model for all three GEMMs
+// (format::parse_accumulator). Throws format::AccumulatorError naming the valid forms.
+GemmAccumulation parse_gemm_accumulation(std::string_view text);
+// A single GEMM's model (format::parse_accumulator), with a pointer to the whole-recipe form when
+// given "hopper_te". Throws format::AccumulatorError.
+format::AccumulatorModel parse_gemm_accumulator(std::string_view text);
+// Whether any GEMM's model is not FP32's.
+bool emulated(const GemmAccumulation& accumulation);
 
 // How one point is quantized.
 struct PointSettings {
@@ -87,6 +117,8 @@ struct RecipeSpec {
   std::string preset = "fp32";
   std::array<PointSettings, kRoleCount> roles{};  // by Role
   std::vector<Override> overrides;
+  GemmAccumulation accumulate{};                          // by Gemm; all FP32 by default
+  std::array<std::string, kGemmCount> accumulate_origin;  // where each GEMM's model was set, for messages
 };
 
 // The preset names, in the order docs and errors list them.

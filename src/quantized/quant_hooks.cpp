@@ -19,6 +19,25 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const config::Recipe& 
     names_.push_back(recipe.points[i].name);
     if (recipe.points[i].settings.enabled) points_[i].emplace(recipe.points[i].settings, recipe.seed, i);
   }
+  last_scale_.assign(recipe.points.size(), 1.0f);
+  for (const model::MatmulPoint& matmul : points.all()) {
+    auto& models = accumulation_.emplace_back();
+    for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
+      models[g] = recipe.accumulation(matmul.index, static_cast<quant::Gemm>(g));
+    }
+  }
+}
+
+const format::AccumulatorModel* QuantHooks::accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) {
+  static_assert(static_cast<std::size_t>(model::Gemm::wgrad) == static_cast<std::size_t>(quant::Gemm::wgrad));
+  const format::AccumulatorModel& model = accumulation_.at(matmul.index)[static_cast<std::size_t>(gemm)];
+  return model.emulated() ? &model : nullptr;
+}
+
+ops::GridOperand QuantHooks::grid(const model::MatmulOperand& operand) {
+  const quant::PointQuantizer* point = this->point(operand.index);
+  if (point == nullptr || point->settings().scaling == quant::Scaling::block) return {};
+  return {&point->settings().format, last_scale_[operand.index]};
 }
 
 void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile) {
@@ -126,6 +145,7 @@ void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const floa
                                        operand.causal};
     const quant::PointStats call = point->apply(in, out, layout, frozen_);
     non_finite = call.values.nan_inputs + call.values.inf_inputs;
+    last_scale_[operand.index] = call.scale;
   } else {
     std::copy(in.begin(), in.end(), out.begin());
   }

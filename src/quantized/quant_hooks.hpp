@@ -2,6 +2,7 @@
 // The model's MatmulHooks for a quantization recipe: one PointQuantizer per enabled point, the
 // step boundaries that delayed scaling and statistics need, evaluation without state changes, and
 // the first point of a step at which a non-finite value appeared.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,6 +66,11 @@ class QuantHooks final : public model::MatmulHooks<float> {
   void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
   // True for block-scaled points: each GEMM gets its own copy, blocked along its reduction axis.
   bool axis_dependent(const model::MatmulOperand& operand) override;
+  // The recipe's model for the GEMM where both of its operands are quantized, else null.
+  const format::AccumulatorModel* accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) override;
+  // The point's format and the scale of its last call (1 under block scaling, whose copies hold
+  // the grid's values times powers of two).
+  ops::GridOperand grid(const model::MatmulOperand& operand) override;
 
  private:
   bool injecting(std::size_t index) const;
@@ -73,6 +79,8 @@ class QuantHooks final : public model::MatmulHooks<float> {
   void range_fit(PointProfile& profile, std::span<const float> in, const quant::PointQuantizer* point);
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
+  std::vector<std::array<format::AccumulatorModel, quant::kGemmCount>> accumulation_;  // by matmul index
+  std::vector<float> last_scale_;                                                      // by point
   std::vector<std::string> names_;
   std::int64_t step_ = 0;
   bool frozen_ = false;

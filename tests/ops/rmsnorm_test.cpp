@@ -18,7 +18,7 @@ namespace {
 using namespace altgrad::ops::cpu;
 using namespace altgrad::ops_test;
 
-constexpr double kEps = 1e-5;
+constexpr double kRmsEps = 1e-5;
 
 struct RmsNormCase {
   std::size_t N, C;
@@ -45,7 +45,7 @@ Tensors<double> reference_forward(const RmsNormCase& k) {
     long double mean_square = 0;
     for (std::size_t c = 0; c < k.C; ++c) mean_square += static_cast<long double>(x[c]) * x[c];
     mean_square /= k.C;
-    const long double r = 1.0L / std::sqrt(mean_square + kEps);
+    const long double r = 1.0L / std::sqrt(mean_square + kRmsEps);
     for (std::size_t c = 0; c < k.C; ++c) out[n * k.C + c] = static_cast<double>(x[c] * r * k.weight[c]);
     rstd[n] = static_cast<double>(r);
   }
@@ -58,7 +58,7 @@ Pass<Scalar> run(const RmsNormCase& k, int backward_calls = 1) {
   const auto weight = converted<Scalar>(k.weight);
   const auto dout = converted<Scalar>(k.dout);
   std::vector<Scalar> out(inp.size()), rstd(k.N);
-  rmsnorm_forward<Scalar>(out, rstd, inp, weight, k.N, k.C, static_cast<Scalar>(kEps));
+  rmsnorm_forward<Scalar>(out, rstd, inp, weight, k.N, k.C, static_cast<Scalar>(kRmsEps));
   std::vector<Scalar> dinp(inp.size()), dweight(k.C);
   for (int i = 0; i < backward_calls; ++i) {
     rmsnorm_backward<Scalar>(dinp, dweight, dout, inp, weight, rstd, k.N, k.C);
@@ -86,7 +86,7 @@ TYPED_TEST(RmsNormTyped, UnitWeightRowsHaveUnitRms) {
     for (std::size_t c = 0; c < k.C; ++c) in_squares += k.inp[n * k.C + c] * k.inp[n * k.C + c];
     for (std::size_t c = 0; c < k.C; ++c) out_squares += double{out[n * k.C + c]} * out[n * k.C + c];
     const double ms = in_squares / k.C;
-    EXPECT_NEAR(out_squares / k.C, ms / (ms + kEps), 1e-5) << "row " << n;
+    EXPECT_NEAR(out_squares / k.C, ms / (ms + kRmsEps), 1e-5) << "row " << n;
   }
 }
 
@@ -95,7 +95,7 @@ TEST(RmsNorm, GradientsMatchFiniteDifferences) {
   const Pass<double> pass = run<double>(k);
   std::vector<double> out(k.N * k.C), rstd(k.N);
   const auto loss = [&] {
-    rmsnorm_forward<double>(out, rstd, k.inp, k.weight, k.N, k.C, kEps);
+    rmsnorm_forward<double>(out, rstd, k.inp, k.weight, k.N, k.C, kRmsEps);
     return dot(k.dout, out);
   };
   EXPECT_TRUE(matches_finite_differences("dinp", pass.gradients.at("dinp"), k.inp, loss));

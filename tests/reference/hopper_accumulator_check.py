@@ -1,9 +1,14 @@
-"""Replays the recorded Hopper GEMMs through hopper_accumulator.py and counts bit-exact outputs.
+"""Replays the recorded Hopper GEMMs through a model and counts bit-exact outputs.
+
+The model is the numpy reference (hopper_accumulator.py), or with --engine DIR the C++ engine's
+emulated GEMM through altgrad.gemm (DIR: the build's python folder), the parameterized form of each
+named model so that --perturb KNOBS (for example "bits=12" or "promote=64") can change one knob:
+a perturbed model must fail.
 
 Data: ../shared/data/hopper-fp8-gemm/ (fp8acc_e4m3_e4m3.npz random products, fp8acc_probes.npz
 structured sums; outputs FP32 and BF16) and, where present, ../shared/data/hopper-bf16-gemm/
 (bf16_gemm.npz: CUBLAS_COMPUTE_32F and _PEDANTIC).
-Usage: python3 hopper_accumulator_check.py [--all-rows] [data folder of the shared tree]
+Usage: python3 hopper_accumulator_check.py [--all-rows] [--engine DIR [--perturb KNOBS]] [data folder]
 
 One case per (data set, K, mode, output type). A case passes when every finite recorded output
 equals the model's bit for bit (and NaN sits where the model puts it); for the rest the table shows
@@ -17,7 +22,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper_accumulator import hopper_bf16_gemm, hopper_fp8_gemm, round_to_bf16  # noqa: E402
+from hopper_accumulator import (RECORDED_SPLIT_K, hopper_bf16_gemm, hopper_fp8_gemm,  # noqa: E402
+                                round_to_bf16)
 
 ROWS_LARGE_K = 32
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,10 +47,37 @@ def compare(model, recorded):
     return int(same.sum()), int(finite.sum()), int(ulp.max()) if ulp.size else 0, nan_ok
 
 
+def engine_models(python_dir, perturb):
+    """hopper_fp8_gemm and hopper_bf16_gemm through the engine's altgrad.gemm."""
+    sys.path.insert(0, python_dir)
+    import altgrad  # noqa: E402
+    extra = "," + perturb if perturb else ""
+
+    def fp8(a, bt, fast_accum, split_k=None):
+        split = RECORDED_SPLIT_K.get(a.shape[1], 1) if split_k is None else split_k
+        knobs = f"aligned,split={split}" + ("" if fast_accum else ",promote=128")
+        return altgrad.gemm(a, bt, accumulate=knobs + extra)
+
+    def bf16(a, bt, pedantic=False):
+        if pedantic:
+            return hopper_bf16_gemm(a, bt, pedantic=True)   # no tensor core: not the engine's model
+        return altgrad.gemm(a, bt, accumulate="aligned,group=16,bits=25,acc=24,inputs=bf16" + extra)
+    return fp8, bf16
+
+
+def option(name):
+    """The value after --name on the command line, or None."""
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    all_rows = "--all-rows" in sys.argv
+    valued = {option("--engine"), option("--perturb")}
+    args = [a for a in sys.argv[1:] if not a.startswith("--") and a not in valued]
+    all_rows = "--all-rows" in sys.argv or option("--engine") is not None   # the engine is fast
     data = args[0] if args else DEFAULT_SHARED
+    fp8_gemm, bf16_gemm = hopper_fp8_gemm, hopper_bf16_gemm
+    if option("--engine"):
+        fp8_gemm, bf16_gemm = engine_models(option("--engine"), option("--perturb"))
     results = []
 
     def report(name, model, recorded):
@@ -61,7 +94,7 @@ def main():
         rows = 128 if all_rows or K < 4096 else ROWS_LARGE_K
         a, bt = fp8[f"a_{K}"][:rows], fp8[f"bt_{K}"]
         for fast in (0, 1):
-            out = hopper_fp8_gemm(a, bt, fast_accum=bool(fast))
+            out = fp8_gemm(a, bt, fast_accum=bool(fast))
             tag = f"e4m3 K={K:5d} fast{fast}" + (f" rows<{rows}" if rows < 128 else "")
             report(tag + " f32", out, fp8[f"f32_{K}_fast{fast}"][:rows])
             report(tag + " bf16", round_to_bf16(out), fp8[f"bf16_{K}_fast{fast}"][:rows])
@@ -71,7 +104,7 @@ def main():
         a = probes[f"a_{K}"]
         ones = np.full((1, K), 0x38, dtype=np.uint8)     # B = all ones (E4M3 1.0): column 0
         for fast in (0, 1):
-            out = hopper_fp8_gemm(a, ones, fast_accum=bool(fast))[:, 0]
+            out = fp8_gemm(a, ones, fast_accum=bool(fast))[:, 0]
             report(f"probe K={K:5d} fast{fast} f32", out, probes[f"f32_{K}_fast{fast}"])
 
     bf16_path = os.path.join(data, "hopper-bf16-gemm", "bf16_gemm.npz")
@@ -79,7 +112,7 @@ def main():
         bf = np.load(bf16_path)
         for K in sorted(int(k[2:]) for k in bf.files if k.startswith("a_")):
             for pedantic in (False, True):
-                out = hopper_bf16_gemm(bf[f"a_{K}"], bf[f"bt_{K}"], pedantic=pedantic)
+                out = bf16_gemm(bf[f"a_{K}"], bf[f"bt_{K}"], pedantic=pedantic)
                 report(f"bf16 K={K:5d} 32F{'_PEDANTIC' if pedantic else ''}", out,
                        bf[f"f32_{K}{'_pedantic' if pedantic else ''}"])
 

@@ -13,6 +13,7 @@
 #include "io/tensorboard_reader.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/thread_count.hpp"
 #include "train/training_run.hpp"
 
 namespace altgrad::train {
@@ -167,6 +168,25 @@ TEST(QuantTraining, ResumeWithDelayedScalingAndStochasticGradientsIsBitIdentical
   EXPECT_EQ(final_parameters(resumed.last_checkpoint), final_parameters(straight.last_checkpoint));
   EXPECT_EQ(logged_losses(dir.path() / "split"), logged_losses(dir.path() / "straight"));
   EXPECT_TRUE(fs::exists(straight.last_checkpoint / "quant.safetensors"));
+}
+
+// Hopper's accumulation (docs/accumulation.md) changes the run, and the run is still the same bits
+// on one thread and two, and after a resume.
+TEST(QuantTraining, HopperAccumulationIsTheSameBitsOnAnyThreadCountAndAfterResume) {
+  test_support::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  const config::TrainConfig full = quantized(corpus, "[quant]\npreset = \"fp8-hybrid\"\naccumulate = \"hopper_te\"\n");
+  const TrainOutcome one = test_support::with_threads(1, [&] { return run(full, dir.path() / "one"); });
+  const TrainOutcome two = test_support::with_threads(2, [&] { return run(full, dir.path() / "two"); });
+  EXPECT_EQ(final_parameters(one.last_checkpoint), final_parameters(two.last_checkpoint));
+  config::TrainConfig half = full;
+  half.max_iters = 4;
+  run(half, dir.path() / "split");
+  const TrainOutcome resumed = run(full, dir.path() / "split", /*resume=*/true);
+  EXPECT_EQ(final_parameters(resumed.last_checkpoint), final_parameters(one.last_checkpoint));
+  EXPECT_EQ(logged_losses(dir.path() / "split"), logged_losses(dir.path() / "one"));
+  const TrainOutcome fp32 = run(quantized(corpus, "[quant]\npreset = \"fp8-hybrid\"\n"), dir.path() / "fp32");
+  EXPECT_NE(final_parameters(fp32.last_checkpoint), final_parameters(one.last_checkpoint));
 }
 
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {

@@ -57,6 +57,16 @@ class CpuKernels final : public Kernels<Scalar> {
                        std::size_t OC) override {
     cpu::matmul_backward(dinp, dweight, dbias, operands, N, C, OC);
   }
+  void matmul_forward_emulated(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                               std::span<const Scalar> bias, std::size_t N, std::size_t C, std::size_t OC,
+                               const EmulatedGemm& forward) override {
+    cpu::matmul_forward_emulated(out, inp, weight, bias, N, C, OC, forward);
+  }
+  void matmul_backward_emulated(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                                const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C,
+                                std::size_t OC, const EmulatedGemm& dgrad, const EmulatedGemm& wgrad) override {
+    cpu::matmul_backward_emulated(dinp, dweight, dbias, operands, N, C, OC, dgrad, wgrad);
+  }
 
   void attention_forward(std::span<Scalar> out, std::span<Scalar> probs, std::span<const Scalar> qkv,
                          const AttentionShape& s) override {

@@ -35,4 +35,18 @@ template <typename Scalar>
 void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
                      const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C, std::size_t OC);
 
+// The same with GEMMs under an accumulator model (format/accumulator.hpp) where the EmulatedGemm
+// names one, through ops/cpu/emulated_gemm.hpp: the GEMM's result is the model's sum times
+// fl32(1/s_a · 1/s_b) (ops/operands.hpp), then the bias is added (forward) or the result is added to
+// the gradient (backward), one FP32 addition each; unnamed GEMMs and dbias as above. Float only:
+// Scalar = double throws std::invalid_argument.
+template <typename Scalar>
+void matmul_forward_emulated(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,
+                             std::span<const Scalar> bias, std::size_t N, std::size_t C, std::size_t OC,
+                             const EmulatedGemm& forward);
+template <typename Scalar>
+void matmul_backward_emulated(std::span<Scalar> dinp, std::span<Scalar> dweight, std::span<Scalar> dbias,
+                              const MatmulBackwardOperands<Scalar>& operands, std::size_t N, std::size_t C,
+                              std::size_t OC, const EmulatedGemm& dgrad, const EmulatedGemm& wgrad);
+
 }  // namespace altgrad::ops::cpu
