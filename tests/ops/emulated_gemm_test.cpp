@@ -19,6 +19,7 @@
 #include "format/accumulator.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
+#include "ops/cpu/emulated_gemm_lanes.hpp"
 #include "ops/cpu/matmul.hpp"
 #include "ops/operands.hpp"
 #include "support/thread_count.hpp"
@@ -173,6 +174,48 @@ TEST(EmulatedGemm, Bf16InputsRoundTheOperands) {
   const float x = 1.0f + std::ldexp(1.0f, -9);
   EXPECT_EQ(gemm("hopper_bf16", 1, 1, 1, {x}, {1.0f}, -126, -126)[0], 1.0f);
   EXPECT_EQ(gemm("aligned,group=16,bits=25,acc=24", 1, 1, 1, {x}, {1.0f}, -126, -126)[0], x);
+}
+
+// The fast path (float lanes, integer sums) against the general one, bit for bit, over models,
+// format pairs, scaled copies and shapes that leave partial panels, row pairs and steps.
+TEST(EmulatedGemm, FastPathIsTheGeneralPathBitForBit) {
+  struct Operands {
+    const char *a, *b;
+    float scale_a, scale_b;  // 1: the grid values themselves; else copies x̂ = q / s
+  };
+  const std::vector<std::string> models = {"hopper", "hopper_fast", "aligned,bits=16,acc=17,promote=64",
+                                           "aligned,cut=nearest,group=16", "aligned,split=3,promote=128",
+                                           "aligned,bits=8,acc=9,cut=nearest,promote=96"};
+  const std::vector<Operands> operands = {
+      {"e4m3", "e4m3", 1.0f, 1.0f}, {"e5m2", "e4m3", 1.0f, 1.0f}, {"e1m6", "e3m4", 1.0f, 1.0f},
+      {"e4m3", "e5m2", 37.5f, 0.0123f}};
+  const std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> shapes = {{5, 37, 300}, {1, 1, 33},
+                                                                                   {16, 16, 1000}, {3, 20, 7}};
+  std::uint32_t seed = 100;
+  for (const std::string& name : models) {
+    const format::AccumulatorModel model = parse_accumulator(name);
+#if defined(__AVX2__)
+    ASSERT_TRUE(ops::cpu::lanes::covers(model)) << name;
+#endif
+    for (const Operands& o : operands) {
+      const format::Format fa = format::make_format(format::parse_format(o.a));
+      const format::Format fb = format::make_format(format::parse_format(o.b));
+      for (const auto& [m, n, k] : shapes) {
+        std::vector<float> a = random_grid(o.a, m * k, ++seed), bt = random_grid(o.b, n * k, ++seed);
+        for (float& x : a) x /= o.scale_a;
+        for (float& x : bt) x /= o.scale_b;
+        const EmulatedOperand ea{a.data(), k, 1, fa.min_normal_exp, &fa, o.scale_a};
+        const EmulatedOperand eb{bt.data(), 1, k, fb.min_normal_exp, &fb, o.scale_b};
+        std::vector<float> fast(m * n, 2.0f), general(m * n, 2.0f);
+        emulated_gemm(model, m, n, k, ea, eb, 0.75f, true, fast.data(), n);
+        ops::cpu::emulated_gemm_general(model, m, n, k, ea, eb, 0.75f, true, general.data(), n);
+        for (std::size_t i = 0; i < m * n; ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(fast[i]), std::bit_cast<std::uint32_t>(general[i]))
+              << name << ", " << o.a << " x " << o.b << ", " << m << "x" << n << "x" << k << " at " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(EmulatedGemm, Fp32ModelIsRefused) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "format/codec.hpp"
+#include "ops/cpu/emulated_gemm_lanes.hpp"
 
 namespace altgrad::ops::cpu {
 namespace {
@@ -265,9 +266,9 @@ float non_finite_output(const Model& model, const EmulatedOperand& a, const Emul
 
 }  // namespace
 
-void emulated_gemm(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
-                   const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
-                   std::size_t ldc) {
+void emulated_gemm_general(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
+                           const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
+                           std::size_t ldc) {
   if (!model.emulated()) throw std::invalid_argument("emulated_gemm: the fp32 model is the float GEMM's");
   if (m == 0 || n == 0) return;
   // Grown once and reused: no allocation per training step. Named through references, which the
@@ -287,6 +288,26 @@ void emulated_gemm(const format::AccumulatorModel& model, std::size_t m, std::si
       float sum = sums[j - p * kPanel];
       if (packed_a.non_finite[i] || packed_b.non_finite[j]) sum = non_finite_output(model, a, b, i, j, k);
       const float out = alpha * sum;
+      c[i * ldc + j] = add ? c[i * ldc + j] + out : out;
+    }
+  }
+}
+
+void emulated_gemm(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
+                   const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
+                   std::size_t ldc) {
+  thread_local lanes::Packs lane_packs;
+  thread_local std::vector<float> lane_sums;
+  if (m == 0 || n == 0 || !lanes::covers(model) || !lanes::pack(a, b, m, n, k, lane_packs)) {
+    return emulated_gemm_general(model, m, n, k, a, b, alpha, add, c, ldc);
+  }
+  std::vector<float>& sums = lane_sums;
+  sums.resize(m * n);
+  lanes::run(model, lane_packs, m, n, k, sums.data());
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const float out = alpha * sums[i * n + j];
       c[i * ldc + j] = add ? c[i * ldc + j] + out : out;
     }
   }

@@ -34,9 +34,15 @@ struct EmulatedOperand {
 };
 
 // A is (m, k), B is (k, n), C is (m, n) row-major with leading dimension ldc. Throws
-// std::invalid_argument for an fp32 model (the float GEMM is that one).
+// std::invalid_argument for an fp32 model (the float GEMM is that one). Takes the fast path
+// (ops/cpu/emulated_gemm_lanes.hpp) where it applies, else the general one.
 void emulated_gemm(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
                    const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
                    std::size_t ldc);
+
+// The general path, which computes every model in doubles: the definition the fast path is held to.
+void emulated_gemm_general(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
+                           const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
+                           std::size_t ldc);
 
 }  // namespace altgrad::ops::cpu
