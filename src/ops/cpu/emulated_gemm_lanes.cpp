@@ -20,12 +20,15 @@ constexpr std::size_t kCols = 16;  // a panel: two vectors of eight floats
 constexpr std::size_t kRows = 2;   // rows of A per pass: four independent chains per pass
 constexpr int kMaxExponent = 40;   // operands within 2^±40: products, cut scales and units stay normal floats
 constexpr std::uint32_t kExponentMask = 0x7F80'0000u;
+constexpr std::int16_t kNoExponent = -512;  // zero's: two of them still fit int16, and it loses every max
 
 // The operand's value at (r, c) as the tensor core takes it (a copy's grid value: x̂·s with the
-// format's fraction bits, nearest, x̂·s lying a few FP32 units from it) and 2^(its exponent), in
-// integer operations on the float's fields. False where the fast path cannot take it: more than 12
-// significant bits (products inexact in float), an exponent beyond ±kMaxExponent, not finite.
-inline bool operand_value(const EmulatedOperand& op, std::size_t r, std::size_t c, float& value, float& power) {
+// format's fraction bits, nearest, x̂·s lying a few FP32 units from it) and its exponent
+// (kNoExponent for zero), in integer operations on the float's fields. False where the fast path
+// cannot take it: more than 12 significant bits (products inexact in float), an exponent beyond
+// ±kMaxExponent, not finite.
+inline bool operand_value(const EmulatedOperand& op, std::size_t r, std::size_t c, float& value,
+                          std::int16_t& exponent) {
   float x = op.data[r * op.row_stride + c * op.col_stride];
   std::uint32_t u;
   if (op.grid != nullptr) {
@@ -36,26 +39,34 @@ inline bool operand_value(const EmulatedOperand& op, std::size_t r, std::size_t 
   } else {
     u = std::bit_cast<std::uint32_t>(x);
   }
-  const std::uint32_t field = (u & kExponentMask) >> 23, magnitude = u & 0x7FFF'FFFFu;
   value = std::bit_cast<float>(u);
-  power = 0.0f;
-  if (magnitude == 0) return true;
-  const int exponent = static_cast<int>(field) - 127;
-  if ((u & 0xFFFu) != 0 || exponent < -kMaxExponent || exponent > kMaxExponent) return false;
-  const int e = std::max(exponent, op.emin);  // subnormals of the format count as its emin
-  power = std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
+  exponent = kNoExponent;
+  if ((u & 0x7FFF'FFFFu) == 0) return true;
+  const int e = static_cast<int>((u & kExponentMask) >> 23) - 127;
+  if ((u & 0xFFFu) != 0 || e < -kMaxExponent || e > kMaxExponent) return false;
+  exponent = static_cast<std::int16_t>(std::max(e, op.emin));  // subnormals of the format count as its emin
   return true;
 }
 
-__m256 exponent_power(__m256 x) {
-  return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kExponentMask))));
+// Sixteen exponents (int16 lanes, columns 0-15) as two vectors of eight int32 lanes.
+inline void widen(__m256i e16, __m256i& lo, __m256i& hi) {
+  lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(e16));
+  hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(e16, 1));
 }
 
-// 2^(bits − e) for e_max = 2^e, by the exponent field: ((127 + bits − e) << 23); 0 where e_max is 0.
-__m256 cut_scale(__m256 e_max, int bits) {
-  const __m256i field = _mm256_sub_epi32(_mm256_set1_epi32((254 + bits) << 23), _mm256_castps_si256(e_max));
-  const __m256 zero = _mm256_cmp_ps(e_max, _mm256_setzero_ps(), _CMP_EQ_OQ);
-  return _mm256_andnot_ps(zero, _mm256_castsi256_ps(field));
+// The larger of the products' largest exponent and the accumulator's (kNoExponent where c is 0).
+inline __m256i with_accumulator(__m256i e, __m256 c) {
+  const __m256i field = _mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(c), _mm256_set1_epi32(kExponentMask)), 23);
+  const __m256i zero = _mm256_castps_si256(_mm256_cmp_ps(c, _mm256_setzero_ps(), _CMP_EQ_OQ));
+  const __m256i ec = _mm256_blendv_epi8(_mm256_sub_epi32(field, _mm256_set1_epi32(127)),
+                                        _mm256_set1_epi32(kNoExponent), zero);
+  return _mm256_max_epi32(e, ec);
+}
+
+// 2^(n) as a float for int32 lanes n, 0 where `none` (no term in the step) is set.
+inline __m256 power_of_two(__m256i n, __m256i none) {
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
+  return _mm256_castsi256_ps(_mm256_andnot_si256(none, bits));
 }
 
 template <Model::Cut kCut>
@@ -83,40 +94,38 @@ struct Tile {
   __m256 promoted[kRows][2];
 };
 
-// One block FMA of `steps` products for the tile (format/accumulator.hpp, step 2).
+// One block FMA of `steps` products for the tile (format/accumulator.hpp, step 2). The largest
+// exponent runs over exponent sums in int16 lanes, all sixteen columns at once; odd k goes to a
+// second set of maxima so that the chains overlap (max is exact in any order).
 template <Model::Cut kCut>
-[[gnu::always_inline]] inline void block_fma(const Model& model, const float* av, const float* ap, std::size_t lda,
-                                             const float* bv, const float* bp, std::size_t steps, Tile& t) {
-  __m256 e_max[kRows][2];
-  for (std::size_t r = 0; r < kRows; ++r) {
-    for (int h = 0; h < 2; ++h) e_max[r][h] = exponent_power(t.c[r][h]);
-  }
-  // Odd k into a second set of maxima, so that eight chains hide the max's latency (max is exact
-  // in any order).
-  __m256 odd[kRows][2];
-  for (std::size_t r = 0; r < kRows; ++r) odd[r][0] = odd[r][1] = _mm256_setzero_ps();
-  const auto take = [&](std::size_t kk, __m256(&into)[kRows][2]) {
-    const __m256 b0 = _mm256_loadu_ps(bp + kk * kCols), b1 = _mm256_loadu_ps(bp + kk * kCols + 8);
+[[gnu::always_inline]] inline void block_fma(const Model& model, const float* av, const std::int16_t* ae,
+                                             std::size_t lda, const float* bv, const std::int16_t* be,
+                                             std::size_t steps, Tile& t) {
+  const __m256i nothing = _mm256_set1_epi16(2 * kNoExponent);
+  __m256i even[kRows], odd[kRows];
+  for (std::size_t r = 0; r < kRows; ++r) even[r] = odd[r] = nothing;
+  const auto take = [&](std::size_t kk, __m256i(&into)[kRows]) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(be + kk * kCols));
     for (std::size_t r = 0; r < kRows; ++r) {
-      const __m256 a = _mm256_broadcast_ss(ap + r * lda + kk);
-      into[r][0] = _mm256_max_ps(into[r][0], _mm256_mul_ps(a, b0));
-      into[r][1] = _mm256_max_ps(into[r][1], _mm256_mul_ps(a, b1));
+      into[r] = _mm256_max_epi16(into[r], _mm256_add_epi16(_mm256_set1_epi16(ae[r * lda + kk]), b));
     }
   };
   std::size_t kk = 0;
   for (; kk + 2 <= steps; kk += 2) {
-    take(kk, e_max);
+    take(kk, even);
     take(kk + 1, odd);
   }
-  if (kk < steps) take(kk, e_max);
-  for (std::size_t r = 0; r < kRows; ++r) {
-    for (int h = 0; h < 2; ++h) e_max[r][h] = _mm256_max_ps(e_max[r][h], odd[r][h]);
-  }
-  __m256 scale[kRows][2];
+  if (kk < steps) take(kk, even);
+  __m256 scale[kRows][2], unit[kRows][2];
   __m256i sum[kRows][2];
   for (std::size_t r = 0; r < kRows; ++r) {
+    __m256i e[2];
+    widen(_mm256_max_epi16(even[r], odd[r]), e[0], e[1]);
     for (int h = 0; h < 2; ++h) {
-      scale[r][h] = cut_scale(e_max[r][h], model.bits);
+      e[h] = with_accumulator(e[h], t.c[r][h]);
+      const __m256i none = _mm256_cmpgt_epi32(_mm256_set1_epi32(kNoExponent / 2), e[h]);
+      scale[r][h] = power_of_two(_mm256_sub_epi32(_mm256_set1_epi32(model.bits), e[h]), none);  // 2^(bits − e_max)
+      unit[r][h] = power_of_two(_mm256_sub_epi32(e[h], _mm256_set1_epi32(model.bits)), none);   // 2^(e_max − bits)
       sum[r][h] = cut<kCut>(_mm256_mul_ps(t.c[r][h], scale[r][h]));
     }
   }
@@ -128,25 +137,22 @@ template <Model::Cut kCut>
       sum[r][1] = _mm256_add_epi32(sum[r][1], cut<kCut>(_mm256_mul_ps(_mm256_mul_ps(a, b1), scale[r][1])));
     }
   }
-  const __m256 unit = _mm256_castsi256_ps(_mm256_set1_epi32((127 - model.bits) << 23));  // 2^-bits
   for (std::size_t r = 0; r < kRows; ++r) {
-    for (int h = 0; h < 2; ++h) {
-      t.c[r][h] = _mm256_mul_ps(normalize<kCut>(sum[r][h], model.acc), _mm256_mul_ps(e_max[r][h], unit));
-    }
+    for (int h = 0; h < 2; ++h) t.c[r][h] = _mm256_mul_ps(normalize<kCut>(sum[r][h], model.acc), unit[r][h]);
   }
 }
 
 // Two rows' results against one panel over K's stretch [lo, hi) (steps 2 and 3), into out (2 × 16).
 template <Model::Cut kCut>
-void chain(const Model& model, const float* av, const float* ap, std::size_t lda, const float* bv, const float* bp,
-           std::size_t lo, std::size_t hi, float* out) {
+void chain(const Model& model, const float* av, const std::int16_t* ae, std::size_t lda, const float* bv,
+           const std::int16_t* be, std::size_t lo, std::size_t hi, float* out) {
   Tile t;
   for (std::size_t r = 0; r < kRows; ++r) {
     for (int h = 0; h < 2; ++h) t.c[r][h] = t.promoted[r][h] = _mm256_setzero_ps();
   }
   for (std::size_t k0 = lo; k0 < hi; k0 += model.group) {
     const std::size_t k1 = std::min(k0 + model.group, hi);
-    block_fma<kCut>(model, av + k0, ap + k0, lda, bv + k0 * kCols, bp + k0 * kCols, k1 - k0, t);
+    block_fma<kCut>(model, av + k0, ae + k0, lda, bv + k0 * kCols, be + k0 * kCols, k1 - k0, t);
     if (model.promote != 0 && ((k1 - lo) % model.promote == 0 || k1 == hi)) {
       for (std::size_t r = 0; r < kRows; ++r) {
         for (int h = 0; h < 2; ++h) {
@@ -171,15 +177,23 @@ bool covers(const format::AccumulatorModel& model) {
 bool pack(const EmulatedOperand& a, const EmulatedOperand& b, std::size_t m, std::size_t n, std::size_t k,
           Packs& packs) {
   const std::size_t rows = (m + kRows - 1) / kRows * kRows, panels = (n + kCols - 1) / kCols;
-  packs.a_value.assign(rows * k, 0.0f);
-  packs.a_power.assign(rows * k, 0.0f);
-  packs.b_value.assign(panels * k * kCols, 0.0f);
-  packs.b_power.assign(panels * k * kCols, 0.0f);
+  // Rows and columns past the matrix are zeros: set here, the rest is written below.
+  packs.a_value.resize(rows * k);
+  packs.a_exponent.resize(rows * k);
+  std::fill(packs.a_value.begin() + static_cast<std::ptrdiff_t>(m * k), packs.a_value.end(), 0.0f);
+  std::fill(packs.a_exponent.begin() + static_cast<std::ptrdiff_t>(m * k), packs.a_exponent.end(), kNoExponent);
+  packs.b_value.resize(panels * k * kCols);
+  packs.b_exponent.resize(panels * k * kCols);
+  if (n % kCols != 0) {
+    const auto last = static_cast<std::ptrdiff_t>((panels - 1) * k * kCols);
+    std::fill(packs.b_value.begin() + last, packs.b_value.end(), 0.0f);
+    std::fill(packs.b_exponent.begin() + last, packs.b_exponent.end(), kNoExponent);
+  }
   bool fits = true;
 #pragma omp parallel for schedule(static) reduction(&& : fits)
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t kk = 0; kk < k && fits; ++kk) {
-      fits = operand_value(a, i, kk, packs.a_value[i * k + kk], packs.a_power[i * k + kk]);
+      fits = operand_value(a, i, kk, packs.a_value[i * k + kk], packs.a_exponent[i * k + kk]);
     }
   }
 #pragma omp parallel for schedule(static) reduction(&& : fits)
@@ -187,7 +201,7 @@ bool pack(const EmulatedOperand& a, const EmulatedOperand& b, std::size_t m, std
     const std::size_t panel = j / kCols, lane = j % kCols;
     for (std::size_t kk = 0; kk < k && fits; ++kk) {
       const std::size_t at = (panel * k + kk) * kCols + lane;
-      fits = operand_value(b, kk, j, packs.b_value[at], packs.b_power[at]);
+      fits = operand_value(b, kk, j, packs.b_value[at], packs.b_exponent[at]);
     }
   }
   return fits;
@@ -201,15 +215,17 @@ void run(const format::AccumulatorModel& model, const Packs& packs, std::size_t 
 #pragma omp parallel for schedule(static)
   for (std::size_t task = 0; task < row_pairs * panels; ++task) {
     const std::size_t i = task / panels * kRows, p = task % panels;
-    const float *av = packs.a_value.data() + i * k, *ap = packs.a_power.data() + i * k;
-    const float *bv = packs.b_value.data() + p * k * kCols, *bp = packs.b_power.data() + p * k * kCols;
+    const float* av = packs.a_value.data() + i * k;
+    const std::int16_t* ae = packs.a_exponent.data() + i * k;
+    const float* bv = packs.b_value.data() + p * k * kCols;
+    const std::int16_t* be = packs.b_exponent.data() + p * k * kCols;
     alignas(32) float total[kRows * kCols] = {}, part[kRows * kCols];
     for (std::size_t lo = 0; lo < k; lo += piece) {
       const std::size_t hi = std::min(lo + piece, k);
       if (model.cut == Model::Cut::truncate) {
-        chain<Model::Cut::truncate>(model, av, ap, k, bv, bp, lo, hi, part);
+        chain<Model::Cut::truncate>(model, av, ae, k, bv, be, lo, hi, part);
       } else {
-        chain<Model::Cut::nearest>(model, av, ap, k, bv, bp, lo, hi, part);
+        chain<Model::Cut::nearest>(model, av, ae, k, bv, be, lo, hi, part);
       }
       for (std::size_t x = 0; x < kRows * kCols; ++x) total[x] += part[x];
     }

@@ -5,6 +5,7 @@
 // scalings, step sums below 2^24), so its outputs are the general path's bit for bit; the tests
 // hold it to that.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "format/accumulator.hpp"
@@ -20,8 +21,10 @@ bool covers(const format::AccumulatorModel& model);
 // general path) where an operand value has more than 12 significant bits or an exponent beyond
 // ±40, or is not finite.
 struct Packs {
-  std::vector<float> a_value, a_power;  // (rows rounded up to 2, k)
-  std::vector<float> b_value, b_power;  // per 16-column panel: (k, 16)
+  std::vector<float> a_value;  // (rows rounded up to 2, k)
+  std::vector<std::int16_t> a_exponent;
+  std::vector<float> b_value;  // per 16-column panel: (k, 16)
+  std::vector<std::int16_t> b_exponent;
 };
 bool pack(const EmulatedOperand& a, const EmulatedOperand& b, std::size_t m, std::size_t n, std::size_t k,
           Packs& packs);
