@@ -9,7 +9,9 @@
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "format/philox.hpp"
+#include "format/accumulator.hpp"
 #include "model/linear.hpp"
+#include "ops/cpu/emulated_gemm.hpp"
 #include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "train/one_block_model.hpp"
@@ -92,6 +94,62 @@ TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOpera
   // The operands the kernels read are exactly the independently quantized values.
   for (std::size_t i = 0; i < xq.size(); ++i) ASSERT_EQ(static_cast<double>(used.inp[i]), xq[i]) << i;
   for (std::size_t i = 0; i < wq.size(); ++i) ASSERT_EQ(static_cast<double>(used.weight[i]), wq[i]) << i;
+}
+
+// The grid values Q(x·s) and the scale s of a per-tensor current-scaled operand, computed here.
+struct Grid {
+  std::vector<float> values;
+  float scale;
+};
+
+Grid grid_of(const std::vector<float>& x, const char* format_name) {
+  const format::Format f = format::make_format(format::parse_format(format_name));
+  float amax = 0;
+  for (const float v : x) amax = std::max(amax, std::fabs(v));
+  Grid g{std::vector<float>(x.size()), static_cast<float>(static_cast<double>(f.max_finite()) / amax)};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    g.values[i] = format::decode(f, format::encode(f, format::Rounding::nearest_even, x[i] * g.scale));
+  }
+  return g;
+}
+
+// Under Hopper's accumulation each GEMM multiplies the operands' grid values and applies
+// fl32(1/s_a · 1/s_b) to the sum, as cuBLASLt does: the layer against the emulated GEMM run here on
+// independently quantized grid values (unit scales), GEMM by GEMM, bit for bit.
+TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppliesTheScales) {
+  const model::MatmulPoints points(train_test::one_block_model(2, 16, 8));
+  config::Recipe recipe = tensor_scaled_recipe(points);
+  const format::AccumulatorModel hopper = format::parse_accumulator("hopper");
+  recipe.accumulate = {hopper, hopper, hopper};
+  quantized::QuantHooks hooks(points, recipe);
+  hooks.begin_step(0, false);
+  const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
+  const std::size_t N = 24, C = fc.in_features, OC = fc.out_features;
+  const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),
+                           dy = random_values(N * OC, 2, 1e-4f);
+  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dy_copy(N * OC), dx(N * C, 0.0f), dw(OC * C, 0.0f);
+  const model::LinearInputs<float> used =
+      model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks, N);
+
+  const Grid gx = grid_of(x, "e4m3"), gw = grid_of(w, "e4m3"), gdy = grid_of(dy, "e5m2");
+  const int e4m3 = -6, e5m2 = -14;  // the formats' emin
+  const auto reference = [&](std::size_t m, std::size_t n, std::size_t k, ops::cpu::EmulatedOperand a,
+                             ops::cpu::EmulatedOperand b, float sa, float sb) {
+    std::vector<float> out(m * n);
+    ops::cpu::emulated_gemm_general(hopper, m, n, k, a, b, (1.0f / sa) * (1.0f / sb), false, out.data(), n);
+    return out;
+  };
+  // Y = X·Wᵀ; dX = dY·W; dW = dYᵀ·X (operands as strided views of the row-major grids).
+  const std::vector<float> y_ref = reference(N, OC, C, {gx.values.data(), C, 1, e4m3}, {gw.values.data(), 1, C, e4m3},
+                                             gx.scale, gw.scale);
+  const std::vector<float> dx_ref = reference(N, C, OC, {gdy.values.data(), OC, 1, e5m2},
+                                              {gw.values.data(), C, 1, e4m3}, gdy.scale, gw.scale);
+  const std::vector<float> dw_ref = reference(OC, C, N, {gdy.values.data(), 1, OC, e5m2},
+                                              {gx.values.data(), C, 1, e4m3}, gdy.scale, gx.scale);
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], y_ref[i]) << "Y[" << i << "]";
+  for (std::size_t i = 0; i < dx.size(); ++i) ASSERT_EQ(dx[i], dx_ref[i]) << "dX[" << i << "]";
+  for (std::size_t i = 0; i < dw.size(); ++i) ASSERT_EQ(dw[i], dw_ref[i]) << "dW[" << i << "]";
 }
 
 }  // namespace
