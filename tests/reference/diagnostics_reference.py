@@ -173,6 +173,7 @@ def load_model(checkpoint):
 def grad_points(run_dir):
     """{linear module name: format} for every enabled point, checking the recipe is supported."""
     recipe = json.load(open(os.path.join(run_dir, "recipe.json")))
+    assert "accumulate" not in recipe, "the recipe emulates tensor-core sums; this reference sums in FP32"
     points = {}
     for p in recipe["points"]:
         if not p["enabled"]:

@@ -68,6 +68,7 @@ def main():
     checkpoint_dir, batch_path = sys.argv[1], sys.argv[2]
     cfg = json.load(open(f"{checkpoint_dir}/config.json"))
     recipe = json.load(open(f"{checkpoint_dir}/recipe.json"))
+    assert "accumulate" not in recipe, "the recipe emulates tensor-core sums; this reference sums in FP32"
     points = {p["name"]: p for p in recipe["points"]}
     for name, p in points.items():  # the attention operands would need hooks this model lacks
         assert not (p["enabled"] and ":" not in name), f"{name} is quantized; this reference handles Linears only"
