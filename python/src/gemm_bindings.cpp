@@ -50,12 +50,6 @@ std::vector<float> operand_values(const py::array& x, const format::Format& f, c
   return values;
 }
 
-float bf16_nearest(float x) {
-  if (std::isnan(x)) return x;
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
-  return std::bit_cast<float>((u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF'0000u);
-}
-
 py::array_t<float> gemm(const py::array& a, const py::array& bt, std::optional<std::string> a_format,
                         std::optional<std::string> b_format, const std::string& accumulate, float scale_a,
                         float scale_b, const std::string& out_dtype) {
@@ -82,7 +76,7 @@ py::array_t<float> gemm(const py::array& a, const py::array& bt, std::optional<s
     ops::cpu::emulated_gemm(model, m, n, ka, {av.data(), ka, 1, fa.min_normal_exp}, {bv.data(), 1, ka, fb.min_normal_exp},
                             scale_a * scale_b, false, c, n);
     if (out_dtype == "bfloat16") {
-      for (std::size_t i = 0; i < m * n; ++i) c[i] = bf16_nearest(c[i]);
+      for (std::size_t i = 0; i < m * n; ++i) c[i] = ops::cpu::round_to_bf16(c[i]);
     }
   }
   return out;

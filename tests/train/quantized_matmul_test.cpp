@@ -64,18 +64,39 @@ void expect_close(std::span<const float> got, const std::vector<double>& want, c
   }
 }
 
+// One forward and backward pass of block 0's c_fc (N = 24 tokens) under `recipe`'s hooks, on fixed
+// random operands with a few outliers.
+struct LayerPass {
+  std::size_t N = 24, C, OC;
+  std::vector<float> x, w, dy, y, x_copy, w_copy, dy_copy, dx, dw;
+  model::LinearInputs<float> used;  // spans into x_copy and w_copy (or x and w)
+
+  LayerPass(const model::MatmulPoints& points, const config::Recipe& recipe) {
+    quantized::QuantHooks hooks(points, recipe);
+    hooks.begin_step(0, false);
+    const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
+    C = fc.in_features;
+    OC = fc.out_features;
+    x = random_values(N * C, 0, 1.5f);
+    w = random_values(OC * C, 1, 0.05f);
+    dy = random_values(N * OC, 2, 1e-4f);
+    y.resize(N * OC);
+    x_copy.resize(N * C);
+    w_copy.resize(OC * C);
+    dy_copy.resize(N * OC);
+    dx.assign(N * C, 0.0f);
+    dw.assign(OC * C, 0.0f);
+    used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
+    model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks,
+                                  N);
+  }
+  LayerPass(const LayerPass&) = delete;  // `used` points into this object's vectors
+};
+
 TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
   const model::MatmulPoints points(train_test::one_block_model(2, 16, 8));
-  quantized::QuantHooks hooks(points, tensor_scaled_recipe(points));
-  hooks.begin_step(0, false);
-  const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
-  const std::size_t N = 24, C = fc.in_features, OC = fc.out_features;
-  const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),
-                           dy = random_values(N * OC, 2, 1e-4f);
-  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dy_copy(N * OC), dx(N * C, 0.0f), dw(OC * C, 0.0f);
-  const model::LinearInputs<float> used =
-      model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks, N);
+  const LayerPass pass(points, tensor_scaled_recipe(points));
+  const auto& [N, C, OC, x, w, dy, y, x_copy, w_copy, dy_copy, dx, dw, used] = pass;
 
   const std::vector<double> xq = quantized(x, "e4m3"), wq = quantized(w, "e4m3"), dyq = quantized(dy, "e5m2");
   std::vector<double> y_ref(N * OC, 0.0), dx_ref(N * C, 0.0), dw_ref(OC * C, 0.0);
@@ -121,16 +142,8 @@ TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppl
   config::Recipe recipe = tensor_scaled_recipe(points);
   const format::AccumulatorModel hopper = format::parse_accumulator("hopper");
   recipe.accumulate = {hopper, hopper, hopper};
-  quantized::QuantHooks hooks(points, recipe);
-  hooks.begin_step(0, false);
-  const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
-  const std::size_t N = 24, C = fc.in_features, OC = fc.out_features;
-  const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),
-                           dy = random_values(N * OC, 2, 1e-4f);
-  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dy_copy(N * OC), dx(N * C, 0.0f), dw(OC * C, 0.0f);
-  const model::LinearInputs<float> used =
-      model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, {}, dy, used, {dy_copy, {}, {}, {}}, fc, &hooks, N);
+  const LayerPass pass(points, recipe);
+  const auto& [N, C, OC, x, w, dy, y, x_copy, w_copy, dy_copy, dx, dw, used] = pass;
 
   const Grid gx = grid_of(x, "e4m3"), gw = grid_of(w, "e4m3"), gdy = grid_of(dy, "e5m2");
   const int e4m3 = -6, e5m2 = -14;  // the formats' emin

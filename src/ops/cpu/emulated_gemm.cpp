@@ -31,12 +31,6 @@ constexpr std::uint64_t kDoubleExponent = 0x7FF0'0000'0000'0000u;
 // Every value is held in double, where operand values, products (two FP32 significands: 48 bits)
 // and a step's cut terms and their sum (format/accumulator.hpp's limits) are exact.
 
-float round_to_bf16(float x) {
-  if (std::isnan(x)) return x;
-  std::uint32_t u = std::bit_cast<std::uint32_t>(x);
-  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF'0000u;  // nearest even; overflow carries to Inf
-  return std::bit_cast<float>(u);
-}
 
 // 2^(the exponent the tensor core gives x): floor(log2 |x|), at least emin; 0 for zero.
 double exponent_power(double x, int emin) {
@@ -265,6 +259,13 @@ float non_finite_output(const Model& model, const EmulatedOperand& a, const Emul
 }
 
 }  // namespace
+
+float round_to_bf16(float x) {
+  if (std::isnan(x)) return x;
+  std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF'0000u;  // nearest even; overflow carries to Inf
+  return std::bit_cast<float>(u);
+}
 
 void emulated_gemm_general(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
                            const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,

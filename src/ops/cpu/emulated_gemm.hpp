@@ -40,6 +40,9 @@ void emulated_gemm(const format::AccumulatorModel& model, std::size_t m, std::si
                    const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
                    std::size_t ldc);
 
+// x rounded to BF16, nearest even (NaN stays NaN): how BF16 inputs enter, and a BF16 output.
+float round_to_bf16(float x);
+
 // The general path, which computes every model in doubles: the definition the fast path is held to.
 void emulated_gemm_general(const format::AccumulatorModel& model, std::size_t m, std::size_t n, std::size_t k,
                            const EmulatedOperand& a, const EmulatedOperand& b, float alpha, bool add, float* c,
