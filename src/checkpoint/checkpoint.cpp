@@ -198,6 +198,17 @@ model::GptConfig load_checkpoint_config(const fs::path& checkpoint_dir) {
   return c;
 }
 
+std::string model_config_differences(const model::GptConfig& checkpoint, const model::GptConfig& config) {
+  const nlohmann::json stored = config_json(checkpoint), wanted = config_json(config);
+  std::string differences;
+  for (const auto& [key, value] : wanted.items()) {
+    if (stored.at(key) == value) continue;
+    if (!differences.empty()) differences += "; ";
+    differences += key + " " + stored.at(key).dump() + " in the checkpoint, " + value.dump() + " in the config";
+  }
+  return differences;
+}
+
 optim::CodeWeights load_model(const fs::path& checkpoint_dir, model::Gpt<float>& model) {
   const fs::path path = checkpoint_dir / kModel;
   const io::SafetensorsFile file = io::read_safetensors(path);
@@ -237,12 +248,16 @@ void check_code_weights(const fs::path& checkpoint_dir, const optim::CodeWeights
   }
 }
 
-void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer) {
+void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer, OptimizerLoad purpose) {
   const fs::path path = checkpoint_dir / kOptimizer;
   const io::SafetensorsFile file = io::read_safetensors(path);
   if (const std::string saved = saved_optimizer_name(path, file); saved != optimizer.name()) {
+    const std::string remedy = purpose == OptimizerLoad::resume
+                                   ? "set optimizer = \"" + saved + "\" to resume this run"
+                                   : "set init_optimizer = false to start with fresh optimizer state, or optimizer = \"" +
+                                         saved + "\" to carry it";
     fail(path, "written by optimizer '" + saved + "', but the config asks for optimizer '" +
-                   std::string(optimizer.name()) + "' (set optimizer = \"" + saved + "\" to resume this run)");
+                   std::string(optimizer.name()) + "' (" + remedy + ")");
   }
   // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
   const auto kept = optimizer.state();

@@ -47,6 +47,9 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, cons
 
 // The model config stored in a checkpoint directory's config.json.
 model::GptConfig load_checkpoint_config(const std::filesystem::path& checkpoint_dir);
+// The fields in which a checkpoint's model config differs from the run's, as config.json names
+// them: "n_layer 2 in the checkpoint, 4 in the config; ...". Empty when they agree.
+std::string model_config_differences(const model::GptConfig& checkpoint, const model::GptConfig& config);
 
 // Loads parameters into `model`, whose config must match the checkpoint's; tensors stored as codes
 // (code_checkpoint.hpp) are decoded to their FP32 values and returned as read, for resume.
@@ -57,10 +60,14 @@ optim::CodeWeights load_model(const std::filesystem::path& checkpoint_dir, model
 void check_code_weights(const std::filesystem::path& checkpoint_dir, const optim::CodeWeights& stored,
                         const model::ParameterLayout& layout,
                         const std::vector<std::pair<std::size_t, std::string>>& expected);
+// Why optimizer state is loaded, which decides the remedy an error suggests for another optimizer
+// kind: resuming a run (set the run's optimizer) or warm-starting a new one (init_optimizer).
+enum class OptimizerLoad { resume, warm_start };
 // Restores every state tensor `optimizer` keeps, by name, and its step count. Throws CheckpointError
 // naming the file and the tensor when one is missing, extra or of another size, or when the
 // checkpoint was written by another optimizer.
-void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::Optimizer& optimizer);
+void load_optimizer(const std::filesystem::path& checkpoint_dir, optim::Optimizer& optimizer,
+                    OptimizerLoad purpose = OptimizerLoad::resume);
 CheckpointState load_state(const std::filesystem::path& checkpoint_dir);
 
 // Writes out_dir/model.safetensors, every tensor of nanoGPT's state_dict in F32 (code-only weights

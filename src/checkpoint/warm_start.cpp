@@ -82,6 +82,12 @@ WarmStartSource find_warm_start(const config::TrainConfig& config) {
   source.checkpoint = source_checkpoint(config);
   source.step = load_state(source.checkpoint).step;
   source.checksum = file_checksum(source.checkpoint / io::run_directory::kModel);
+  if (const std::string differences =
+          model_config_differences(load_checkpoint_config(source.checkpoint), config::gpt_config(config));
+      !differences.empty()) {
+    fail(config, "the source's model has another shape than this config's (" + differences +
+                     "): a warm start loads every tensor as it is stored");
+  }
   if (!config.init_from_checksum.empty() && config.init_from_checksum != source.checksum) {
     fail(config, "the model file " + (source.checkpoint / io::run_directory::kModel).string() + " has CRC-32C " +
                      source.checksum + ", init_from_checksum = \"" + config.init_from_checksum +

@@ -22,8 +22,8 @@ struct WarmStartSource {
 };
 
 // Throws ConfigError naming init_from and the problem: no such directory, a run that has not
-// ended (running now, or interrupted), no checkpoint of init_from_step, or a checksum that differs
-// from init_from_checksum.
+// ended (running now, or interrupted), no checkpoint of init_from_step, a checksum that differs
+// from init_from_checksum, or a model of another shape (each differing field named).
 WarmStartSource find_warm_start(const config::TrainConfig& config);
 
 // CRC-32C of a file's bytes as 8 lowercase hex digits. Throws io::FileError when unreadable.

@@ -238,7 +238,6 @@ class Run {
         s_(config, options.repo_root),
         state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan("")},
         observers_(monitor::step_observers(config, s_.model.layout().size())) {
-    fs::create_directories(options.run_dir);
     if (options.resume) {
       restore();
     } else if (!config.init_from.empty()) {
@@ -249,6 +248,8 @@ class Run {
     }
     quantized::bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
+    // Only now, after every check a start makes: a refused start leaves no directory behind.
+    fs::create_directories(options.run_dir);
     config::write_config(options.run_dir / io::run_directory::kConfig, config_with_provenance());
     checkpoint::write_schedule(options.run_dir / "recipe.json", s_.schedule);
     write_optimizer_assignment(options.run_dir / "optimizer.json", *s_.optimizer, s_.model.layout(), &s_.grids);
@@ -357,19 +358,24 @@ class Run {
     const checkpoint::WarmStartSource source = checkpoint::find_warm_start(config_);
     const fs::path& from = source.checkpoint;
     warm_start_ = source.provenance();
-    auto [codes, reencoded] =
-        quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer, s_.model.layout(),
-                                    s_.grids, s_.model.parameters());
+    // Every error names init_from and its value, as find_warm_start's do (docs/quantization.md).
+    const auto from_source = [&](const std::string& key, const auto& load) {
+      try {
+        return load();
+      } catch (const io::CheckpointError& e) {
+        throw config::ConfigError("init_from = \"" + config_.init_from + "\"" + key + ": " + e.what());
+      }
+    };
+    auto [codes, reencoded] = from_source("", [&] {
+      return quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer,
+                                         s_.model.layout(), s_.grids, s_.model.parameters());
+    });
     s_.codes = std::move(codes);
     if (!reencoded.empty()) warm_start_["reencoded"] = std::move(reencoded);
     warm_start_["optimizer"] = config_.init_optimizer;
     if (config_.init_optimizer) {
-      try {
-        checkpoint::load_optimizer(from, *s_.optimizer);
-      } catch (const io::CheckpointError& e) {
-        throw config::ConfigError(std::string("init_optimizer = true: ") + e.what() +
-                          " (set init_optimizer = false to start with fresh optimizer state)");
-      }
+      from_source(", init_optimizer = true",
+                  [&] { checkpoint::load_optimizer(from, *s_.optimizer, checkpoint::OptimizerLoad::warm_start); });
     }
     if (config_.init_quant_state) warm_start_["scaling_state"] = source_scaling_state(from);
   }

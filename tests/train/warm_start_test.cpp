@@ -130,9 +130,20 @@ TEST(WarmStart, BadSourcesAreClearErrors) {
   EXPECT_TRUE(mentions(error(warm_from(c, dir.path() / "missing")), {"init_from", "missing", "no such directory"}));
 
   (void)run(c, dir.path() / "source");
+  const std::string source = "init_from = \"" + (dir.path() / "source").string() + "\"";
   config::TrainConfig wider = warm_from(c, dir.path() / "source");
   wider.n_embd = 64;
-  EXPECT_TRUE(mentions(error(wider), {"transformer.wte.weight", "[256,32]", "[256,64]"}));
+  EXPECT_TRUE(mentions(error(wider), {source, "another shape", "n_embd 32 in the checkpoint, 64 in the config"}));
+  config::TrainConfig deeper = warm_from(c, dir.path() / "source");
+  deeper.n_layer = c.n_layer + 1;
+  EXPECT_TRUE(mentions(error(deeper), {source, "n_layer " + std::to_string(c.n_layer) + " in the checkpoint"}));
+  config::TrainConfig other_optimizer = warm_from(c, dir.path() / "source");
+  other_optimizer.optimizer = config::OptimizerKind::sgd;
+  const std::string optimizer_error = error(other_optimizer);
+  EXPECT_TRUE(mentions(optimizer_error, {source, "init_optimizer = true", "'adamw'", "init_optimizer = false"}));
+  EXPECT_FALSE(mentions(optimizer_error, {"resume this run"})) << optimizer_error;
+  // A refused start leaves no run directory behind.
+  EXPECT_FALSE(fs::exists(dir.path() / "warm"));
   config::TrainConfig step = warm_from(c, dir.path() / "source");
   step.init_from_step = 6;
   EXPECT_TRUE(mentions(error(step), {"init_from_step = 6", "no checkpoint"}));
