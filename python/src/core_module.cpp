@@ -231,7 +231,12 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("has_negative_zero", [](const PyFormat& p) { return p.format.has_negative_zero; })
       .def_property_readonly("max_finite", [](const PyFormat& p) { return p.format.max_finite(); })
       .def_property_readonly("min_normal", [](const PyFormat& p) { return p.format.min_normal(); })
-      .def_property_readonly("min_subnormal", [](const PyFormat& p) { return p.format.min_positive(); })
+      .def_property_readonly("min_subnormal",
+                             [](const PyFormat& p) -> py::object {
+                               // None where the format has no subnormals (E7M0, E8M0), as `altgrad formats` says.
+                               const double smallest = format::grid_facts(p.format).min_subnormal;
+                               return smallest > 0 ? py::cast(smallest) : py::none();
+                             })
       .def("values", &values, "Every finite value, ascending (zero once)")
       .def("encode", &encode, py::arg("x").noconvert(), py::arg("rounding") = "nearest", py::arg("seed") = 0,
            py::arg("stream") = 0, "float32 array -> codes (uint8 for formats of up to 8 bits)")

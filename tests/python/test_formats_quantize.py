@@ -2,6 +2,7 @@
 Python, round-to-nearest-even by search over the value list (ties included), overflow against the
 extended grid, statistics in float64 numpy, current scaling and OCP MX blocks recomputed in numpy;
 stochastic rounding against the command line's scalar path and its mean against x."""
+import json
 import math
 import subprocess
 
@@ -45,13 +46,26 @@ def test_formats_lists_what_the_command_line_lists(altgrad_cli):
     assert altgrad.formats() == [line.split()[0] for line in listed.splitlines()[1:] if line.strip()]
 
 
+def test_every_formats_facts_are_what_the_command_line_prints(altgrad_cli):
+    listed = json.loads(subprocess.run([altgrad_cli, "formats", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert [row["name"] for row in listed] == altgrad.formats()
+    for row in listed:
+        f = altgrad.Format(row["name"])
+        facts = {"E": f.exponent_bits, "M": f.mantissa_bits, "bias": f.bias, "policy": f.policy,
+                 "max_finite": f.max_finite, "min_normal": f.min_normal, "min_subnormal": f.min_subnormal,
+                 "has_inf": f.has_inf}
+        assert facts == {key: row[key] for key in facts}, row["name"]
+
+
 @pytest.mark.parametrize("name,E,M,bias,policy", FORMATS)
 def test_values_and_properties_follow_the_bit_fields(name, E, M, bias, policy):
     f = altgrad.Format(name)
     want = reference_values(E, M, bias, policy)
     assert f.values().astype(np.float64).tolist() == want
     assert (f.bits, f.exponent_bits, f.mantissa_bits, f.bias) == (1 + E + M, E, M, bias)
-    assert (f.max_finite, f.min_subnormal) == (want[-1], min(v for v in want if v > 0))
+    smallest_positive = min(v for v in want if v > 0)
+    assert (f.max_finite, f.min_subnormal) == (want[-1], smallest_positive if M > 0 else None)
     decoded = f.decode(np.arange(256))
     finite = [c for c in range(256) if np.isfinite(decoded[c]) and decoded[c] != 0]
     assert all(f.encode(decoded[c:c + 1])[0] == c for c in finite)
