@@ -21,7 +21,7 @@
 #include "model/gpt.hpp"
 #include "model/init.hpp"
 #include "quant/point_quantizer.hpp"
-#include "train/one_block_model.hpp"
+#include "support/one_block_model.hpp"
 
 namespace altgrad::train {
 namespace {
@@ -46,7 +46,7 @@ PhiloxCounter init_words_of_wte(std::size_t k) {
 }
 
 TEST(RandomStreams, InitializationDrawsUnderItsOwnKey) {
-  model::Gpt<double> gpt(train_test::one_block_model(2, 16, 8));
+  model::Gpt<double> gpt(test_support::one_block_model(2, 16, 8));
   gpt.initialize(kSeed);
   const std::size_t k = tensor_index(gpt.layout(), "transformer.wte.weight");
   const PhiloxCounter w = init_words_of_wte(k);
@@ -106,7 +106,7 @@ TEST(RandomStreams, StochasticRoundingDrawsUnderItsOwnKey) {
 // The three purposes' first words: pairwise different, and none is the bare-seed block
 // philox_block(seed, 0, 0) that all three used to read.
 TEST(RandomStreams, FirstWordsOfInitBatchAndRoundingDiffer) {
-  const model::ParameterLayout layout(train_test::one_block_model(2, 16, 8));
+  const model::ParameterLayout layout(test_support::one_block_model(2, 16, 8));
   const PhiloxCounter init = init_words_of_wte(tensor_index(layout, "transformer.wte.weight"));
   const PhiloxCounter batch = batch_words_of_step0(), rounding = rounding_words_of_point0();
   const PhiloxCounter shared_before = format::philox_block(kSeed, 0, 0);

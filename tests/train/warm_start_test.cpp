@@ -20,11 +20,11 @@ using namespace train_test;
 using test_support::mentions;
 using test_support::message_of;
 
-const std::string kFp8 = "[quant]\npreset = \"fp8-hybrid\"\n";
+const std::string kFp8Hybrid = "[quant]\npreset = \"fp8-hybrid\"\n";
 
 config::TrainConfig fp8_config(const fs::path& corpus) {
   config::TrainConfig c = tiny_config(corpus);  // 8 steps, checkpoints at 4 and 8
-  c.quant = config::parse_config(kFp8, "test.toml").quant;
+  c.quant = config::parse_config(kFp8Hybrid, "test.toml").quant;
   return c;
 }
 
@@ -172,7 +172,7 @@ TEST(WarmStart, CodeWeightsLoadAcrossFormatsThroughTheirValues) {
   c.master_weights = false;
   (void)run(c, dir.path() / "e4m3");
   config::TrainConfig e3m4 = warm_from(c, dir.path() / "e4m3");
-  e3m4.quant = config::parse_config(kFp8 + "[quant.weight]\nformat = \"e3m4\"\n", "test.toml").quant;
+  e3m4.quant = config::parse_config(kFp8Hybrid + "[quant.weight]\nformat = \"e3m4\"\n", "test.toml").quant;
   e3m4.init_optimizer = false;
   e3m4.max_iters = 1;
   (void)run(e3m4, dir.path() / "e3m4");

@@ -13,9 +13,9 @@
 #include "ops/cpu/matmul.hpp"
 #include "quantized/quant_hooks.hpp"
 #include "support/bit_identical.hpp"
-#include "train/one_block_model.hpp"
+#include "support/one_block_model.hpp"
 
-namespace altgrad::train {
+namespace altgrad::quantized {
 namespace {
 
 // E4M3 forward, E5M2 backward with stochastic rounding (so that the words each copy draws matter).
@@ -45,7 +45,7 @@ std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magn
 class PerTensorReuse : public ::testing::TestWithParam<quant::Scaling> {};
 
 TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantizedGradient) {
-  const model::MatmulPoints points(train_test::one_block_model(2, 48, 64));
+  const model::MatmulPoints points(test_support::one_block_model(2, 48, 64));
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   const std::size_t N = 40, C = fc.in_features, OC = fc.out_features;
   const std::vector<float> x = random_values(N * C, 0, 1.5f), w = random_values(OC * C, 1, 0.05f),
@@ -96,4 +96,4 @@ INSTANTIATE_TEST_SUITE_P(Scalings, PerTensorReuse,
                          ::testing::Values(quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed));
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::quantized

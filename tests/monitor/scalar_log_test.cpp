@@ -5,7 +5,7 @@
 
 #include "monitor/scalar_log.hpp"
 
-namespace altgrad::train {
+namespace altgrad::monitor {
 namespace {
 
 TEST(ScalarLog, EveryNumberOfAMetricsLineIsTaggedByItsPath) {
@@ -29,4 +29,4 @@ TEST(ScalarLog, EveryNumberOfAMetricsLineIsTaggedByItsPath) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::monitor

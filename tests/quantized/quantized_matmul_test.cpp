@@ -14,9 +14,9 @@
 #include "ops/cpu/emulated_gemm.hpp"
 #include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
-#include "train/one_block_model.hpp"
+#include "support/one_block_model.hpp"
 
-namespace altgrad::train {
+namespace altgrad::quantized {
 namespace {
 
 // E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
@@ -34,7 +34,7 @@ config::Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
   return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
 }
 
-std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magnitude) {
+std::vector<float> values_with_outliers(std::size_t n, std::uint64_t stream, float magnitude) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) {
     const double u = format::philox_word(42, stream, i) / 4294967296.0;
@@ -77,9 +77,9 @@ struct LayerPass {
     const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
     C = fc.in_features;
     OC = fc.out_features;
-    x = random_values(N * C, 0, 1.5f);
-    w = random_values(OC * C, 1, 0.05f);
-    dy = random_values(N * OC, 2, 1e-4f);
+    x = values_with_outliers(N * C, 0, 1.5f);
+    w = values_with_outliers(OC * C, 1, 0.05f);
+    dy = values_with_outliers(N * OC, 2, 1e-4f);
     y.resize(N * OC);
     x_copy.resize(N * C);
     w_copy.resize(OC * C);
@@ -94,7 +94,7 @@ struct LayerPass {
 };
 
 TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOperands) {
-  const model::MatmulPoints points(train_test::one_block_model(2, 16, 8));
+  const model::MatmulPoints points(test_support::one_block_model(2, 16, 8));
   const LayerPass pass(points, tensor_scaled_recipe(points));
   const auto& [N, C, OC, x, w, dy, y, x_copy, w_copy, dy_copy, dx, dw, used] = pass;
 
@@ -138,7 +138,7 @@ Grid grid_of(const std::vector<float>& x, const char* format_name) {
 // fl32(1/s_a · 1/s_b) to the sum, as cuBLASLt does: the layer against the emulated GEMM run here on
 // independently quantized grid values (unit scales), GEMM by GEMM, bit for bit.
 TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppliesTheScales) {
-  const model::MatmulPoints points(train_test::one_block_model(2, 16, 8));
+  const model::MatmulPoints points(test_support::one_block_model(2, 16, 8));
   config::Recipe recipe = tensor_scaled_recipe(points);
   const format::AccumulatorModel hopper = format::parse_accumulator("hopper");
   recipe.accumulate = {hopper, hopper, hopper};
@@ -166,4 +166,4 @@ TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppl
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::quantized

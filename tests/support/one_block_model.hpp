@@ -4,7 +4,7 @@
 
 #include "model/config.hpp"
 
-namespace altgrad::train_test {
+namespace altgrad::test_support {
 
 inline model::GptConfig one_block_model(std::size_t n_head, std::size_t n_embd, std::size_t block_size) {
   model::GptConfig c;
@@ -16,4 +16,4 @@ inline model::GptConfig one_block_model(std::size_t n_head, std::size_t n_embd, 
   return c;
 }
 
-}  // namespace altgrad::train_test
+}  // namespace altgrad::test_support

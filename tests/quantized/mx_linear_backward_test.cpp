@@ -1,5 +1,5 @@
 // A Linear layer under MX block scaling against the spec: every GEMM's operands blocked along that
-// GEMM's own reduction dimension (tests/train/mx_reference.hpp), in double:
+// GEMM's own reduction dimension (tests/quantized/mx_reference.hpp), in double:
 //   Y  = X_r · W_rᵀ        X, W blocked along C (the in features)
 //   dX = dY_r · W_c        dY blocked along OC, W down its OC rows
 //   dW = dY_cᵀ · X_c       dY and X blocked down the N tokens
@@ -18,13 +18,13 @@
 #include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
 
-namespace altgrad::train {
+namespace altgrad::quantized {
 namespace {
 
-using train_test::relative_gap;
+using quantized_test::relative_gap;
 
-using train_test::MxAxis;
-using train_test::mx_reference;
+using quantized_test::MxAxis;
+using quantized_test::mx_reference;
 
 model::GptConfig model_with_width(std::size_t n_embd, std::size_t n_head) {
   model::GptConfig c;
@@ -108,9 +108,9 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
   LinearCase k{40, fc.in_features, fc.out_features, {}, {}, {}};
   ASSERT_EQ(k.C, 48u);
   ASSERT_EQ(k.OC, 192u);
-  k.x = train_test::graded_values(k.N, k.C, 99, 0, 1.5, 11);
-  k.w = train_test::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
-  k.dy = train_test::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
+  k.x = quantized_test::graded_values(k.N, k.C, 99, 0, 1.5, 11);
+  k.w = quantized_test::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
+  k.dy = quantized_test::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
 
   std::vector<float> y(k.N * k.OC), x_copy(k.N * k.C), w_copy(k.OC * k.C), dx(k.N * k.C, 0.0f), dw(k.OC * k.C, 0.0f),
       db(k.OC, 0.0f);
@@ -156,4 +156,4 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::quantized

@@ -10,7 +10,7 @@
 
 #include "support/scratch_dir.hpp"
 
-namespace altgrad::train {
+namespace altgrad::monitor {
 namespace {
 
 nlohmann::json only_line(const std::filesystem::path& path) {
@@ -48,4 +48,4 @@ TEST(RunLog, WritesNonFiniteNumbersByOneRuleInBothLogs) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::monitor

@@ -1,4 +1,4 @@
-// The attention core under MX block scaling against the spec (tests/train/mx_reference.hpp), in
+// The attention core under MX block scaling against the spec (tests/quantized/mx_reference.hpp), in
 // double. Each product reads its operands blocked along its own reduction dimension:
 //   scores = q·kᵀ     q, k along each head's hs channels
 //   out = probs·v     probs along the keys, v down the key positions of a sequence
@@ -21,16 +21,16 @@
 #include "ops/cpu/attention.hpp"
 #include "ops/cpu/cpu_backend.hpp"
 #include "quantized/quant_hooks.hpp"
-#include "train/one_block_model.hpp"
+#include "support/one_block_model.hpp"
 
 // The file's own namespace: in a unity batch (tests/CMakeLists.txt) another file's local B, T or N
 // would shadow its shape constants.
-namespace altgrad::train::mx_attention_backward {
+namespace altgrad::quantized::mx_attention_backward {
 namespace {
 
-using train_test::MxAxis;
-using train_test::mx_reference;
-using train_test::relative_gap;
+using quantized_test::MxAxis;
+using quantized_test::mx_reference;
+using quantized_test::relative_gap;
 
 // hs = 48 (blocks of 32 + 16 along a head) and T = 40 (32 + 8 along a sequence).
 constexpr std::size_t B = 2, T = 40, C = 96, NH = 2, hs = C / NH, N = B * T;
@@ -54,8 +54,8 @@ std::vector<float> third(const std::vector<float>& qkv, std::size_t part) {
 
 // The attention core's run with hooks: forward, the backward operands, the backward.
 struct AttentionRun {
-  std::vector<float> qkv = train_test::graded_values(N, 3 * C, 77, 0, 2.0, 9),
-                     dy = train_test::graded_values(N, C, 77, 1, 0.01, 9);
+  std::vector<float> qkv = quantized_test::graded_values(N, 3 * C, 77, 0, 2.0, 9),
+                     dy = quantized_test::graded_values(N, C, 77, 1, 0.01, 9);
   std::vector<float> out = std::vector<float>(N * C), probs = std::vector<float>(B * NH * T * T);
   std::vector<float> dqkv = std::vector<float>(N * 3 * C, 0.0f), dprobs = std::vector<float>(B * NH * T * T);
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);
@@ -113,7 +113,7 @@ std::vector<double> reference_dqkv(const AttentionRun& run, const Operands& o) {
 }
 
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
-  const model::MatmulPoints points(train_test::one_block_model(NH, C, T));
+  const model::MatmulPoints points(test_support::one_block_model(NH, C, T));
   quantized::QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
   hooks.begin_step(0, false);
   const AttentionRun run(points, hooks);
@@ -152,7 +152,7 @@ TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimen
 }
 
 TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass) {
-  const model::MatmulPoints points(train_test::one_block_model(NH, C, T));
+  const model::MatmulPoints points(test_support::one_block_model(NH, C, T));
   for (const quant::Scaling scaling : {quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed}) {
     quantized::QuantHooks hooks(points, attention_recipe(points, scaling));
     hooks.begin_step(0, false);
@@ -168,4 +168,4 @@ TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass
 }
 
 }  // namespace
-}  // namespace altgrad::train::mx_attention_backward
+}  // namespace altgrad::quantized::mx_attention_backward

@@ -9,7 +9,7 @@
 #include "config/config.hpp"
 #include "monitor/step_observers.hpp"
 
-namespace altgrad::train {
+namespace altgrad::monitor {
 namespace {
 
 monitor::StepPlan plan_of(const std::vector<std::unique_ptr<monitor::StepObserver>>& observers, std::int64_t done) {
@@ -38,4 +38,4 @@ TEST(StepObservers, TheHessianProbeIsListedOnlyWhenAsked) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::monitor

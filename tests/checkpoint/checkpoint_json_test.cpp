@@ -11,7 +11,7 @@
 #include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
 
-namespace altgrad::train {
+namespace altgrad::checkpoint {
 namespace {
 
 using test_support::mentions;
@@ -89,4 +89,4 @@ TEST(CheckpointJson, AFileThatIsNotAnObjectIsRefused) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::checkpoint
