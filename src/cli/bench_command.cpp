@@ -7,8 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "config/config.hpp"
-#include "ops/cpu/blas_kernel_setup.hpp"
-#include "ops/cpu/float_gemm.hpp"
+#include "ops/cpu_arithmetic.hpp"
 #include "gemm_bench.hpp"
 #include "optimizer_bench.hpp"
 #include "quantize_bench.hpp"
@@ -19,9 +18,9 @@ namespace {
 
 // Every figure a bench prints holds for one CPU and its kernels: they head its output.
 void print_machine() {
-  const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
-  std::cout << "cpu:  " << blas.cpu << "\ngemm: own float GEMM, " << ops::cpu::float_gemm_kernel()
-            << " kernel\nblas: " << ops::cpu::describe(blas) << "\n";
+  const ops::CpuArithmetic cpu = ops::cpu_arithmetic();
+  std::cout << "cpu:  " << cpu.cpu << "\ngemm: own float GEMM, " << cpu.gemm_kernel << " kernel\nblas: "
+            << cpu.blas_summary << "\n";
 }
 
 }  // namespace

@@ -4,17 +4,16 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "ops/cpu/blas_kernel_setup.hpp"
-#include "ops/cpu/float_gemm.hpp"
+#include "ops/cpu_arithmetic.hpp"
 
 namespace {
 
 // `altgrad --version`: the build, the CPU, the own GEMM's kernel, and the BLAS kernel this process
 // runs and why.
 std::string version_text() {
-  const altgrad::ops::cpu::BlasKernelReport blas = altgrad::ops::cpu::blas_kernel_report();
-  return "altgrad " ALTGRAD_VERSION "\ncpu   " + blas.cpu + "\ngemm  own float GEMM, " +
-         altgrad::ops::cpu::float_gemm_kernel() + " kernel\nblas  " + altgrad::ops::cpu::describe(blas);
+  const altgrad::ops::CpuArithmetic cpu = altgrad::ops::cpu_arithmetic();
+  return "altgrad " ALTGRAD_VERSION "\ncpu   " + cpu.cpu + "\ngemm  own float GEMM, " + cpu.gemm_kernel +
+         " kernel\nblas  " + cpu.blas_summary;
 }
 
 }  // namespace
@@ -22,7 +21,7 @@ std::string version_text() {
 int main(int argc, char** argv) {
   // First, before any output or thread: may re-execute this program once on another BLAS kernel.
   try {
-    altgrad::ops::cpu::select_blas_kernel();
+    altgrad::ops::select_cpu_kernels();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "altgrad: error: %s\n", e.what());
     return altgrad::cli::kExitBadInput;

@@ -25,8 +25,7 @@
 #include "monitor/step_observers.hpp"
 #include "monitor/warnings.hpp"
 #include "ops/backend.hpp"
-#include "ops/cpu/blas_kernel_setup.hpp"
-#include "ops/cpu/float_gemm.hpp"
+#include "ops/cpu_arithmetic.hpp"
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -264,13 +263,13 @@ class Run {
     for (const auto& o : observers_) o->begin_phase(s_.quant(), s_.recipe);
     TensorBoardLog tensorboard(options_.run_dir);
     // The kernel decides the bits (docs/determinism.md): which one ran, why, and on what CPU.
-    const ops::cpu::BlasKernelReport blas = ops::cpu::blas_kernel_report();
+    const ops::CpuArithmetic cpu = ops::cpu_arithmetic();
     nlohmann::json start = {{io::run_directory::kEventKey, options_.resume ? io::run_directory::kResumeEvent : io::run_directory::kStartEvent}, {"step", state_.step},
                             {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
-                            {"optimizer", s_.optimizer->name()}, {"blas_kernel", blas.kernel},
-                            {"blas_kernel_source", ops::cpu::to_string(blas.source)},
-                            {"blas_kernel_openblas_pick", blas.openblas_pick}, {"blas_library", blas.library},
-                            {"gemm_kernel", ops::cpu::float_gemm_kernel()}, {"cpu", blas.cpu}};
+                            {"optimizer", s_.optimizer->name()}, {"blas_kernel", cpu.blas_kernel},
+                            {"blas_kernel_source", cpu.blas_kernel_source},
+                            {"blas_kernel_openblas_pick", cpu.blas_openblas_pick}, {"blas_library", cpu.blas_library},
+                            {"gemm_kernel", cpu.gemm_kernel}, {"cpu", cpu.cpu}};
     if (scheduled()) start.update({{"phases", s_.schedule.phases.size()}, {"phase", s_.phase}});
     if (!warm_start_.is_null()) start["init_from"] = warm_start_;
     log.event(start);
