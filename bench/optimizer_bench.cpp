@@ -8,13 +8,13 @@
 #include <optional>
 #include <random>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/memory_footprint.hpp"
-#include "quantized/code_only_weights.hpp"
-#include "quantized/weight_grids.hpp"
+#include "precision/code_only_weights.hpp"
+#include "precision/weight_grids.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/trainer.hpp"
 
@@ -32,7 +32,7 @@ struct Contender {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::vector<float> params;
   std::unique_ptr<optim::CodeWeights> codes;  // gridwalk-codes only
-  std::optional<quantized::WeightGrids> grids;     // gridwalk-codes only: its own, with the codes' scales
+  std::optional<precision::WeightGrids> grids;     // gridwalk-codes only: its own, with the codes' scales
   double best = std::numeric_limits<double>::infinity();  // seconds per step
 };
 
@@ -46,13 +46,13 @@ optim::OptimizerKind kind_named(const std::string& name) {
 
 // Keeps the contender's grid-walked weights as codes, exactly as the trainer does, on a copy of
 // the grids (code-only tensors live on their codes' fixed scale).
-void keep_as_codes(Contender& c, const quantized::WeightGrids& grids, config::TrainConfig config,
+void keep_as_codes(Contender& c, const precision::WeightGrids& grids, config::TrainConfig config,
                    const model::ParameterLayout& layout) {
   config.master_weights = false;
   c.grids.emplace(grids);
   c.codes =
-      std::make_unique<optim::CodeWeights>(quantized::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
-  quantized::bind_code_weights(*c.codes, c.params, *c.grids, nullptr, *c.optimizer);
+      std::make_unique<optim::CodeWeights>(precision::encode_weights(config, *c.optimizer, layout, *c.grids, c.params));
+  precision::bind_code_weights(*c.codes, c.params, *c.grids, nullptr, *c.optimizer);
 }
 
 }  // namespace
@@ -61,8 +61,8 @@ int run_optimizer_bench(const OptimizerBenchOptions& options, std::ostream& out)
   config::TrainConfig config = options.config;
   const model::Gpt<float> model(config::gpt_config(config));
   const auto& layout = model.layout();
-  const config::Recipe recipe = config::resolve_recipe(config);
-  const quantized::WeightGrids grids(layout, model.matmuls(), recipe, config.grid_format);
+  const recipe::Recipe recipe = recipe::resolve_recipe(config);
+  const precision::WeightGrids grids(layout, model.matmuls(), recipe, config.grid_format);
 
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 0.02f);

@@ -14,13 +14,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "format/philox.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "ops/cpu/float_gemm.hpp"
 #include "optim/adamw.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "train/trainer.hpp"
 
 namespace altgrad::bench {
@@ -34,8 +34,8 @@ class EngineStep {
  public:
   EngineStep(const config::TrainConfig& c, const std::string& recipe)
       : gpt_(config::gpt_config(c)),
-        recipe_(config::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
-        hooks_(recipe_.any_enabled() ? std::optional<quantized::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
+        recipe_(recipe::preset_recipe(gpt_.matmuls(), recipe.empty() ? "fp32" : recipe, c.seed)),
+        hooks_(recipe_.any_enabled() ? std::optional<precision::QuantHooks>(std::in_place, gpt_.matmuls(), recipe_)
                                      : std::nullopt),
         acts_(gpt_.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
               hooks_ ? model::OperandCopies::allocated : model::OperandCopies::none),
@@ -92,8 +92,8 @@ class EngineStep {
 
  private:
   model::Gpt<float> gpt_;
-  config::Recipe recipe_;
-  std::optional<quantized::QuantHooks> hooks_;
+  recipe::Recipe recipe_;
+  std::optional<precision::QuantHooks> hooks_;
   model::Activations<float> acts_;
   optim::AdamW adam_;
   std::vector<std::int32_t> x_, y_;

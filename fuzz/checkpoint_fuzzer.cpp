@@ -16,7 +16,7 @@
 #include "fuzz_support.hpp"
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 using namespace altgrad;
 namespace fs = std::filesystem;
@@ -34,8 +34,8 @@ struct Loaded {
   std::unique_ptr<model::Gpt<float>> model;
   std::unique_ptr<optim::Optimizer> optimizer;
   checkpoint::CheckpointState state;
-  std::optional<config::Recipe> recipe;
-  std::optional<quantized::QuantHooks> hooks;
+  std::optional<recipe::Recipe> recipe;
+  std::optional<precision::QuantHooks> hooks;
   optim::CodeWeights codes;
 };
 
@@ -130,7 +130,7 @@ void check_same(const Loaded& a, const Loaded& b) {
     fuzz::fail("state.json loads back different");
   }
   if (a.recipe.has_value() != b.recipe.has_value() ||
-      (a.recipe && config::recipe_to_json(*a.recipe) != config::recipe_to_json(*b.recipe))) {
+      (a.recipe && recipe::recipe_to_json(*a.recipe) != recipe::recipe_to_json(*b.recipe))) {
     fuzz::fail("recipe.json loads back different");
   }
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "fuzz_support.hpp"
 #include "model/matmul_points.hpp"
 
@@ -34,17 +34,17 @@ void expect_origin(const std::string& message, const fs::path& file) {
 void check_recipe(const config::TrainConfig& config, const fs::path& file) {
   const model::GptConfig gpt = config::gpt_config(config);
   if (gpt.n_layer > 64) return;  // a harness limit on work per input, not a reader rule
-  config::Recipe recipe;
+  recipe::Recipe recipe;
   try {
-    recipe = config::resolve_recipe(config);
+    recipe = recipe::resolve_recipe(config);
   } catch (const config::ConfigError& e) {
     expect_origin(e.what(), file);
     return;
   }
   const model::MatmulPoints points(gpt);
-  const nlohmann::json json = config::recipe_to_json(recipe);
-  const config::Recipe back = config::recipe_from_json(json, points, "recipe.json");
-  if (config::recipe_to_json(back) != json) fuzz::fail("recipe.json does not read back as written");
+  const nlohmann::json json = recipe::recipe_to_json(recipe);
+  const recipe::Recipe back = recipe::recipe_from_json(json, points, "recipe.json");
+  if (recipe::recipe_to_json(back) != json) fuzz::fail("recipe.json does not read back as written");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Recipes and quantization points for Python (altgrad.torch.quantize_model): a [quant] table read
-// by the engine's own reader (config/recipe_table.hpp) and resolved against a model's point names
-// by quant::resolve, and the engine's PointQuantizer, one per enabled point, with its step
+// by the engine's own reader (recipe/recipe_table.hpp) and resolved against a model's point names
+// by recipe::resolve, and the engine's PointQuantizer, one per enabled point, with its step
 // boundaries, delayed-scaling history and per-axis copies. The kernels run without the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -15,10 +15,10 @@
 
 #include "bindings.hpp"
 #include "config/config_error.hpp"
-#include "config/recipe_table.hpp"
+#include "recipe/recipe_table.hpp"
 #include "format/rounding.hpp"
 #include "quant/point_quantizer.hpp"
-#include "quant/recipe.hpp"
+#include "recipe/recipe_spec.hpp"
 
 namespace py = pybind11;
 
@@ -85,10 +85,10 @@ const toml::table& quant_table_of(const toml::table& document) {
   return document.size() == 1 && quant != nullptr ? *quant : document;
 }
 
-quant::Role role_of(const std::string& name) {
-  if (name == "act") return quant::Role::act;
-  if (name == "weight") return quant::Role::weight;
-  if (name == "grad") return quant::Role::grad;
+recipe::Role role_of(const std::string& name) {
+  if (name == "act") return recipe::Role::act;
+  if (name == "weight") return recipe::Role::weight;
+  if (name == "grad") return recipe::Role::grad;
   throw py::value_error("role '" + name + "' is not one of act, weight, grad");
 }
 
@@ -104,28 +104,28 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
   const auto message = [&](const std::string& what) {
     return !text && what.starts_with("config: ") ? source + ": " + what.substr(8) : what;
   };
-  config::RecipeTable read;
-  std::vector<quant::ResolvedPoint> resolved;
-  std::vector<quant::PointName> names;
+  recipe::ScheduleSpec read;
+  std::vector<recipe::ResolvedPoint> resolved;
+  std::vector<recipe::PointName> names;
   for (const auto& [name, role, on] : points) names.push_back({name, role_of(role), on});
   try {
-    read = config::read_recipe_table(table);
+    read = recipe::read_recipe_table(table);
     if (read.phases.size() > 1) {
       throw py::value_error(source + ": [[quant.phase]] is a schedule over training steps (altgrad train); "
                             "quantize_model applies one recipe");
     }
-    if (quant::emulated(read.phases.front().spec.accumulate)) {
+    if (recipe::emulated(read.phases.front().spec.accumulate)) {
       throw py::value_error(source + ": accumulate: GEMM accumulation is emulated by the C++ engine (altgrad train) "
                             "and altgrad.gemm; quantize_model's matmuls are PyTorch's");
     }
-    resolved = quant::resolve(read.phases.front().spec, names);
+    resolved = recipe::resolve(read.phases.front().spec, names);
   } catch (const config::ConfigError& e) {
     throw py::value_error(message(e.what()));
-  } catch (const quant::RecipeError& e) {
+  } catch (const quant::SettingsError& e) {
     throw py::value_error(message(e.what()));
   }
   py::list out;
-  for (const quant::ResolvedPoint& p : resolved) out.append(py::make_tuple(p.name, p.settings));
+  for (const recipe::ResolvedPoint& p : resolved) out.append(py::make_tuple(p.name, p.settings));
   const py::object seed = read.seed ? py::cast(*read.seed) : py::none();
   return py::make_tuple(read.phases.front().spec.preset, seed, out);
 }
@@ -187,7 +187,7 @@ void bind_points(py::module_& m) {
         "on_by_default) points: (preset, seed or None, [(name, PointSettings)])");
 
   py::class_<quant::PointQuantizer>(m, "PointQuantizer", "The engine's quantizer of one point: scaling state and statistics")
-      // RecipeError is a std::invalid_argument, which pybind11 raises as ValueError with its message.
+      // quant::SettingsError is a std::invalid_argument, which pybind11 raises as ValueError with its message.
       .def(py::init<const quant::PointSettings&, std::uint64_t, std::uint64_t>(), py::arg("settings"),
            py::arg("seed"), py::arg("index"))
       .def("begin_step", &quant::PointQuantizer::begin_step, py::arg("step"))

@@ -2,20 +2,20 @@
 
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/quant_checkpoint.hpp"
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 
 namespace altgrad::checkpoint {
 namespace {
 
 // Another checkpoint's recipe, or a preset's; delayed points scale by each call's own amax.
-std::optional<config::Recipe> foreign_recipe(const model::MatmulPoints& points, const std::string& recipe, std::string& name) {
-  std::optional<config::Recipe> out;
+std::optional<recipe::Recipe> foreign_recipe(const model::MatmulPoints& points, const std::string& recipe, std::string& name) {
+  std::optional<recipe::Recipe> out;
   if (std::filesystem::is_directory(recipe)) {
     const std::filesystem::path source = resolve_checkpoint(recipe);
     out = load_checkpoint_recipe(source, points);
     name = (out ? out->preset : std::string("fp32")) + " (the recipe of " + source.string() + ")";
   } else {
-    out = config::preset_recipe(points, recipe, 0);
+    out = recipe::preset_recipe(points, recipe, 0);
     name = recipe;
   }
   if (!out) return out;
@@ -30,7 +30,7 @@ std::optional<config::Recipe> foreign_recipe(const model::MatmulPoints& points, 
 EvaluationHooks evaluation_hooks(const std::filesystem::path& checkpoint_dir, const model::MatmulPoints& points,
                                  const std::string& recipe_name) {
   EvaluationHooks out;
-  std::optional<config::Recipe> recipe;
+  std::optional<recipe::Recipe> recipe;
   const bool own = recipe_name.empty();
   if (own) {
     recipe = load_checkpoint_recipe(checkpoint_dir, points);

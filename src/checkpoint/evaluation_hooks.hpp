@@ -10,12 +10,12 @@
 
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 namespace altgrad::checkpoint {
 
 struct EvaluationHooks {
-  std::optional<quantized::QuantHooks> hooks;  // none when nothing is quantized
+  std::optional<precision::QuantHooks> hooks;  // none when nothing is quantized
   std::string recipe_name;          // "fp8-hybrid (the checkpoint's)", "fp32", ...
 
   model::MatmulHooks<float>* get() { return hooks ? &*hooks : nullptr; }

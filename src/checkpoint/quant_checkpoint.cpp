@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 constexpr const char* kRecipeFile = "recipe.json";
 using io::run_directory::kQuant;
 
-bool has_delayed_points(const quantized::QuantHooks& hooks) {
+bool has_delayed_points(const precision::QuantHooks& hooks) {
   for (std::size_t i = 0; i < hooks.size(); ++i) {
     if (hooks.point(i) && hooks.point(i)->delayed()) return true;
   }
@@ -25,15 +25,15 @@ bool has_delayed_points(const quantized::QuantHooks& hooks) {
 
 }  // namespace
 
-void write_recipe(const fs::path& file, const config::Recipe& recipe) {
-  io::write_file_atomically(file, [&](std::ostream& out) { out << config::recipe_to_json(recipe).dump(2) << '\n'; });
+void write_recipe(const fs::path& file, const recipe::Recipe& recipe) {
+  io::write_file_atomically(file, [&](std::ostream& out) { out << recipe::recipe_to_json(recipe).dump(2) << '\n'; });
 }
 
-void write_schedule(const fs::path& file, const config::Schedule& schedule) {
-  io::write_file_atomically(file, [&](std::ostream& out) { out << config::schedule_to_json(schedule).dump(2) << '\n'; });
+void write_schedule(const fs::path& file, const recipe::Schedule& schedule) {
+  io::write_file_atomically(file, [&](std::ostream& out) { out << recipe::schedule_to_json(schedule).dump(2) << '\n'; });
 }
 
-void save_quant_state(const fs::path& dir, const config::Recipe& recipe, const quantized::QuantHooks* hooks) {
+void save_quant_state(const fs::path& dir, const recipe::Recipe& recipe, const precision::QuantHooks* hooks) {
   write_recipe(dir / kRecipeFile, recipe);
   if (!hooks || !has_delayed_points(*hooks)) return;
   // Own the values: TensorRef only points at them.
@@ -54,7 +54,7 @@ void save_quant_state(const fs::path& dir, const config::Recipe& recipe, const q
   io::write_safetensors(dir / kQuant, tensors);
 }
 
-std::optional<config::Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
+std::optional<recipe::Recipe> load_checkpoint_recipe(const fs::path& dir, const model::MatmulPoints& points) {
   const fs::path path = dir / kRecipeFile;
   if (!fs::exists(path)) return std::nullopt;
   std::ifstream in(path);
@@ -64,10 +64,10 @@ std::optional<config::Recipe> load_checkpoint_recipe(const fs::path& dir, const 
   } catch (const nlohmann::json::exception& e) {
     throw io::CheckpointError(path.string() + ": not valid JSON: " + e.what());
   }
-  return config::recipe_from_json(json, points, path.string());
+  return recipe::recipe_from_json(json, points, path.string());
 }
 
-void load_quant_state(const fs::path& dir, quantized::QuantHooks& hooks) {
+void load_quant_state(const fs::path& dir, precision::QuantHooks& hooks) {
   if (!has_delayed_points(hooks)) return;
   const fs::path path = dir / kQuant;
   const io::SafetensorsFile file = io::read_safetensors(path);

@@ -27,7 +27,7 @@ nlohmann::json stats_json(const quant::PointStats& s) {
 
 }  // namespace
 
-QuantMetrics::QuantMetrics(const quantized::QuantHooks& hooks)
+QuantMetrics::QuantMetrics(const precision::QuantHooks& hooks)
     : hooks_(hooks),
       interval_(hooks.size()),
       interval_columns_(hooks.size()),
@@ -123,7 +123,7 @@ namespace {
 
 class QuantMetricsObserver final : public StepObserver {
  public:
-  void begin_phase(const quantized::QuantHooks* hooks, const config::Recipe& recipe) override {
+  void begin_phase(const precision::QuantHooks* hooks, const recipe::Recipe& recipe) override {
     metrics_.reset();
     if (recipe.any_enabled()) metrics_.emplace(*hooks);
   }

@@ -26,7 +26,7 @@
 #include "monitor/step_observer.hpp"
 #include "monitor/warnings.hpp"
 #include "quant/point_quantizer.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 namespace altgrad::monitor {
 
@@ -37,7 +37,7 @@ class QuantMetrics {
 
   // Starts counting scale changes from the scales the hooks hold now (a resumed run's, from its
   // checkpoint).
-  explicit QuantMetrics(const quantized::QuantHooks& hooks);
+  explicit QuantMetrics(const precision::QuantHooks& hooks);
 
   // After a training step: warns where a point crossed a threshold and adds the step to the interval.
   void add_step(std::int64_t step, const config::TrainConfig& config, Warnings& warnings);
@@ -57,7 +57,7 @@ class QuantMetrics {
   static void check_thresholds(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
                                const quant::PointSettings& settings, const Where& where, const quant::PointStats& s);
 
-  const quantized::QuantHooks& hooks_;
+  const precision::QuantHooks& hooks_;
   std::vector<quant::PointStats> interval_;          // row-wise copies (the only ones under per-tensor scaling)
   std::vector<quant::PointStats> interval_columns_;  // column-wise copies under block scaling
   // Delayed scaling: each point's scale after the last step seen, and the steps of the interval

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-json code_usage(const quantized::QuantHooks* hooks) {
+json code_usage(const precision::QuantHooks* hooks) {
   json usage = json::object();
   if (!hooks) return usage;
   for (std::size_t i = 0; i < hooks->size(); ++i) {
@@ -33,7 +33,7 @@ json code_usage(const quantized::QuantHooks* hooks) {
 
 // Whether the :act point of this matmul is quantized: only then can outliers in its input clip
 // or flush, so only then is a high kurtosis a warning.
-bool act_quantized(const quantized::QuantHooks* hooks, const model::MatmulPoint& matmul) {
+bool act_quantized(const precision::QuantHooks* hooks, const model::MatmulPoint& matmul) {
   const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::act);
   return hooks != nullptr && hooks->point(index) != nullptr;
 }

@@ -27,14 +27,14 @@
 #include "monitor/scalar_log.hpp"
 #include "monitor/step_observer.hpp"
 #include "monitor/warnings.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 namespace altgrad::monitor {
 
 struct DiagnosticInputs {
   const model::Gpt<float>& model;
   const model::Activations<float>& acts;
-  const quantized::QuantHooks* hooks;                  // null without a recipe
+  const precision::QuantHooks* hooks;                  // null without a recipe
   std::span<const float> fp32_gradients;    // the shadow backward's, same layout as model.gradients()
 };
 

@@ -2,12 +2,12 @@
 // The training step in three parts: compute (the trainer's forward, backward, clipping and update),
 // observe (the monitors below) and persist (the trainer's metrics line, evaluation, checkpoints).
 //
-// A monitor is a StepObserver: it keeps its own interval and state and hooks into the phases of
+// A monitor is a StepObserver: it keeps its own interval and state and hooks into the stages of
 // the step it needs. A new metric is a new observer in its own file, added to the list in
 // step_observers.cpp; the trainer's loop does not change. Observers run in that list's order
-// within each phase, which fixes the order of their warnings in events.jsonl.
+// within each stage, which fixes the order of their warnings in events.jsonl.
 //
-// The phases of one step, in order:
+// The stages of one step, in order (a schedule's phases are another thing: begin_phase below):
 //   plan            which step this is for the observer: a metrics line, point details
 //   before_step     before the step's clock starts (tokens_per_s stays the training step's rate)
 //   before_forward  inside the clock, before the step's forward pass
@@ -24,14 +24,14 @@
 
 #include "checkpoint/checkpoint.hpp"
 #include "config/config.hpp"
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "monitor/scalar_log.hpp"
 #include "monitor/warnings.hpp"
 #include "optim/optimizer.hpp"
-#include "quantized/quant_hooks.hpp"
-#include "quantized/weight_grids.hpp"
+#include "precision/quant_hooks.hpp"
+#include "precision/weight_grids.hpp"
 
 namespace altgrad::monitor {
 
@@ -48,9 +48,9 @@ struct RunView {
   const config::TrainConfig& config;
   model::Gpt<float>& model;
   const model::Activations<float>& acts;
-  const quantized::QuantHooks* hooks;  // null when nothing is quantized or profiled
+  const precision::QuantHooks* hooks;  // null when nothing is quantized or profiled
   optim::Optimizer& optimizer;
-  const quantized::WeightGrids& grids;
+  const precision::WeightGrids& grids;
   Warnings& warnings;
   std::function<void(std::span<float>)> unquantized_gradient;
 };
@@ -75,7 +75,7 @@ class StepObserver {
 
   virtual void plan(std::int64_t /*done*/, StepPlan& /*plan*/) const {}
   // At the start of the run and of each phase of a precision schedule, with that phase's hooks.
-  virtual void begin_phase(const quantized::QuantHooks* /*hooks*/, const config::Recipe& /*recipe*/) {}
+  virtual void begin_phase(const precision::QuantHooks* /*hooks*/, const recipe::Recipe& /*recipe*/) {}
   virtual void before_step(RunView& /*run*/, StepRecord& /*step*/) {}
   virtual void before_forward(RunView& /*run*/, StepRecord& /*step*/) {}
   virtual void after_backward(RunView& /*run*/, StepRecord& /*step*/) {}

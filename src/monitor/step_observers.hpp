@@ -1,5 +1,5 @@
 #pragma once
-// The monitors of a training run, in the order they run within each phase of a step
+// The monitors of a training run, in the order they run within each stage of a step
 // (step_observer.hpp). A new metric is a new observer in its own file and one line here.
 #include <memory>
 #include <vector>

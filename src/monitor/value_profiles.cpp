@@ -20,7 +20,7 @@ json dynamic_range(double p50, double p999) {
   return std::log2(p999 / p50);
 }
 
-json profile_json(const quantized::PointProfile& p, const std::string& candidate) {
+json profile_json(const precision::PointProfile& p, const std::string& candidate) {
   const diag::ValueProfile& v = p.values;
   const double p50 = v.abs_percentile(50), p99 = v.abs_percentile(99), p999 = v.abs_percentile(99.9);
 
@@ -45,10 +45,10 @@ json profile_json(const quantized::PointProfile& p, const std::string& candidate
 
 }  // namespace
 
-json value_profiles(const quantized::QuantHooks& hooks, const std::string& candidate, ScalarLog& scalars) {
+json value_profiles(const precision::QuantHooks& hooks, const std::string& candidate, ScalarLog& scalars) {
   json out = json::object();
   for (std::size_t i = 0; i < hooks.size(); ++i) {
-    const quantized::PointProfile* p = hooks.profile(i);
+    const precision::PointProfile* p = hooks.profile(i);
     if (!p) continue;
     const std::string& name = hooks.name(i);
     json entry = profile_json(*p, candidate);

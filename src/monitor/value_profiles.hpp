@@ -5,13 +5,13 @@
 #include <string>
 
 #include "monitor/scalar_log.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 namespace altgrad::monitor {
 
 // {point: {count, non_finite, mean, std, min, max, p50, p99, p99_9, dynamic_range, log2: {lo,
 // counts, zero_or_below}, fit: {format, scale, overflow_pct, subnormal_pct, flush_pct}}} over the
 // points profiled this step; `candidate` names the range-fit format.
-nlohmann::json value_profiles(const quantized::QuantHooks& hooks, const std::string& candidate, ScalarLog& scalars);
+nlohmann::json value_profiles(const precision::QuantHooks& hooks, const std::string& candidate, ScalarLog& scalars);
 
 }  // namespace altgrad::monitor

@@ -28,8 +28,8 @@ void PointStats::merge(const PointStats& o) {
 
 PointQuantizer::PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index)
     : settings_(settings), key_(format::philox_key(seed, format::RandomPurpose::stochastic_rounding)), index_(point_index) {
-  if (!settings.enabled) throw RecipeError("PointQuantizer: the point is not enabled");
-  if (point_index >= kMaxPoints) throw RecipeError("PointQuantizer: point index " + std::to_string(point_index) + " too large");
+  if (!settings.enabled) throw SettingsError("PointQuantizer: the point is not enabled");
+  if (point_index >= kMaxPoints) throw SettingsError("PointQuantizer: point index " + std::to_string(point_index) + " too large");
   if (settings.scaling == Scaling::delayed) delayed_.emplace(settings.format, settings.history, settings.amax, settings.margin);
   if (has_code_histogram()) histogram_.assign(settings.format.code_count(), 0);
   begin_step(0);
@@ -45,7 +45,7 @@ void PointQuantizer::collect_codes(bool on) {
 }
 
 void PointQuantizer::begin_step(std::int64_t step) {
-  if (step < 0 || step >= kMaxSteps) throw RecipeError("PointQuantizer: step " + std::to_string(step) + " outside [0, 2^43)");
+  if (step < 0 || step >= kMaxSteps) throw SettingsError("PointQuantizer: step " + std::to_string(step) + " outside [0, 2^43)");
   step_number_ = step;
   step_offset_ = 0;
   frozen_offset_ = 0;
@@ -60,7 +60,7 @@ void PointQuantizer::end_step() {
 }
 
 void PointQuantizer::fix_scale(float scale) {
-  if (settings_.scaling == Scaling::block) throw RecipeError("PointQuantizer: a block-scaled point has no per-tensor scale to fix");
+  if (settings_.scaling == Scaling::block) throw SettingsError("PointQuantizer: a block-scaled point has no per-tensor scale to fix");
   fixed_scale_ = scale;
   step_scale_ = scale;
 }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "quant/mx.hpp"
-#include "quant/recipe.hpp"
+#include "quant/point_settings.hpp"
 #include "quant/scaling.hpp"
 #include "quant/stats.hpp"
 
@@ -51,12 +51,12 @@ class PointQuantizer {
   // Steps below 2^43 keep step·2^20 + point below 2^63, under the bit that marks frozen streams.
   static constexpr std::int64_t kMaxSteps = std::int64_t{1} << 43;
 
-  // Throws RecipeError for a disabled point or an index of kMaxPoints or more.
+  // Throws SettingsError for a disabled point or an index of kMaxPoints or more.
   PointQuantizer(const PointSettings& settings, std::uint64_t seed, std::uint64_t point_index);
 
   const PointSettings& settings() const { return settings_; }
 
-  // Throws RecipeError for a step outside [0, kMaxSteps).
+  // Throws SettingsError for a step outside [0, kMaxSteps).
   void begin_step(std::int64_t step);
   void end_step();
 
@@ -82,7 +82,7 @@ class PointQuantizer {
 
   // From now on every call quantizes with `scale` whatever the point's scaling says (its delayed
   // history is still recorded): the scale of code-only weights, which makes quantizing them exact.
-  // Throws RecipeError for a block-scaled point.
+  // Throws SettingsError for a block-scaled point.
   void fix_scale(float scale);
 
   // Delayed scaling state, for checkpoints; null under other scalings.

@@ -8,7 +8,7 @@
 
 #include "report/run_data.hpp"
 #include "report/statistics.hpp"
-#include "report/sweep_index.hpp"
+#include "report/index_reader.hpp"
 #include "report/verdict.hpp"
 
 namespace altgrad::report {

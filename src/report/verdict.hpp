@@ -9,7 +9,7 @@
 #include <string>
 
 #include "report/statistics.hpp"
-#include "report/sweep_index.hpp"
+#include "report/index_reader.hpp"
 
 namespace altgrad::report {
 

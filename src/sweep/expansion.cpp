@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "io/run_directory.hpp"
 #include "io/toml_literal.hpp"
 #include "sweep/sweep_error.hpp"
@@ -84,7 +84,7 @@ config::TrainConfig run_config(const Settings& base, const Settings& settings, c
   for (const Setting& s : lines) text += dotted_key(s.key) + " = " + s.literal + "\n";
   try {
     config::TrainConfig config = config::parse_config(text, kGenerated);
-    config::resolve_schedule(config);  // the [quant] table's errors, as the trainer would raise them
+    recipe::resolve_schedule(config);  // the [quant] table's errors, as the trainer would raise them
     return config;
   } catch (const std::exception& e) {
     throw SweepError(located(e.what(), lines) + " (in run '" + run + "')");

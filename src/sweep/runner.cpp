@@ -13,7 +13,7 @@
 #include "io/run_directory.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/sweep_error.hpp"
-#include "sweep/sweep_index.hpp"
+#include "sweep/index_writer.hpp"
 #include "sweep/thread_share.hpp"
 #include "sweep/threshold_search.hpp"
 

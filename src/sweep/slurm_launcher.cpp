@@ -12,7 +12,7 @@
 #include "sweep/runner.hpp"
 #include "sweep/slurm_commands.hpp"
 #include "sweep/sweep_error.hpp"
-#include "sweep/sweep_index.hpp"
+#include "sweep/index_writer.hpp"
 
 
 namespace altgrad::sweep {

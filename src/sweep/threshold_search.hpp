@@ -7,7 +7,7 @@
 
 #include "sweep/expansion.hpp"
 #include "sweep/run_state.hpp"
-#include "sweep/sweep_index.hpp"
+#include "sweep/index_writer.hpp"
 #include "sweep/sweep_spec.hpp"
 
 namespace altgrad::sweep {

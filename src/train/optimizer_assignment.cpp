@@ -62,7 +62,7 @@ optim::OptimizerSpec optimizer_spec(const config::TrainConfig& c) {
 }
 
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
-                                const model::ParameterLayout& layout, const quantized::WeightGrids* grids) {
+                                const model::ParameterLayout& layout, const precision::WeightGrids* grids) {
   nlohmann::json hyperparameters = nlohmann::json::object();
   for (const auto& h : optimizer.hyperparameters()) hyperparameters[h.name] = float_number(h.value);
   nlohmann::json tensors = nlohmann::json::array();

@@ -8,7 +8,7 @@
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/optimizer.hpp"
-#include "quantized/weight_grids.hpp"
+#include "precision/weight_grids.hpp"
 
 namespace altgrad::train {
 
@@ -23,6 +23,6 @@ optim::OptimizerSpec optimizer_spec(const config::TrainConfig& c);
 // Each tensor's entry names the optimizer that updates it: the configured one, or "adamw" for a
 // range marked adamw_only; with `grids` and an optimizer that uses them, also the tensor's grid.
 void write_optimizer_assignment(const std::filesystem::path& path, const optim::Optimizer& optimizer,
-                                const model::ParameterLayout& layout, const quantized::WeightGrids* grids = nullptr);
+                                const model::ParameterLayout& layout, const precision::WeightGrids* grids = nullptr);
 
 }  // namespace altgrad::train

@@ -16,7 +16,7 @@
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/quant_checkpoint.hpp"
 #include "checkpoint/warm_start.hpp"
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "format/parse.hpp"
 #include "io/run_directory.hpp"
 #include "model/activations.hpp"
@@ -29,10 +29,10 @@
 #include "optim/adamw.hpp"
 #include "optim/make_optimizer.hpp"
 #include "optim/schedule.hpp"
-#include "quantized/code_only_weights.hpp"
-#include "quantized/phase_switch.hpp"
-#include "quantized/quant_hooks.hpp"
-#include "quantized/weight_grids.hpp"
+#include "precision/code_only_weights.hpp"
+#include "precision/phase_switch.hpp"
+#include "precision/quant_hooks.hpp"
+#include "precision/weight_grids.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/run_cost.hpp"
@@ -69,13 +69,13 @@ optim::CosineSchedule schedule_of(const config::TrainConfig& c) {
 struct Session {
   const config::TrainConfig& config;
   model::Gpt<float> model;
-  config::Schedule schedule;
+  recipe::Schedule schedule;
   std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
-  config::Recipe recipe;  // that phase's
-  std::optional<quantized::QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
+  recipe::Recipe recipe;  // that phase's
+  std::optional<precision::QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
   model::Activations<float> acts;
   std::unique_ptr<optim::Optimizer> optimizer;
-  quantized::WeightGrids grids;
+  precision::WeightGrids grids;
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
@@ -83,7 +83,7 @@ struct Session {
   Session(const config::TrainConfig& c, const fs::path& repo_root)
       : config(c),
         model(config::gpt_config(c), compute_backend(c)),
-        schedule(config::resolve_schedule(c)),
+        schedule(recipe::resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
         hooks(make_hooks(c, model, recipe)),
         acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
@@ -96,13 +96,13 @@ struct Session {
     check_code_ranges();
   }
 
-  quantized::QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
+  precision::QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
 
   // Hooks where the recipe quantizes something or points are profiled; none for an FP32 run that
   // profiles nothing, whose path then stays uncopied.
-  static std::optional<quantized::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model,
-                                                         const config::Recipe& recipe) {
-    std::optional<quantized::QuantHooks> hooks;
+  static std::optional<precision::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model,
+                                                         const recipe::Recipe& recipe) {
+    std::optional<precision::QuantHooks> hooks;
     if (!recipe.any_enabled() && !c.profile_points) return hooks;
     hooks.emplace(model.matmuls(), recipe);
     if (c.profile_points) hooks->enable_profiles(format::make_format(format::parse_format(c.range_fit_format)));
@@ -111,9 +111,9 @@ struct Session {
 
   // Code-only weights need a per-tensor or unscaled grid in every phase: found before step 0.
   void check_code_ranges() const {
-    for (const config::Phase& p : schedule.phases) {
-      const quantized::WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
-      (void)quantized::code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
+    for (const recipe::Phase& p : schedule.phases) {
+      const precision::WeightGrids phase_grids(model.layout(), model.matmuls(), p.recipe, config.grid_format);
+      (void)precision::code_ranges(config, *optimizer, model.layout(), phase_grids, model.parameters());
     }
   }
 
@@ -125,21 +125,21 @@ struct Session {
     hooks = make_hooks(config, model, recipe);
     const auto copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
     if (acts.copies != copies) acts = model::Activations<float>(model.config(), acts.B, acts.T, copies);
-    grids = quantized::WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
+    grids = precision::WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
   }
 
   // The switch to phase `index` mid-run (docs/quantization.md, "Schedules and warm starts"):
   // scaling state carried where a point keeps it, optimizer state untouched, code weights
   // re-encoded where their grid's format changed. Returns what it did, for the phase event.
   nlohmann::json switch_phase(std::size_t index) {
-    std::optional<quantized::QuantHooks> before = std::move(hooks);
+    std::optional<precision::QuantHooks> before = std::move(hooks);
     use_phase(index);
-    nlohmann::json report = {{"scaling_state", quantized::carry_scaling_state(before ? &*before : nullptr, quant())}};
+    nlohmann::json report = {{"scaling_state", precision::carry_scaling_state(before ? &*before : nullptr, quant())}};
     if (!codes.tensors().empty()) {
       auto [reencoded, changes] =
-          quantized::reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
+          precision::reencode_weights(codes, config, *optimizer, model.layout(), grids, model.parameters());
       codes = std::move(reencoded);
-      quantized::bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
+      precision::bind_code_weights(codes, model.parameters(), grids, quant(), *optimizer);
       report["reencoded"] = std::move(changes);
     }
     return report;
@@ -183,7 +183,7 @@ struct Session {
   // Where the first NaN or Inf of this step was: a quantization point, else a layer.
   std::string locate_non_finite() const {
     if (hooks && hooks->first_non_finite()) {
-      const quantized::NonFinitePoint& p = *hooks->first_non_finite();
+      const precision::NonFinitePoint& p = *hooks->first_non_finite();
       return "first non-finite value at quantization point " + p.name +
              (p.injected ? " (NaN injected there by --inject-nan)" : " (" + std::to_string(p.count) + " NaN/Inf inputs)");
     }
@@ -243,9 +243,9 @@ class Run {
       warm_start();
     } else {
       s_.model.initialize(config.seed);
-      s_.codes = quantized::encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
+      s_.codes = precision::encode_weights(config, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters());
     }
-    quantized::bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
+    precision::bind_code_weights(s_.codes, s_.model.parameters(), s_.grids, s_.quant(), *s_.optimizer);
     if (options.inject_nan) inject(*options.inject_nan);
     // Only now, after every check a start makes: a refused start leaves no directory behind.
     fs::create_directories(options.run_dir);
@@ -339,10 +339,10 @@ class Run {
     s_.codes = checkpoint::load_model(from, s_.model);
     checkpoint::check_code_weights(
         from, s_.codes, s_.model.layout(),
-        quantized::code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
+        precision::code_ranges(config_, *s_.optimizer, s_.model.layout(), s_.grids, s_.model.parameters()));
     checkpoint::load_optimizer(from, *s_.optimizer);
     if (const auto saved = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls());
-        saved && config::recipe_to_json(*saved) != config::recipe_to_json(s_.recipe)) {
+        saved && recipe::recipe_to_json(*saved) != recipe::recipe_to_json(s_.recipe)) {
       throw io::CheckpointError(from.string() + ": the checkpoint's quantization recipe differs from the run's config.toml" +
                                 (scheduled() ? " (phase " + std::to_string(s_.phase) + " of its schedule)" : ""));
     }
@@ -366,7 +366,7 @@ class Run {
       }
     };
     auto [codes, reencoded] = from_source("", [&] {
-      return quantized::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer,
+      return precision::reencode_weights(checkpoint::load_model(from, s_.model), config_, *s_.optimizer,
                                          s_.model.layout(), s_.grids, s_.model.parameters());
     });
     s_.codes = std::move(codes);
@@ -381,13 +381,13 @@ class Run {
 
   // The source checkpoint's delayed-scaling histories, carried where a point keeps them.
   nlohmann::json source_scaling_state(const fs::path& from) {
-    std::optional<quantized::QuantHooks> source;
+    std::optional<precision::QuantHooks> source;
     if (const auto recipe = checkpoint::load_checkpoint_recipe(from, s_.model.matmuls());
         recipe && recipe->any_enabled()) {
       source.emplace(s_.model.matmuls(), *recipe);
       checkpoint::load_quant_state(from, *source);
     }
-    return quantized::carry_scaling_state(source ? &*source : nullptr, s_.quant());
+    return precision::carry_scaling_state(source ? &*source : nullptr, s_.quant());
   }
 
   // The config as run: a warm start's source pinned by its step and checksum, so that rerunning

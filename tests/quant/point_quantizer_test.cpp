@@ -17,12 +17,12 @@ namespace {
 
 PointSettings settings(const char* format, Scaling scaling, format::Rounding rounding = format::Rounding::nearest_even) {
   PointSettings s;
-  SettingsPatch patch;
-  patch.format = format;
-  patch.scaling = scaling;
-  patch.rounding = rounding;
-  patch.history = 4;
-  patch.apply_to(s, "test");
+  s.enabled = true;
+  s.format_name = format;
+  s.format = format::make_format(format::parse_format(format));
+  s.scaling = scaling;
+  s.rounding = rounding;
+  s.history = 4;
   return s;
 }
 
@@ -210,7 +210,7 @@ TEST(PointQuantizer, CausalColumnWiseCopyLeavesWhollyMaskedBlocksOut) {
 }
 
 TEST(PointQuantizer, RejectsADisabledPoint) {
-  EXPECT_THROW(PointQuantizer(PointSettings{}, 1, 0), RecipeError);
+  EXPECT_THROW(PointQuantizer(PointSettings{}, 1, 0), SettingsError);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sweep/expansion.hpp"
-#include "sweep/sweep_index.hpp"
+#include "sweep/index_writer.hpp"
 #include "sweep_test_support.hpp"
 
 namespace altgrad::sweep {

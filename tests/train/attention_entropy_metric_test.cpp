@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "format/codec.hpp"
 #include "format/parse.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "monitor/step_diagnostics.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
 #include "train/trainer.hpp"
 
@@ -51,8 +51,8 @@ Diagnosed diagnose(const std::string& quant_toml, const test_support::ScratchDir
   const config::TrainConfig c = config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
   model::Gpt<float> gpt(config::gpt_config(c));
   gpt.initialize(5);
-  const config::Recipe recipe = config::resolve_recipe(c);
-  quantized::QuantHooks hooks(gpt.matmuls(), recipe);
+  const recipe::Recipe recipe = recipe::resolve_recipe(c);
+  precision::QuantHooks hooks(gpt.matmuls(), recipe);
   model::Activations<float> acts(gpt.config(), kB, kT, model::OperandCopies::allocated);
   std::vector<std::int32_t> x(kB * kT), y(kB * kT);
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -13,7 +13,7 @@
 #include "checkpoint/quant_checkpoint.hpp"
 #include "model/gpt.hpp"
 #include "optim/make_optimizer.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
 #include "train/training_run.hpp"
 
@@ -38,9 +38,9 @@ fs::path load_and_save(const fs::path& from, const fs::path& run_dir, optim::Opt
   const auto optimizer = optim::make_optimizer(spec, n, {optim::ParameterRange{0, n, true}});
   checkpoint::load_optimizer(from, *optimizer);
   const checkpoint::CheckpointState state = checkpoint::load_state(from);
-  const std::optional<config::Recipe> recipe = checkpoint::load_checkpoint_recipe(from, model.matmuls());
+  const std::optional<recipe::Recipe> recipe = checkpoint::load_checkpoint_recipe(from, model.matmuls());
   EXPECT_TRUE(recipe && recipe->any_enabled());
-  quantized::QuantHooks hooks(model.matmuls(), *recipe);
+  precision::QuantHooks hooks(model.matmuls(), *recipe);
   checkpoint::load_quant_state(from, hooks);
   return checkpoint::save_checkpoint(run_dir, model, *optimizer, state,
                                      [&](const fs::path& dir) { checkpoint::save_quant_state(dir, *recipe, &hooks); });

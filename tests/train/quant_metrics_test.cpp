@@ -19,7 +19,7 @@ TEST(QuantMetrics, ReportsPercentagesOverTheIntervalAndWarnsPerPoint) {
   const config::TrainConfig config =
       config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\n", "t.toml");
   const model::MatmulPoints points(config::gpt_config(config));
-  quantized::QuantHooks hooks(points, config::resolve_recipe(config));
+  precision::QuantHooks hooks(points, recipe::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
   // 8 values: 2 beyond 448 (overflow), 2 below 2^-10 (underflow), 4 exact in E4M3.
@@ -68,7 +68,7 @@ TEST(QuantMetrics, ReportsColumnWiseCopiesApartUnderBlockScaling) {
       "n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e4m3\"\nscaling = \"block\"\n",
       "t.toml");
   const model::MatmulPoints points(config::gpt_config(config));
-  quantized::QuantHooks hooks(points, config::resolve_recipe(config));
+  precision::QuantHooks hooks(points, recipe::resolve_recipe(config));
   const model::OperandPoint& act = points.operands()[0];  // h.0.attn.c_attn:act
   model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 2};
   const std::vector<float> x = {1000.0f, 1e-6f, 1.0f, 1e-6f};
@@ -112,7 +112,7 @@ TEST(QuantMetrics, AmaxGrowingExponentiallyWarns) {
     const config::TrainConfig config =
         config::parse_config("n_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 8\n[quant.act]\nformat = \"e5m2\"\n", "t.toml");
     const model::MatmulPoints points(config::gpt_config(config));
-    quantized::QuantHooks hooks(points, config::resolve_recipe(config));
+    precision::QuantHooks hooks(points, recipe::resolve_recipe(config));
     const model::OperandPoint& act = points.operands()[0];
     const model::MatmulOperand operand{act.name, "h.0.attn.c_attn", act.operand, act.index, 2, 4};
     {

@@ -11,7 +11,7 @@
 
 #include "checkpoint/quant_checkpoint.hpp"
 #include "io/tensorboard_reader.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/thread_count.hpp"
 #include "train/training_run.hpp"
@@ -213,7 +213,7 @@ TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpo
   for (const float w : gpt.parameters()) ASSERT_TRUE(std::isfinite(w));
   const auto recipe = checkpoint::load_checkpoint_recipe(checkpoint, gpt.matmuls());
   ASSERT_TRUE(recipe.has_value());
-  quantized::QuantHooks hooks(gpt.matmuls(), *recipe);
+  precision::QuantHooks hooks(gpt.matmuls(), *recipe);
   checkpoint::load_quant_state(checkpoint, hooks);
   EXPECT_EQ(checkpoint::load_state(checkpoint).step, 4);
 }

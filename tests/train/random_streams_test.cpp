@@ -82,7 +82,7 @@ PhiloxCounter rounding_words_of_point0() {
 
 quant::PointSettings stochastic_e4m3() {
   quant::PointSettings s;
-  quant::SettingsPatch patch;
+  recipe::SettingsPatch patch;
   patch.format = "e4m3";
   patch.scaling = quant::Scaling::none;
   patch.rounding = format::Rounding::stochastic;
@@ -124,8 +124,8 @@ TEST(RandomStreams, RoundingStreamsOfTrainingStayBelowTheFrozenBit) {
   EXPECT_NO_THROW(point.begin_step(last));
   EXPECT_LT(static_cast<std::uint64_t>(last) * quant::PointQuantizer::kMaxPoints + quant::PointQuantizer::kMaxPoints - 1,
             std::uint64_t{1} << 63);
-  EXPECT_THROW(point.begin_step(last + 1), quant::RecipeError);
-  EXPECT_THROW(point.begin_step(-1), quant::RecipeError);
+  EXPECT_THROW(point.begin_step(last + 1), quant::SettingsError);
+  EXPECT_THROW(point.begin_step(-1), quant::SettingsError);
 }
 
 }  // namespace

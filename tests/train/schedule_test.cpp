@@ -15,7 +15,7 @@
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
 #include "optim/code_weights.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/error_message.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/thread_count.hpp"
@@ -73,7 +73,7 @@ TEST(ScheduleSyntax, PhasesWithoutAPresetChangeOnlyWhatTheyName) {
                                    kFp8 + "[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e5m2\"\n"
                                           "[[quant.phase]]\nstart = 3\n[quant.phase.act]\nformat = \"e1m6\"\n"
                                           "[[quant.phase]]\nstart = 5\npreset = \"bf16\"\n");
-  const config::Schedule s = config::resolve_schedule(c);
+  const recipe::Schedule s = recipe::resolve_schedule(c);
   ASSERT_EQ(s.phases.size(), 3u);
   EXPECT_EQ(s.phase_at(0), 0u);
   EXPECT_EQ(s.phase_at(2), 0u);
@@ -98,7 +98,7 @@ TEST(ScheduleSyntax, BadPhasesNameTheirLineKeyAndValue) {
   test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
   const auto error = [&](const std::string& toml) {
-    return message_of<config::ConfigError>([&] { config::resolve_schedule(with_quant(corpus, toml)); });
+    return message_of<config::ConfigError>([&] { recipe::resolve_schedule(with_quant(corpus, toml)); });
   };
   EXPECT_TRUE(mentions(error(kFp8 + "[[quant.phase]]\nstart = 4\n[[quant.phase]]\nstart = 4\n"),
                        {"test.toml:6", "start = 4", "after the previous phase's start (4)"}));
@@ -133,9 +133,9 @@ TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
   (void)run(with_quant(corpus, "[quant]\npreset = \"fp32\"\n"), dir.path() / "fp32");
   const fs::path step4 = copy_checkpoint(dir.path() / "fp32", 4, dir.path() / "assembled");
   const config::TrainConfig fp8 = with_quant(corpus, kFp8);
-  const config::Recipe recipe = config::resolve_recipe(fp8);
+  const recipe::Recipe recipe = recipe::resolve_recipe(fp8);
   const model::MatmulPoints points(config::gpt_config(fp8));
-  const quantized::QuantHooks fresh(points, recipe);
+  const precision::QuantHooks fresh(points, recipe);
   checkpoint::save_quant_state(step4, recipe, &fresh);
   const TrainOutcome assembled = run(fp8, dir.path() / "assembled", /*resume=*/true);
 
@@ -151,7 +151,7 @@ TEST(Schedule, AFreshSwitchIsTheCheckpointResumedWithTheNewRecipe) {
 
 // The checkpoint of a plain run at `step` with `recipe`, every :act point's history emptied: what
 // the documented rule leaves when only the activation format changes.
-void forget_activation_histories(const fs::path& checkpoint, const config::Recipe& recipe) {
+void forget_activation_histories(const fs::path& checkpoint, const recipe::Recipe& recipe) {
   const io::SafetensorsFile old = io::read_safetensors(checkpoint / "quant.safetensors");
   std::vector<io::TensorRef> tensors;
   for (const auto& [name, tensor] : old.tensors) {
@@ -176,7 +176,7 @@ TEST(Schedule, AChangedFormatStartsAfreshWhileTheOtherPointsKeepTheirHistories) 
   (void)run(with_quant(corpus, kFp8), dir.path() / "fp8");
   const fs::path step4 = copy_checkpoint(dir.path() / "fp8", 4, dir.path() / "assembled");
   const config::TrainConfig e1m6 = with_quant(corpus, kFp8E1m6Act);
-  forget_activation_histories(step4, config::resolve_recipe(e1m6));
+  forget_activation_histories(step4, recipe::resolve_recipe(e1m6));
   const TrainOutcome assembled = run(e1m6, dir.path() / "assembled", /*resume=*/true);
 
   expect_same_checkpoint(switched.last_checkpoint, assembled.last_checkpoint);
@@ -198,10 +198,10 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
   const auto recompute = [&](const std::string& quant_toml) {
     const config::TrainConfig phase = with_quant(corpus, quant_toml);
     const fs::path step4 = copy_checkpoint(dir.path() / "run", 4, dir.path() / ("recompute" + std::to_string(quant_toml.size())));
-    forget_activation_histories(step4, config::resolve_recipe(phase));
+    forget_activation_histories(step4, recipe::resolve_recipe(phase));
     model::Gpt<float> gpt(config::gpt_config(phase));
     (void)checkpoint::load_model(step4, gpt);
-    quantized::QuantHooks hooks(gpt.matmuls(), config::resolve_recipe(phase));
+    precision::QuantHooks hooks(gpt.matmuls(), recipe::resolve_recipe(phase));
     checkpoint::load_quant_state(step4, hooks);
     model::Activations<float> acts(gpt.config(), phase.batch_size, phase.block_size, model::OperandCopies::allocated);
     const data::ByteDataset data = load_training_data(phase, ".");
@@ -211,8 +211,8 @@ TEST(Schedule, ASwitchedPointsStatisticsAreThoseOfTheNewGrid) {
     (void)model::gpt_forward(gpt, acts, x, y, &hooks);
     return hooks;
   };
-  const quantized::QuantHooks now = recompute(kFp8E1m6Act);
-  const quantized::QuantHooks before = recompute(kFp8);
+  const precision::QuantHooks now = recompute(kFp8E1m6Act);
+  const precision::QuantHooks before = recompute(kFp8);
   int checked = 0;
   for (std::size_t i = 0; i < now.size(); ++i) {
     if (!now.point(i) || !now.name(i).ends_with(":act")) continue;

@@ -1,4 +1,4 @@
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,9 +6,9 @@
 
 #include "quant/scaling.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
-QuantHooks::QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe) {
+QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& recipe) {
   if (recipe.points.size() != points.operand_count()) {
     throw std::invalid_argument("QuantHooks: the recipe has " + std::to_string(recipe.points.size()) +
                                 " points, the model " + std::to_string(points.operand_count()));
@@ -22,14 +22,14 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const config::Recipe& 
   last_scale_.assign(recipe.points.size(), 1.0f);
   for (const model::MatmulPoint& matmul : points.all()) {
     auto& models = accumulation_.emplace_back();
-    for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
-      models[g] = recipe.accumulation(matmul.index, static_cast<quant::Gemm>(g));
+    for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
+      models[g] = recipe.accumulation(matmul.index, static_cast<recipe::Gemm>(g));
     }
   }
 }
 
 const format::AccumulatorModel* QuantHooks::accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) {
-  static_assert(static_cast<std::size_t>(model::Gemm::wgrad) == static_cast<std::size_t>(quant::Gemm::wgrad));
+  static_assert(static_cast<std::size_t>(model::Gemm::wgrad) == static_cast<std::size_t>(recipe::Gemm::wgrad));
   const format::AccumulatorModel& model = accumulation_.at(matmul.index)[static_cast<std::size_t>(gemm)];
   return model.emulated() ? &model : nullptr;
 }
@@ -156,4 +156,4 @@ void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const floa
   }
 }
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

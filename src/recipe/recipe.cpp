@@ -1,24 +1,23 @@
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <stdexcept>
 
-#include "config/recipe_table.hpp"
+#include "recipe/recipe_table.hpp"
 #include "format/accumulator.hpp"
 #include "format/parse.hpp"
 #include "io/json_integer.hpp"
 #include "io/safetensors.hpp"
 #include "quant/mx.hpp"
 
-namespace altgrad::config {
+namespace altgrad::recipe {
 namespace {
 
-using quant::Role;
-using quant::SettingsPatch;
+using config::ConfigError;
 
-// A matmul operand's dense point index: quant::Role's act, weight, grad are model::Operand's.
+// A matmul operand's dense point index: Role's act, weight, grad are model::Operand's.
 static_assert(static_cast<std::size_t>(Role::act) == static_cast<std::size_t>(model::Operand::act) &&
               static_cast<std::size_t>(Role::weight) == static_cast<std::size_t>(model::Operand::weight) &&
               static_cast<std::size_t>(Role::grad) == static_cast<std::size_t>(model::Operand::grad));
@@ -28,18 +27,18 @@ std::size_t operand_index(std::size_t matmul_index, Role role) {
 
 // An emulated model that takes its operands in their own format is the FP8 tensor core, which
 // applies one scale per operand tensor: it cannot read MX blocks, whose scales change along K.
-// `origins`: where each GEMM's model was set, by quant::Gemm.
+// `origins`: where each GEMM's model was set, by Gemm.
 void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
-                        const std::array<std::string, quant::kGemmCount>& origins) {
+                        const std::array<std::string, kGemmCount>& origins) {
   for (const model::MatmulPoint& matmul : points.all()) {
-    for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
-      const auto gemm = static_cast<quant::Gemm>(g);
+    for (std::size_t g = 0; g < kGemmCount; ++g) {
+      const auto gemm = static_cast<Gemm>(g);
       const format::AccumulatorModel& accumulator = recipe.accumulation(matmul.index, gemm);
       if (!accumulator.emulated() || accumulator.inputs != format::AccumulatorModel::Inputs::format) continue;
-      for (const Role role : quant::gemm_operands(gemm)) {
-        const quant::ResolvedPoint& point = recipe.points[operand_index(matmul.index, role)];
+      for (const Role role : gemm_operands(gemm)) {
+        const ResolvedPoint& point = recipe.points[operand_index(matmul.index, role)];
         if (point.settings.scaling != quant::Scaling::block) continue;
-        throw ConfigError(origins[g] + ": quant: accumulate." + std::string(quant::gemm_name(gemm)) + " = \"" +
+        throw ConfigError(origins[g] + ": quant: accumulate." + std::string(gemm_name(gemm)) + " = \"" +
                           format::accumulator_name(accumulator) + "\" cannot read " + point.name +
                           ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
                           "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
@@ -48,12 +47,12 @@ void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
   }
 }
 
-Recipe resolved(const quant::RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed) {
-  const std::vector<quant::PointName> names = recipe_points(points);
+Recipe resolved(const RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed) {
+  const std::vector<PointName> names = recipe_points(points);
   Recipe recipe;
   try {
-    recipe = Recipe{spec.preset, seed, quant::resolve(spec, names), spec.accumulate};
-  } catch (const quant::RecipeError& e) {
+    recipe = Recipe{spec.preset, seed, resolve(spec, names), spec.accumulate};
+  } catch (const quant::SettingsError& e) {
     throw ConfigError(e.what());
   }
   check_accumulation(recipe, points, spec.accumulate_origin);
@@ -61,24 +60,24 @@ Recipe resolved(const quant::RecipeSpec& spec, const model::MatmulPoints& points
 }
 
 // recipe.json's "accumulate": every GEMM's model by name. recipe_from_json reports the throw.
-nlohmann::json accumulation_to_json(const quant::GemmAccumulation& accumulation) {
+nlohmann::json accumulation_to_json(const GemmAccumulation& accumulation) {
   nlohmann::json object = nlohmann::json::object();
-  for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
-    object[std::string(quant::kGemmNames[g])] = format::accumulator_name(accumulation[g]);
+  for (std::size_t g = 0; g < kGemmCount; ++g) {
+    object[std::string(kGemmNames[g])] = format::accumulator_name(accumulation[g]);
   }
   return object;
 }
 
-quant::GemmAccumulation accumulation_from_json(const nlohmann::json& object) {
+GemmAccumulation accumulation_from_json(const nlohmann::json& object) {
   if (!object.is_object()) throw std::invalid_argument("'accumulate' must be an object, got " + object.dump());
   for (const auto& item : object.items()) {
-    if (!quant::parse_gemm(item.key())) {
+    if (!parse_gemm(item.key())) {
       throw std::invalid_argument("'accumulate' names no GEMM '" + item.key() + "' (forward, dgrad, wgrad)");
     }
   }
-  quant::GemmAccumulation accumulation;
-  for (std::size_t g = 0; g < quant::kGemmCount; ++g) {
-    accumulation[g] = format::parse_accumulator(object.at(std::string(quant::kGemmNames[g])).get<std::string>());
+  GemmAccumulation accumulation;
+  for (std::size_t g = 0; g < kGemmCount; ++g) {
+    accumulation[g] = format::parse_accumulator(object.at(std::string(kGemmNames[g])).get<std::string>());
   }
   return accumulation;
 }
@@ -98,16 +97,16 @@ bool Recipe::any_enabled() const {
   return std::any_of(points.begin(), points.end(), [](const auto& p) { return p.settings.enabled; });
 }
 
-const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, quant::Gemm gemm) const {
+const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, Gemm gemm) const {
   static const format::AccumulatorModel kFp32{};
-  for (const Role role : quant::gemm_operands(gemm)) {
+  for (const Role role : gemm_operands(gemm)) {
     if (!points.at(operand_index(matmul_index, role)).settings.enabled) return kFp32;
   }
   return accumulate[static_cast<std::size_t>(gemm)];
 }
 
-std::vector<quant::PointName> recipe_points(const model::MatmulPoints& points) {
-  std::vector<quant::PointName> names;
+std::vector<PointName> recipe_points(const model::MatmulPoints& points) {
+  std::vector<PointName> names;
   names.reserve(points.operand_count());
   const std::string_view lm_head = points.lm_head().name;
   for (const model::OperandPoint& point : points.operands()) {
@@ -132,16 +131,16 @@ bool Schedule::any_enabled() const {
   return std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.recipe.any_enabled(); });
 }
 
-Schedule resolve_schedule(const TrainConfig& config) {
-  const RecipeTable table = read_recipe_table(config.quant.table());
+Schedule resolve_schedule(const config::TrainConfig& config) {
+  const ScheduleSpec table = read_recipe_table(config.quant.table());
   const std::uint64_t seed = table.seed.value_or(config.seed);
-  const model::MatmulPoints points(gpt_config(config));
+  const model::MatmulPoints points(config::gpt_config(config));
   Schedule schedule;
   for (const PhaseSpec& phase : table.phases) schedule.phases.push_back(Phase{phase.start, resolved(phase.spec, points, seed)});
   return schedule;
 }
 
-Recipe resolve_recipe(const TrainConfig& config) { return resolve_schedule(config).phases.front().recipe; }
+Recipe resolve_recipe(const config::TrainConfig& config) { return resolve_schedule(config).phases.front().recipe; }
 
 nlohmann::json schedule_to_json(const Schedule& schedule) {
   if (schedule.phases.size() == 1) return recipe_to_json(schedule.phases.front().recipe);
@@ -152,15 +151,15 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
 
 Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset, std::uint64_t seed) {
   try {
-    return resolved(quant::preset(preset), points, seed);
-  } catch (const quant::RecipeError& e) {
+    return resolved(recipe::preset(preset), points, seed);
+  } catch (const quant::SettingsError& e) {
     throw ConfigError(std::string("--recipe: ") + e.what());
   }
 }
 
 nlohmann::json recipe_to_json(const Recipe& recipe) {
   nlohmann::json points = nlohmann::json::array();
-  for (const quant::ResolvedPoint& p : recipe.points) {
+  for (const ResolvedPoint& p : recipe.points) {
     const quant::PointSettings& s = p.settings;
     points.push_back({{"name", p.name}, {"enabled", s.enabled}, {"format", s.format_name},
                       {"rounding", format::rounding_name(s.rounding)}, {"scaling", quant::scaling_name(s.scaling)},
@@ -169,7 +168,7 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
   }
   nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
   // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
-  if (quant::emulated(recipe.accumulate)) json["accumulate"] = accumulation_to_json(recipe.accumulate);
+  if (emulated(recipe.accumulate)) json["accumulate"] = accumulation_to_json(recipe.accumulate);
   return json;
 }
 
@@ -205,7 +204,7 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       patch.apply_to(settings, source + ": " + name);
       recipe.points.push_back({name, settings});
     }
-    std::array<std::string, quant::kGemmCount> origins;
+    std::array<std::string, kGemmCount> origins;
     origins.fill(source);
     try {
       check_accumulation(recipe, points, origins);
@@ -220,4 +219,4 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
   }
 }
 
-}  // namespace altgrad::config
+}  // namespace altgrad::recipe

@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "model/gpt.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/weight_grid.hpp"
-#include "quant/recipe.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "recipe/recipe_spec.hpp"
+#include "precision/quant_hooks.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 class WeightGrids {
  public:
   // One entry per tensor of `layout`, in order (the trainer's parameter ranges).
-  WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const config::Recipe& recipe,
+  WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const recipe::Recipe& recipe,
               const std::string& grid_format);
 
   // Range `range`'s grid for the coming step. `hooks` is null when nothing is quantized.
@@ -56,4 +56,4 @@ class WeightGrids {
   std::vector<Entry> entries_;
 };
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "diag/value_profile.hpp"
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
 #include "quant/point_quantizer.hpp"
 #include "quant/range_fit.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 // What passed a point in a profiled step (docs/quantization.md, "Value profiles").
 struct PointProfile {
@@ -33,7 +33,7 @@ struct NonFinitePoint {
 
 class QuantHooks final : public model::MatmulHooks<float> {
  public:
-  QuantHooks(const model::MatmulPoints& points, const config::Recipe& recipe);
+  QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& recipe);
 
   // The point quantizer at a dense index, or null where the point is off.
   quant::PointQuantizer* point(std::size_t index) { return points_[index] ? &*points_[index] : nullptr; }
@@ -79,7 +79,7 @@ class QuantHooks final : public model::MatmulHooks<float> {
   void range_fit(PointProfile& profile, std::span<const float> in, const quant::PointQuantizer* point);
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
-  std::vector<std::array<format::AccumulatorModel, quant::kGemmCount>> accumulation_;  // by matmul index
+  std::vector<std::array<format::AccumulatorModel, recipe::kGemmCount>> accumulation_;  // by matmul index
   std::vector<float> last_scale_;                                                      // by point
   std::vector<std::string> names_;
   std::int64_t step_ = 0;
@@ -91,4 +91,4 @@ class QuantHooks final : public model::MatmulHooks<float> {
   std::vector<std::optional<PointProfile>> profiles_;
 };
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

@@ -11,27 +11,27 @@
 #include "model/linear.hpp"
 #include "ops/cpu/cpu_backend.hpp"
 #include "ops/cpu/matmul.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/bit_identical.hpp"
 #include "support/one_block_model.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 namespace {
 
 // E4M3 forward, E5M2 backward with stochastic rounding (so that the words each copy draws matter).
-config::Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
-  quant::RecipeSpec spec;
-  const auto role = [&](quant::Role r, const char* format, format::Rounding rounding) {
-    quant::SettingsPatch patch;
+recipe::Recipe per_tensor_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
+  recipe::RecipeSpec spec;
+  const auto role = [&](recipe::Role r, const char* format, format::Rounding rounding) {
+    recipe::SettingsPatch patch;
     patch.format = format;
     patch.scaling = scaling;
     patch.rounding = rounding;
     patch.apply_to(spec.roles[static_cast<std::size_t>(r)], "test");
   };
-  role(quant::Role::act, "e4m3", format::Rounding::nearest_even);
-  role(quant::Role::weight, "e4m3", format::Rounding::nearest_even);
-  role(quant::Role::grad, "e5m2", format::Rounding::stochastic);
-  return config::Recipe{"test", 3, quant::resolve(spec, config::recipe_points(points))};
+  role(recipe::Role::act, "e4m3", format::Rounding::nearest_even);
+  role(recipe::Role::weight, "e4m3", format::Rounding::nearest_even);
+  role(recipe::Role::grad, "e5m2", format::Rounding::stochastic);
+  return recipe::Recipe{"test", 3, recipe::resolve(spec, recipe::recipe_points(points))};
 }
 
 std::vector<float> random_values(std::size_t n, std::uint64_t stream, float magnitude) {
@@ -52,7 +52,7 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
                            dy = random_values(N * OC, 2, 0.01f);
 
   // Through linear_backward, with room for every copy it could ask for.
-  quantized::QuantHooks hooks(points, per_tensor_recipe(points, GetParam()));
+  precision::QuantHooks hooks(points, per_tensor_recipe(points, GetParam()));
   hooks.begin_step(0, false);
   std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
   std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
@@ -62,7 +62,7 @@ TEST_P(PerTensorReuse, BackwardGemmsReadTheForwardCopiesAndBiasSumsTheUnquantize
                                 {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
 
   // By hand: one dY copy, then both GEMMs on the forward's copies.
-  quantized::QuantHooks again(points, per_tensor_recipe(points, GetParam()));
+  precision::QuantHooks again(points, per_tensor_recipe(points, GetParam()));
   again.begin_step(0, false);
   std::vector<float> y2(N * OC), x2(N * C), w2(OC * C), dy_q(N * OC), dx2(N * C, 0.0f), dw2(OC * C, 0.0f);
   const auto used2 = model::linear_forward<float>(ops::cpu::kernels<float>(), y2, x, w, {}, x2, w2, fc, &again, N);
@@ -96,4 +96,4 @@ INSTANTIATE_TEST_SUITE_P(Scalings, PerTensorReuse,
                          ::testing::Values(quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed));
 
 }  // namespace
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

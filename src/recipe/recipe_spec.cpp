@@ -1,14 +1,18 @@
-#include "quant/recipe.hpp"
+#include "recipe/recipe_spec.hpp"
 
 #include <algorithm>
 #include <array>
 #include <fnmatch.h>
 
 #include "format/parse.hpp"
-#include "quant/mx.hpp"
 
-namespace altgrad::quant {
+namespace altgrad::recipe {
 namespace {
+
+using quant::PointSettings;
+using quant::Scaling;
+using quant::SettingsError;
+using quant::kMaxMxBlock;
 
 constexpr std::array<std::string_view, 6> kPresetNames = {"fp32",     "bf16", "fp8-hybrid",
                                                           "fp8-e4m3", "mx8",  "fp8-hopper"};
@@ -17,21 +21,13 @@ constexpr std::array<std::string_view, 6> kPresetNames = {"fp32",     "bf16", "f
 constexpr std::size_t kMaxHistory = 1024;
 constexpr int kMaxMargin = 64;
 
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == name) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
-
 format::Format parse_point_format(const std::string& name, std::string_view where) {
   try {
     const format::FormatSpec spec = format::parse_format(name);
     if (const std::string why = format::validation_error(spec); !why.empty()) throw format::FormatError(why);
     return format::make_format(spec);
   } catch (const format::FormatError& e) {
-    throw RecipeError(std::string(where) + ": format \"" + name + "\": " + e.what());
+    throw SettingsError(std::string(where) + ": format \"" + name + "\": " + e.what());
   }
 }
 
@@ -56,26 +52,18 @@ RecipeSpec uniform_preset(std::string_view name, std::string_view act_weight, st
 
 }  // namespace
 
-format::Format default_format() { return format::make_format(format::parse_format("e4m3")); }
-
-bool PointSettings::operator==(const PointSettings& o) const {
-  return enabled == o.enabled && format_name == o.format_name && rounding == o.rounding && scaling == o.scaling &&
-         history == o.history && amax == o.amax && margin == o.margin && block == o.block &&
-         scale_rule == o.scale_rule;
-}
-
 void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
   if (history && (*history < 1 || *history > kMaxHistory)) {
-    throw RecipeError(std::string(where) + ": history = " + std::to_string(*history) + " is outside [1, " +
-                      std::to_string(kMaxHistory) + "]");
+    throw SettingsError(std::string(where) + ": history = " + std::to_string(*history) + " is outside [1, " +
+                        std::to_string(kMaxHistory) + "]");
   }
   if (block && (*block < 1 || *block > kMaxMxBlock)) {
-    throw RecipeError(std::string(where) + ": block = " + std::to_string(*block) + " is outside [1, " +
-                      std::to_string(kMaxMxBlock) + "]");
+    throw SettingsError(std::string(where) + ": block = " + std::to_string(*block) + " is outside [1, " +
+                        std::to_string(kMaxMxBlock) + "]");
   }
   if (margin && (*margin < -kMaxMargin || *margin > kMaxMargin)) {
-    throw RecipeError(std::string(where) + ": margin = " + std::to_string(*margin) + " is outside [-" +
-                      std::to_string(kMaxMargin) + ", " + std::to_string(kMaxMargin) + "]");
+    throw SettingsError(std::string(where) + ": margin = " + std::to_string(*margin) + " is outside [-" +
+                        std::to_string(kMaxMargin) + ", " + std::to_string(kMaxMargin) + "]");
   }
   if (format) {
     s.format = parse_point_format(*format, where);
@@ -92,7 +80,11 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
 }
 
 std::string_view gemm_name(Gemm gemm) { return kGemmNames[static_cast<std::size_t>(gemm)]; }
-std::optional<Gemm> parse_gemm(std::string_view name) { return parse_name<Gemm>(kGemmNames, name); }
+std::optional<Gemm> parse_gemm(std::string_view name) {
+  const auto found = std::find(kGemmNames.begin(), kGemmNames.end(), name);
+  if (found == kGemmNames.end()) return std::nullopt;
+  return static_cast<Gemm>(found - kGemmNames.begin());
+}
 
 std::array<Role, 2> gemm_operands(Gemm gemm) {
   switch (gemm) {
@@ -189,13 +181,4 @@ std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const Point
   return resolved;
 }
 
-std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }
-std::optional<Scaling> parse_scaling(std::string_view name) { return parse_name<Scaling>(kScalingNames, name); }
-std::string_view amax_name(AmaxAlgorithm a) { return kAmaxNames[static_cast<std::size_t>(a)]; }
-std::optional<AmaxAlgorithm> parse_amax(std::string_view name) { return parse_name<AmaxAlgorithm>(kAmaxNames, name); }
-std::string_view scale_rule_name(MxScaleRule r) { return kScaleRuleNames[static_cast<std::size_t>(r)]; }
-std::optional<MxScaleRule> parse_scale_rule(std::string_view name) {
-  return parse_name<MxScaleRule>(kScaleRuleNames, name);
-}
-
-}  // namespace altgrad::quant
+}  // namespace altgrad::recipe

@@ -1,4 +1,4 @@
-#include "config/recipe_table.hpp"
+#include "recipe/recipe_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,10 +14,11 @@
 #include "quant/mx.hpp"
 #include "quant/point_quantizer.hpp"
 
-namespace altgrad::config {
+namespace altgrad::recipe {
 namespace {
 
-using quant::SettingsPatch;
+using config::ConfigError;
+using config::nearest_name;
 
 constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
 constexpr std::array<std::string_view, 8> kQuantKeys = {"preset", "seed",     "act",   "weight",
@@ -141,7 +142,7 @@ SettingsPatch read_patch(const toml::table& table, bool is_override) {
   return patch;
 }
 
-void read_overrides(quant::RecipeSpec& spec, const toml::node& node) {
+void read_overrides(RecipeSpec& spec, const toml::node& node) {
   const toml::array* entries = node.as_array();
   if (!entries) throw ConfigError(where(node) + ": quant: override must be an array of tables ([[quant.override]])");
   for (const toml::node& entry : *entries) {
@@ -156,7 +157,7 @@ void read_overrides(quant::RecipeSpec& spec, const toml::node& node) {
 void apply_patch(quant::PointSettings& settings, const SettingsPatch& patch, const std::string& origin) {
   try {
     patch.apply_to(settings, origin);
-  } catch (const quant::RecipeError& e) {
+  } catch (const quant::SettingsError& e) {
     throw ConfigError(e.what());
   }
 }
@@ -173,16 +174,16 @@ auto accumulator_of(const toml::node& node, const std::string& key, const std::s
 }
 
 // `accumulate = "<model>"` for all three GEMMs, or a table naming some of forward, dgrad, wgrad.
-void read_accumulate(quant::RecipeSpec& spec, const toml::node& node) {
+void read_accumulate(RecipeSpec& spec, const toml::node& node) {
   constexpr std::string_view kDocs = " (docs/quantization.md, \"GEMM accumulation\")";
   if (const toml::table* table = node.as_table()) {
     const std::string expected = "an accumulator name such as \"hopper\"" + std::string(kDocs);
     for (auto&& [key, value] : *table) {
-      const std::optional<quant::Gemm> gemm = quant::parse_gemm(key.str());
-      if (!gemm) unknown_key(value, key.str(), quant::kGemmNames, "accumulate.");
+      const std::optional<Gemm> gemm = parse_gemm(key.str());
+      if (!gemm) unknown_key(value, key.str(), kGemmNames, "accumulate.");
       const auto index = static_cast<std::size_t>(*gemm);
       const std::string name = "accumulate." + std::string(key.str());
-      spec.accumulate[index] = accumulator_of(value, name, expected, quant::parse_gemm_accumulator);
+      spec.accumulate[index] = accumulator_of(value, name, expected, parse_gemm_accumulator);
       spec.accumulate_origin[index] = where(value);
     }
     return;
@@ -190,20 +191,20 @@ void read_accumulate(quant::RecipeSpec& spec, const toml::node& node) {
   const std::string expected =
       "an accumulator name such as \"hopper\" or \"hopper_te\", or a table of forward, dgrad, wgrad" +
       std::string(kDocs);
-  spec.accumulate = accumulator_of(node, "accumulate", expected, quant::parse_gemm_accumulation);
+  spec.accumulate = accumulator_of(node, "accumulate", expected, parse_gemm_accumulation);
   spec.accumulate_origin.fill(where(node));
 }
 
 // A recipe table: [quant] itself, or one [[quant.phase]] entry on top of `base` (the previous
 // phase's recipe) when it names no preset. `keys` are the table's valid keys.
 template <std::size_t N>
-quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, const std::array<std::string_view, N>& keys) {
-  quant::RecipeSpec spec = std::move(base);
+RecipeSpec read_spec(const toml::table& quant, RecipeSpec base, const std::array<std::string_view, N>& keys) {
+  RecipeSpec spec = std::move(base);
   if (const toml::node* preset = quant.get("preset")) {
-    const std::string name = text_of(*preset, "preset", "one of " + joined(quant::preset_names()));
+    const std::string name = text_of(*preset, "preset", "one of " + joined(preset_names()));
     try {
-      spec = quant::preset(name);
-    } catch (const quant::RecipeError& e) {
+      spec = recipe::preset(name);
+    } catch (const quant::SettingsError& e) {
       throw ConfigError(where(*preset) + ": quant: " + e.what());
     }
     spec.accumulate_origin.fill(where(*preset));  // a resolution error names the line that chose the preset
@@ -226,12 +227,12 @@ quant::RecipeSpec read_spec(const toml::table& quant, quant::RecipeSpec base, co
 
 }  // namespace
 
-RecipeTable read_recipe_table(const toml::table& quant) {
-  RecipeTable table;
+ScheduleSpec read_recipe_table(const toml::table& quant) {
+  ScheduleSpec table;
   if (const toml::node* node = quant.get("seed")) {
     table.seed = static_cast<std::uint64_t>(integer_of(*node, "seed", 0, std::numeric_limits<std::int64_t>::max()));
   }
-  table.phases.push_back({0, read_spec(quant, quant::RecipeSpec{}, kQuantKeys)});
+  table.phases.push_back({0, read_spec(quant, RecipeSpec{}, kQuantKeys)});
   const toml::node* phases = quant.get("phase");
   if (!phases) return table;
   const toml::array* entries = phases->as_array();
@@ -252,4 +253,4 @@ RecipeTable read_recipe_table(const toml::table& quant) {
   return table;
 }
 
-}  // namespace altgrad::config
+}  // namespace altgrad::recipe

@@ -1,4 +1,4 @@
-// The attention core under MX block scaling against the spec (tests/quantized/mx_reference.hpp), in
+// The attention core under MX block scaling against the spec (tests/precision/mx_reference.hpp), in
 // double. Each product reads its operands blocked along its own reduction dimension:
 //   scores = q·kᵀ     q, k along each head's hs channels
 //   out = probs·v     probs along the keys, v down the key positions of a sequence
@@ -20,29 +20,29 @@
 #include "mx_reference.hpp"
 #include "ops/cpu/attention.hpp"
 #include "ops/cpu/cpu_backend.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/one_block_model.hpp"
 
 // The file's own namespace: in a unity batch (tests/CMakeLists.txt) another file's local B, T or N
 // would shadow its shape constants.
-namespace altgrad::quantized::mx_attention_backward {
+namespace altgrad::precision::mx_attention_backward {
 namespace {
 
-using quantized_test::MxAxis;
-using quantized_test::mx_reference;
-using quantized_test::relative_gap;
+using precision_test::MxAxis;
+using precision_test::mx_reference;
+using precision_test::relative_gap;
 
 // hs = 48 (blocks of 32 + 16 along a head) and T = 40 (32 + 8 along a sequence).
 constexpr std::size_t B = 2, T = 40, C = 96, NH = 2, hs = C / NH, N = B * T;
 
-config::Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
-  quant::RecipeSpec spec;
-  quant::SettingsPatch patch;
+recipe::Recipe attention_recipe(const model::MatmulPoints& points, quant::Scaling scaling) {
+  recipe::RecipeSpec spec;
+  recipe::SettingsPatch patch;
   patch.enabled = true;
   patch.format = "e4m3";
   patch.scaling = scaling;
   spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test"});
-  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
+  return recipe::Recipe{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
 }
 
 // One third (0 q, 1 k, 2 v) of qkv as an (N, C) matrix.
@@ -54,8 +54,8 @@ std::vector<float> third(const std::vector<float>& qkv, std::size_t part) {
 
 // The attention core's run with hooks: forward, the backward operands, the backward.
 struct AttentionRun {
-  std::vector<float> qkv = quantized_test::graded_values(N, 3 * C, 77, 0, 2.0, 9),
-                     dy = quantized_test::graded_values(N, C, 77, 1, 0.01, 9);
+  std::vector<float> qkv = precision_test::graded_values(N, 3 * C, 77, 0, 2.0, 9),
+                     dy = precision_test::graded_values(N, C, 77, 1, 0.01, 9);
   std::vector<float> out = std::vector<float>(N * C), probs = std::vector<float>(B * NH * T * T);
   std::vector<float> dqkv = std::vector<float>(N * 3 * C, 0.0f), dprobs = std::vector<float>(B * NH * T * T);
   std::vector<float> fwd_qkv = std::vector<float>(N * 3 * C), fwd_probs = std::vector<float>(B * NH * T * T);
@@ -63,7 +63,7 @@ struct AttentionRun {
   std::vector<float> scratch = std::vector<float>(N * C), scratch_hooked = std::vector<float>(N * C);
   ops::AttentionOperands<float> forward_used, backward_used;
 
-  AttentionRun(const model::MatmulPoints& points, quantized::QuantHooks& hooks) {
+  AttentionRun(const model::MatmulPoints& points, precision::QuantHooks& hooks) {
     const model::AttentionShape shape{B, T, C, NH};
     forward_used =
         model::self_attention_forward<float>(ops::cpu::kernels<float>(), out, probs, qkv,
@@ -114,7 +114,7 @@ std::vector<double> reference_dqkv(const AttentionRun& run, const Operands& o) {
 
 TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimension) {
   const model::MatmulPoints points(test_support::one_block_model(NH, C, T));
-  quantized::QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
+  precision::QuantHooks hooks(points, attention_recipe(points, quant::Scaling::block));
   hooks.begin_step(0, false);
   const AttentionRun run(points, hooks);
 
@@ -154,7 +154,7 @@ TEST(MxAttentionBackward, EveryProductBlocksItsOperandsAlongItsOwnReductionDimen
 TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass) {
   const model::MatmulPoints points(test_support::one_block_model(NH, C, T));
   for (const quant::Scaling scaling : {quant::Scaling::none, quant::Scaling::tensor, quant::Scaling::delayed}) {
-    quantized::QuantHooks hooks(points, attention_recipe(points, scaling));
+    precision::QuantHooks hooks(points, attention_recipe(points, scaling));
     hooks.begin_step(0, false);
     const AttentionRun run(points, hooks);
     EXPECT_EQ(run.backward_used.qkv.data(), run.forward_used.qkv.data());
@@ -168,4 +168,4 @@ TEST(MxAttentionBackward, PerTensorScalingReadsTheForwardCopiesInTheBackwardPass
 }
 
 }  // namespace
-}  // namespace altgrad::quantized::mx_attention_backward
+}  // namespace altgrad::precision::mx_attention_backward

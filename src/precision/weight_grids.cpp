@@ -1,4 +1,4 @@
-#include "quantized/weight_grids.hpp"
+#include "precision/weight_grids.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include "format/parse.hpp"
 #include "quant/scaling.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 namespace {
 
 // The stored tensor a matmul's weight operand reads: its Linear weight, or wte for the tied LM head.
@@ -16,7 +16,7 @@ std::string weight_tensor(const model::MatmulPoint& matmul) {
 
 }  // namespace
 
-WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const config::Recipe& recipe,
+WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::MatmulPoints& points, const recipe::Recipe& recipe,
                          const std::string& grid_format) {
   const optim::WeightGrid storage{format::make_format(format::parse_format(grid_format))};
   for (const auto& spec : layout.tensors()) {
@@ -81,4 +81,4 @@ void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, s
   for (std::size_t range = 0; range < entries_.size(); ++range) optimizer.set_grid(range, grid_at(range, hooks, params));
 }
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

@@ -9,14 +9,14 @@
 #include <fstream>
 #include <vector>
 
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "format/bits.hpp"
 #include "format/philox.hpp"
 #include "quant/point_quantizer.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/torch_reference.hpp"
 
-namespace altgrad::train {
+namespace altgrad::recipe {
 namespace {
 
 
@@ -57,7 +57,7 @@ TEST(Bf16Preset, RoundsExactlyAsTorchBfloat16) {
   g.n_head = 1;
   g.n_embd = 8;
   g.block_size = 8;
-  const config::Recipe bf16 = config::preset_recipe(model::MatmulPoints(g), "bf16", 0);
+  const recipe::Recipe bf16 = recipe::preset_recipe(model::MatmulPoints(g), "bf16", 0);
   quant::PointQuantizer point(bf16.points.front().settings, 0, 0);
   std::vector<float> ours(values.size());
   point.begin_step(0);
@@ -77,4 +77,4 @@ TEST(Bf16Preset, RoundsExactlyAsTorchBfloat16) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::recipe

@@ -13,25 +13,25 @@
 #include "model/linear.hpp"
 #include "ops/cpu/emulated_gemm.hpp"
 #include "ops/cpu/cpu_backend.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 #include "support/one_block_model.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 namespace {
 
 // E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
-config::Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
-  quant::RecipeSpec spec;
-  const auto role = [&](quant::Role r, const char* format) {
-    quant::SettingsPatch patch;
+recipe::Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
+  recipe::RecipeSpec spec;
+  const auto role = [&](recipe::Role r, const char* format) {
+    recipe::SettingsPatch patch;
     patch.format = format;
     patch.scaling = quant::Scaling::tensor;
     patch.apply_to(spec.roles[static_cast<std::size_t>(r)], "test");
   };
-  role(quant::Role::act, "e4m3");
-  role(quant::Role::weight, "e4m3");
-  role(quant::Role::grad, "e5m2");
-  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
+  role(recipe::Role::act, "e4m3");
+  role(recipe::Role::weight, "e4m3");
+  role(recipe::Role::grad, "e5m2");
+  return recipe::Recipe{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
 }
 
 std::vector<float> values_with_outliers(std::size_t n, std::uint64_t stream, float magnitude) {
@@ -71,8 +71,8 @@ struct LayerPass {
   std::vector<float> x, w, dy, y, x_copy, w_copy, dy_copy, dx, dw;
   model::LinearInputs<float> used;  // spans into x_copy and w_copy (or x and w)
 
-  LayerPass(const model::MatmulPoints& points, const config::Recipe& recipe) {
-    quantized::QuantHooks hooks(points, recipe);
+  LayerPass(const model::MatmulPoints& points, const recipe::Recipe& recipe) {
+    precision::QuantHooks hooks(points, recipe);
     hooks.begin_step(0, false);
     const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
     C = fc.in_features;
@@ -139,7 +139,7 @@ Grid grid_of(const std::vector<float>& x, const char* format_name) {
 // independently quantized grid values (unit scales), GEMM by GEMM, bit for bit.
 TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppliesTheScales) {
   const model::MatmulPoints points(test_support::one_block_model(2, 16, 8));
-  config::Recipe recipe = tensor_scaled_recipe(points);
+  recipe::Recipe recipe = tensor_scaled_recipe(points);
   const format::AccumulatorModel hopper = format::parse_accumulator("hopper");
   recipe.accumulate = {hopper, hopper, hopper};
   const LayerPass pass(points, recipe);
@@ -166,4 +166,4 @@ TEST(QuantizedMatmul, UnderHopperAccumulationEachGemmMultipliesGridValuesAndAppl
 }
 
 }  // namespace
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

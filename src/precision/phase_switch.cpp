@@ -1,6 +1,6 @@
-#include "quantized/phase_switch.hpp"
+#include "precision/phase_switch.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 bool keeps_scaling_state(const quant::PointSettings& before, const quant::PointSettings& after) {
   return before.enabled && after.enabled && before.format.spec == after.format.spec && before.scaling == after.scaling &&
@@ -25,4 +25,4 @@ nlohmann::json carry_scaling_state(const QuantHooks* from, QuantHooks* to) {
   return {{"kept", kept}, {"fresh", fresh}};
 }
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

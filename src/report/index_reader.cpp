@@ -1,4 +1,4 @@
-#include "report/sweep_index.hpp"
+#include "report/index_reader.hpp"
 
 #include <fstream>
 

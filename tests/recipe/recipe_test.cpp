@@ -1,6 +1,6 @@
 // The [quant] table: presets, role defaults, override precedence, resolution against the model's
 // points, errors that name file:line, key and value, and the recipe.json round trip.
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,8 @@
 
 #include "io/safetensors.hpp"
 #include "support/error_message.hpp"
-#include "train/trainer.hpp"
 
-namespace altgrad::train {
+namespace altgrad::recipe {
 namespace {
 
 using quant::Scaling;
@@ -21,9 +20,9 @@ config::TrainConfig config_with(const std::string& quant_toml) {
   return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
 }
 
-config::Recipe recipe_of(const std::string& quant_toml) { return config::resolve_recipe(config_with(quant_toml)); }
+recipe::Recipe recipe_of(const std::string& quant_toml) { return recipe::resolve_recipe(config_with(quant_toml)); }
 
-const quant::PointSettings& at(const config::Recipe& recipe, std::string_view name) {
+const quant::PointSettings& at(const recipe::Recipe& recipe, std::string_view name) {
   for (const auto& p : recipe.points) {
     if (p.name == name) return p.settings;
   }
@@ -31,7 +30,7 @@ const quant::PointSettings& at(const config::Recipe& recipe, std::string_view na
 }
 
 TEST(QuantRecipe, EmptyTableIsFp32) {
-  const config::Recipe r = recipe_of("");
+  const recipe::Recipe r = recipe_of("");
   EXPECT_EQ(r.preset, "fp32");
   EXPECT_FALSE(r.any_enabled());
   EXPECT_EQ(r.points.size(), model::MatmulPoints(config::gpt_config(config_with(""))).operand_count());
@@ -39,7 +38,7 @@ TEST(QuantRecipe, EmptyTableIsFp32) {
 }
 
 TEST(QuantRecipe, Fp8HybridPresetIsE4m3ForwardE5m2BackwardDelayed16) {
-  const config::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n");
+  const recipe::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n");
   for (const char* name : {"h.0.attn.c_attn:act", "h.1.mlp.c_proj:weight"}) {
     EXPECT_TRUE(at(r, name).enabled) << name;
     EXPECT_EQ(at(r, name).format_name, "e4m3") << name;
@@ -57,21 +56,21 @@ TEST(QuantRecipe, PresetsCoverTheDocumentedSet) {
   EXPECT_EQ(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").format_name, "bf16,overflow=inf");
   EXPECT_TRUE(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").enabled);
   EXPECT_EQ(at(recipe_of("[quant]\npreset = \"fp8-e4m3\"\n"), "h.0.mlp.c_fc:grad").format_name, "e4m3");
-  const config::Recipe mx = recipe_of("[quant]\npreset = \"mx8\"\n");
+  const recipe::Recipe mx = recipe_of("[quant]\npreset = \"mx8\"\n");
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scaling, Scaling::block);
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").block, 32u);
   EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scale_rule, quant::MxScaleRule::floor);
 }
 
 TEST(QuantRecipe, SplitRoundingIsOneLine) {
-  const config::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
+  const recipe::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
   EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").rounding, format::Rounding::stochastic);
   EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").format_name, "e5m2");  // the preset's other settings stay
   EXPECT_EQ(at(r, "h.0.attn.c_proj:act").rounding, format::Rounding::nearest_even);
 }
 
 TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
-  const config::Recipe r = recipe_of(
+  const recipe::Recipe r = recipe_of(
       "[quant]\npreset = \"fp8-hybrid\"\n"
       "[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e1m6\"\n"
       "[[quant.override]]\nmatch = \"h.1.*\"\nformat = \"e3m4\"\n"
@@ -87,7 +86,7 @@ TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
 }
 
 TEST(QuantRecipe, RoleTablesSwitchTheirRoleOn) {
-  const config::Recipe r = recipe_of("[quant.act]\nformat = \"e2m5\"\nscaling = \"tensor\"\nmargin = 1\n");
+  const recipe::Recipe r = recipe_of("[quant.act]\nformat = \"e2m5\"\nscaling = \"tensor\"\nmargin = 1\n");
   EXPECT_TRUE(at(r, "h.0.attn.c_attn:act").enabled);
   EXPECT_EQ(at(r, "h.0.attn.c_attn:act").format_name, "e2m5");
   EXPECT_EQ(at(r, "h.0.attn.c_attn:act").margin, 1);
@@ -119,16 +118,16 @@ TEST(QuantRecipe, JsonRoundTripKeepsEverySetting) {
   const config::TrainConfig c = config_with(
       "[quant]\npreset = \"mx8\"\nseed = 99\n[quant.grad]\nrounding = \"stochastic\"\nscale_rule = \"round_up\"\n"
       "[[quant.override]]\nmatch = \"h.0.*\"\nformat = \"e5m2\"\nscaling = \"delayed\"\namax = \"most_recent\"\n");
-  const config::Recipe r = config::resolve_recipe(c);
+  const recipe::Recipe r = recipe::resolve_recipe(c);
   const model::MatmulPoints points(config::gpt_config(c));
-  const config::Recipe back = config::recipe_from_json(config::recipe_to_json(r), points, "recipe.json");
+  const recipe::Recipe back = recipe::recipe_from_json(recipe::recipe_to_json(r), points, "recipe.json");
   EXPECT_EQ(back.preset, "mx8");
   EXPECT_EQ(back.seed, 99u);
   ASSERT_EQ(back.points.size(), r.points.size());
   for (std::size_t i = 0; i < r.points.size(); ++i) EXPECT_EQ(back.points[i].settings, r.points[i].settings) << r.points[i].name;
-  nlohmann::json broken = config::recipe_to_json(r);
+  nlohmann::json broken = recipe::recipe_to_json(r);
   broken["points"][3]["rounding"] = "sideways";
-  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)config::recipe_from_json(broken, points, "ck/recipe.json"); }),
+  EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe::recipe_from_json(broken, points, "ck/recipe.json"); }),
                        {"ck/recipe.json"}));
 }
 
@@ -140,9 +139,9 @@ TEST(QuantRecipe, JsonIntegersMustBeIntegersInRange) {
   for (const char* key : {"history", "margin", "block"}) {
     for (const nlohmann::json& bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(-1)}) {
       if (std::string(key) == "margin" && bad == nlohmann::json(-1)) continue;  // a negative margin is valid
-      nlohmann::json broken = config::recipe_to_json(config::resolve_recipe(c));
+      nlohmann::json broken = recipe::recipe_to_json(recipe::resolve_recipe(c));
       broken["points"][0][key] = bad;
-      EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)config::recipe_from_json(broken, points, "ck/recipe.json"); }),
+      EXPECT_TRUE(mentions(message_of<io::CheckpointError>([&] { (void)recipe::recipe_from_json(broken, points, "ck/recipe.json"); }),
                            {"ck/recipe.json", key}))
           << key << " = " << bad.dump();
     }
@@ -150,4 +149,4 @@ TEST(QuantRecipe, JsonIntegersMustBeIntegersInRange) {
 }
 
 }  // namespace
-}  // namespace altgrad::train
+}  // namespace altgrad::recipe

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "config/quant_recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "format/accumulator.hpp"
 #include "io/safetensors.hpp"
 #include "model/matmul_points.hpp"
-#include "quant/recipe.hpp"
+#include "recipe/recipe_spec.hpp"
 #include "support/error_message.hpp"
 
 namespace altgrad::format {
@@ -20,11 +20,15 @@ namespace altgrad::format {
 inline void PrintTo(const AccumulatorModel& model, std::ostream* out) { *out << accumulator_name(model); }
 }  // namespace altgrad::format
 
-namespace altgrad::config {
+namespace altgrad::recipe {
 namespace {
 
+using config::ConfigError;
+using config::TrainConfig;
+using config::gpt_config;
+using config::parse_config;
+
 using format::AccumulatorModel;
-using quant::Gemm;
 using test_support::mentions;
 using test_support::message_of;
 
@@ -74,7 +78,7 @@ TEST(GemmAccumulation, HopperTeIsFastForwardAndPromotedBackward) {
   EXPECT_EQ(gemm_of(r, Gemm::wgrad), kHopper);
   EXPECT_EQ(gemm_of(r, Gemm::forward).promote, 0u);
   EXPECT_EQ(gemm_of(r, Gemm::dgrad).promote, 128u);
-  EXPECT_EQ(r.accumulate, quant::hopper_te());
+  EXPECT_EQ(r.accumulate, recipe::hopper_te());
 }
 
 TEST(GemmAccumulation, ATableNamesEachGemmAndTheOthersKeepTheirModel) {
@@ -94,11 +98,11 @@ TEST(GemmAccumulation, ATableNamesEachGemmAndTheOthersKeepTheirModel) {
 }
 
 TEST(GemmAccumulation, Fp8HopperIsFp8HybridWithHopperTe) {
-  EXPECT_EQ(quant::preset_names().back(), "fp8-hopper");
+  EXPECT_EQ(recipe::preset_names().back(), "fp8-hopper");
   const Recipe hopper = accumulate_recipe("[quant]\npreset = \"fp8-hopper\"\n");
   const Recipe hybrid = accumulate_recipe("[quant]\npreset = \"fp8-hybrid\"\n");
   EXPECT_EQ(hopper.preset, "fp8-hopper");
-  EXPECT_EQ(hopper.accumulate, quant::hopper_te());
+  EXPECT_EQ(hopper.accumulate, recipe::hopper_te());
   ASSERT_EQ(hopper.points.size(), hybrid.points.size());
   for (std::size_t i = 0; i < hopper.points.size(); ++i) {
     EXPECT_EQ(hopper.points[i].settings, hybrid.points[i].settings) << hopper.points[i].name;
@@ -125,7 +129,7 @@ TEST(GemmAccumulation, PhasesPatchWhatTheyNameOrStartFromTheirPreset) {
   EXPECT_EQ(at(1, Gemm::wgrad), kHopper);
   EXPECT_EQ(s.phases[2].recipe.accumulate, s.phases[1].recipe.accumulate);  // a phase without accumulate
   for (const Gemm gemm : {Gemm::forward, Gemm::dgrad, Gemm::wgrad}) EXPECT_EQ(at(3, gemm), kFp32);  // a fresh preset
-  EXPECT_EQ(s.phases[4].recipe.accumulate, quant::hopper_te());
+  EXPECT_EQ(s.phases[4].recipe.accumulate, recipe::hopper_te());
   for (const Gemm gemm : {Gemm::forward, Gemm::dgrad, Gemm::wgrad}) EXPECT_EQ(at(5, gemm), kHopperFast);
 }
 
@@ -153,10 +157,10 @@ TEST(GemmAccumulation, AppliesToLinearGemmsWhoseTwoOperandsAreQuantized) {
 }
 
 TEST(GemmAccumulation, ReadsTheOperandsEachGemmReads) {
-  using quant::Role;
-  EXPECT_EQ(quant::gemm_operands(Gemm::forward), (std::array<Role, 2>{Role::act, Role::weight}));
-  EXPECT_EQ(quant::gemm_operands(Gemm::dgrad), (std::array<Role, 2>{Role::grad, Role::weight}));
-  EXPECT_EQ(quant::gemm_operands(Gemm::wgrad), (std::array<Role, 2>{Role::grad, Role::act}));
+  using recipe::Role;
+  EXPECT_EQ(recipe::gemm_operands(Gemm::forward), (std::array<Role, 2>{Role::act, Role::weight}));
+  EXPECT_EQ(recipe::gemm_operands(Gemm::dgrad), (std::array<Role, 2>{Role::grad, Role::weight}));
+  EXPECT_EQ(recipe::gemm_operands(Gemm::wgrad), (std::array<Role, 2>{Role::grad, Role::act}));
   // Only X quantized: no GEMM has both operands quantized.
   const TrainConfig c = accumulate_config("[quant]\naccumulate = \"hopper\"\n[quant.act]\nformat = \"e4m3\"\n");
   const Recipe r = resolve_recipe(c);
@@ -280,4 +284,4 @@ TEST(GemmAccumulation, BadJsonNamesTheSource) {
 }
 
 }  // namespace
-}  // namespace altgrad::config
+}  // namespace altgrad::recipe

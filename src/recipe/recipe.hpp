@@ -1,6 +1,6 @@
 #pragma once
 // The [quant] table of a training config, read into a quantization recipe and resolved against
-// the model's quantization points (quant/recipe.hpp has the semantics):
+// the model's quantization points (recipe_spec.hpp has the semantics):
 //
 //   [quant]
 //   preset = "fp8-hybrid"        # fp32 (default) | bf16 | fp8-hybrid | fp8-e4m3 | mx8 | fp8-hopper
@@ -23,13 +23,13 @@
 //                                #   GEMMs it names)
 //
 // Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
-// margin, block, scale_rule. Every problem is a ConfigError naming file:line, key and value.
+// margin, block, scale_rule. Every problem is a config::ConfigError naming file:line, key and value.
 //
 // The accumulation applies to a Linear GEMM whose two operands are both quantized (enabled
 // points); a GEMM with an unquantized operand stays an FP32 GEMM, as Transformer Engine keeps the
 // LM head in higher precision. The attention matmuls (q·kᵀ, probs·v) are not Linear GEMMs and stay
 // FP32. An emulated model whose operands enter in their own format (inputs = format, the FP8
-// tensor core: one scale per tensor) cannot read a point under MX block scaling: a ConfigError.
+// tensor core: one scale per tensor) cannot read a point under MX block scaling: a config::ConfigError.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,24 +38,24 @@
 
 #include "config/config.hpp"
 #include "model/matmul_points.hpp"
-#include "quant/recipe.hpp"
+#include "recipe/recipe_spec.hpp"
 
-namespace altgrad::config {
+namespace altgrad::recipe {
 
 struct Recipe {
   std::string preset;
   std::uint64_t seed = 0;
-  std::vector<quant::ResolvedPoint> points;  // by the model's dense point index
-  quant::GemmAccumulation accumulate{};      // by quant::Gemm, as the recipe states it; see accumulation()
+  std::vector<ResolvedPoint> points;  // by the model's dense point index
+  GemmAccumulation accumulate{};      // by Gemm, as the recipe states it; see accumulation()
 
   bool any_enabled() const;
   // How GEMM `gemm` of matmul `matmul_index` (its index in MatmulPoints::all()) adds its products:
   // `accumulate`'s model when both operand points that GEMM reads are enabled, else FP32's.
-  const format::AccumulatorModel& accumulation(std::size_t matmul_index, quant::Gemm gemm) const;
+  const format::AccumulatorModel& accumulation(std::size_t matmul_index, Gemm gemm) const;
 };
 
 // The model's points in recipe terms, by dense index.
-std::vector<quant::PointName> recipe_points(const model::MatmulPoints& points);
+std::vector<PointName> recipe_points(const model::MatmulPoints& points);
 
 // A run's recipes over time: phases[0] starts at step 0; phase i runs the steps from its start up
 // to the next phase's. A [quant] table without phases is a one-phase schedule.
@@ -72,12 +72,12 @@ struct Schedule {
 };
 
 // Reads config.quant, its phases included, and resolves every phase for config's model. Throws
-// ConfigError.
-Schedule resolve_schedule(const TrainConfig& config);
+// config::ConfigError.
+Schedule resolve_schedule(const config::TrainConfig& config);
 // The first phase's recipe.
-Recipe resolve_recipe(const TrainConfig& config);
+Recipe resolve_recipe(const config::TrainConfig& config);
 
-// A preset resolved for a model (altgrad eval --recipe). Throws ConfigError naming the presets.
+// A preset resolved for a model (altgrad eval --recipe). Throws config::ConfigError naming the presets.
 Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset, std::uint64_t seed);
 
 // The resolved recipe as the run directory and checkpoints store it (recipe.json), and back.
@@ -91,4 +91,4 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
 // "recipe"}, ...]}.
 nlohmann::json schedule_to_json(const Schedule& schedule);
 
-}  // namespace altgrad::config
+}  // namespace altgrad::recipe

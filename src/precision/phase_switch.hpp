@@ -1,13 +1,13 @@
 #pragma once
 // What carries over when a run's quantization recipe changes: at a phase switch of a schedule
-// (quant_recipe.hpp), and when a warm start (warm_start.hpp) takes another run's scaling state.
+// (recipe/recipe.hpp), and when a warm start (warm_start.hpp) takes another run's scaling state.
 // docs/quantization.md, "Schedules and warm starts", gives the rules and why.
 #include <nlohmann/json.hpp>
 
-#include "quant/recipe.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "recipe/recipe_spec.hpp"
+#include "precision/quant_hooks.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 // A point keeps its delayed-scaling history across a change when it is quantized before and after
 // with the same format and the same scaling (kind, history length, amax algorithm, margin, block and
@@ -18,4 +18,4 @@ bool keeps_scaling_state(const quant::PointSettings& before, const quant::PointS
 // null: nothing quantized). Returns {"kept": [names], "fresh": [names]} over `to`'s delayed points.
 nlohmann::json carry_scaling_state(const QuantHooks* from, QuantHooks* to);
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

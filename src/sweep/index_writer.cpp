@@ -1,4 +1,4 @@
-#include "sweep/sweep_index.hpp"
+#include "sweep/index_writer.hpp"
 #include "io/atomic_file.hpp"
 #include "io/run_directory.hpp"
 

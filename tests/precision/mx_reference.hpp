@@ -16,7 +16,7 @@
 #include "format/parse.hpp"
 #include "format/philox.hpp"
 
-namespace altgrad::quantized_test {
+namespace altgrad::precision_test {
 
 struct MxAxis {
   bool along_rows;   // blocks run down the columns (else along each row)
@@ -84,4 +84,4 @@ inline double relative_gap(std::span<const float> got, const std::vector<double>
   return gap / scale;
 }
 
-}  // namespace altgrad::quantized_test
+}  // namespace altgrad::precision_test

@@ -1,5 +1,5 @@
 // A Linear layer under MX block scaling against the spec: every GEMM's operands blocked along that
-// GEMM's own reduction dimension (tests/quantized/mx_reference.hpp), in double:
+// GEMM's own reduction dimension (tests/precision/mx_reference.hpp), in double:
 //   Y  = X_r · W_rᵀ        X, W blocked along C (the in features)
 //   dX = dY_r · W_c        dY blocked along OC, W down its OC rows
 //   dW = dY_cᵀ · X_c       dY and X blocked down the N tokens
@@ -16,15 +16,15 @@
 #include "model/linear.hpp"
 #include "mx_reference.hpp"
 #include "ops/cpu/cpu_backend.hpp"
-#include "quantized/quant_hooks.hpp"
+#include "precision/quant_hooks.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 namespace {
 
-using quantized_test::relative_gap;
+using precision_test::relative_gap;
 
-using quantized_test::MxAxis;
-using quantized_test::mx_reference;
+using precision_test::MxAxis;
+using precision_test::mx_reference;
 
 model::GptConfig model_with_width(std::size_t n_embd, std::size_t n_head) {
   model::GptConfig c;
@@ -37,24 +37,24 @@ model::GptConfig model_with_width(std::size_t n_embd, std::size_t n_head) {
 }
 
 // E4M3 activations and weights, E5M2 gradients (OCP MXFP8), blocks of 32, nearest-even.
-config::Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
-  quant::RecipeSpec spec;
-  const auto role = [&](quant::Role r, const char* format) {
-    quant::SettingsPatch patch;
+recipe::Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention) {
+  recipe::RecipeSpec spec;
+  const auto role = [&](recipe::Role r, const char* format) {
+    recipe::SettingsPatch patch;
     patch.format = format;
     patch.scaling = quant::Scaling::block;
     patch.block = 32;
     patch.apply_to(spec.roles[static_cast<std::size_t>(r)], "test");
   };
-  role(quant::Role::act, "e4m3");
-  role(quant::Role::weight, "e4m3");
-  role(quant::Role::grad, "e5m2");
+  role(recipe::Role::act, "e4m3");
+  role(recipe::Role::weight, "e4m3");
+  role(recipe::Role::grad, "e5m2");
   if (with_attention) {
-    quant::SettingsPatch on;
+    recipe::SettingsPatch on;
     on.enabled = true;
     spec.overrides.push_back({"h.*.attn.[qkvp]*", on, "test"});
   }
-  return config::Recipe{"test", 1, quant::resolve(spec, config::recipe_points(points))};
+  return recipe::Recipe{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
 }
 
 // Σ_n dY[n, o] of dY as given and of its quantized copy.
@@ -102,15 +102,15 @@ Gradients products(const LinearCase& k, const std::vector<double>& xf, const std
 TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) {
   // C = 48 and N = 40 end in partial blocks (32 + 16, 32 + 8); OC = 192 is six whole blocks.
   const model::MatmulPoints points(model_with_width(48, 2));
-  quantized::QuantHooks hooks(points, mx_recipe(points, false));
+  precision::QuantHooks hooks(points, mx_recipe(points, false));
   hooks.begin_step(0, false);
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
   LinearCase k{40, fc.in_features, fc.out_features, {}, {}, {}};
   ASSERT_EQ(k.C, 48u);
   ASSERT_EQ(k.OC, 192u);
-  k.x = quantized_test::graded_values(k.N, k.C, 99, 0, 1.5, 11);
-  k.w = quantized_test::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
-  k.dy = quantized_test::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
+  k.x = precision_test::graded_values(k.N, k.C, 99, 0, 1.5, 11);
+  k.w = precision_test::graded_values(k.OC, k.C, 99, 1, 0.05, 11);
+  k.dy = precision_test::graded_values(k.N, k.OC, 99, 2, 1e-4, 11);
 
   std::vector<float> y(k.N * k.OC), x_copy(k.N * k.C), w_copy(k.OC * k.C), dx(k.N * k.C, 0.0f), dw(k.OC * k.C, 0.0f),
       db(k.OC, 0.0f);
@@ -156,4 +156,4 @@ TEST(MxLinearBackward, EveryGemmBlocksItsOperandsAlongItsOwnReductionDimension) 
 }
 
 }  // namespace
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

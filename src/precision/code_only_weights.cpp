@@ -1,4 +1,4 @@
-#include "quantized/code_only_weights.hpp"
+#include "precision/code_only_weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "optim/gridwalk.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 std::vector<std::pair<std::size_t, std::string>> code_ranges(const config::TrainConfig& config, const optim::Optimizer& optimizer,
                                                              const model::ParameterLayout& layout,
@@ -83,4 +83,4 @@ void bind_code_weights(optim::CodeWeights& codes, std::span<float> params, Weigh
   walk->use_code_weights(&codes);
 }
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

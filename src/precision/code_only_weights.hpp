@@ -14,10 +14,10 @@
 #include "model/parameter_layout.hpp"
 #include "optim/code_weights.hpp"
 #include "optim/optimizer.hpp"
-#include "quantized/quant_hooks.hpp"
-#include "quantized/weight_grids.hpp"
+#include "precision/quant_hooks.hpp"
+#include "precision/weight_grids.hpp"
 
-namespace altgrad::quantized {
+namespace altgrad::precision {
 
 // Each parameter range the optimizer updates on a grid (not adamw_only), with its grid's format
 // name; empty when config.master_weights. Throws ConfigError for a range on MX blocks: an MX weight
@@ -48,4 +48,4 @@ std::pair<optim::CodeWeights, nlohmann::json> reencode_weights(const optim::Code
 void bind_code_weights(optim::CodeWeights& codes, std::span<float> params, WeightGrids& grids, QuantHooks* hooks,
                        optim::Optimizer& optimizer);
 
-}  // namespace altgrad::quantized
+}  // namespace altgrad::precision

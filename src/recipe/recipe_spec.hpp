@@ -1,6 +1,6 @@
 #pragma once
-// A quantization recipe: for every quantization point of a model (matmul operands, attention
-// operands), whether it is quantized and how — format, rounding, scaling.
+// A quantization recipe as written: for every quantization point of a model (matmul operands,
+// attention operands), whether it is quantized and how — format, rounding, scaling.
 //
 // A recipe is written as role defaults plus overrides. The three roles are the operands of a
 // matmul Y = X·Wᵀ: act (X), weight (W) and grad (dY); attention operands (q, k, v, probs) take the
@@ -14,41 +14,34 @@
 //
 // A recipe also says how each of a Linear layer's three GEMMs adds its products (`accumulate`,
 // format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation. It applies to
-// a GEMM whose two operands are both quantized points (config/quant_recipe.hpp).
+// a GEMM whose two operands are both quantized points (recipe/recipe.hpp).
+//
+// The recipe's types, in one place: RecipeSpec (one recipe as written), PhaseSpec and ScheduleSpec
+// (a [quant] table's phases as written, recipe_table.hpp), and their resolved forms for the GPT:
+// Recipe, Phase and Schedule (recipe.hpp).
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "format/accumulator.hpp"
-#include "format/rounding.hpp"
-#include "format/spec.hpp"
-#include "quant/mx.hpp"
-#include "quant/scaling.hpp"
+#include "quant/point_settings.hpp"
 
-namespace altgrad::quant {
+namespace altgrad::recipe {
 
-class RecipeError : public std::invalid_argument {
+// A preset that does not exist, or an override that selects no point.
+class RecipeError : public quant::SettingsError {
  public:
-  using std::invalid_argument::invalid_argument;
+  using quant::SettingsError::SettingsError;
 };
 
-enum class Scaling : std::uint8_t {
-  none,     // x_q = Q(x)
-  tensor,   // per-tensor current scaling: amax of this tensor
-  delayed,  // per-tensor delayed scaling: amax history of earlier steps
-  block,    // MX: one power-of-two scale per block along the reading GEMM's reduction dimension
-};
-
+// The three operands of a matmul Y = X·Wᵀ: X, W and dY.
 enum class Role : std::uint8_t { act, weight, grad };
 inline constexpr std::size_t kRoleCount = 3;
-
-format::Format default_format();  // e4m3
 
 // The three GEMMs of a Linear layer Y = X·Wᵀ: forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X.
 enum class Gemm : std::uint8_t { forward, dgrad, wgrad };
@@ -75,36 +68,20 @@ format::AccumulatorModel parse_gemm_accumulator(std::string_view text);
 // Whether any GEMM's model is not FP32's.
 bool emulated(const GemmAccumulation& accumulation);
 
-// How one point is quantized.
-struct PointSettings {
-  bool enabled = false;
-  std::string format_name = "e4m3";
-  format::Format format = default_format();
-  format::Rounding rounding = format::Rounding::nearest_even;
-  Scaling scaling = Scaling::none;
-  std::size_t history = 16;  // delayed: amax history length
-  AmaxAlgorithm amax = AmaxAlgorithm::max;
-  int margin = 0;             // tensor, delayed: scale = max_finite / (amax · 2^margin)
-  std::size_t block = 32;     // block: elements per block
-  MxScaleRule scale_rule = MxScaleRule::floor;
-
-  bool operator==(const PointSettings& o) const;
-};
-
 // Settings a role table or an override names; the others are left as they are.
 struct SettingsPatch {
   std::optional<bool> enabled;
   std::optional<std::string> format;  // a format name (format/parse.hpp), checked when applied
   std::optional<format::Rounding> rounding;
-  std::optional<Scaling> scaling;
+  std::optional<quant::Scaling> scaling;
   std::optional<std::size_t> history;
-  std::optional<AmaxAlgorithm> amax;
+  std::optional<quant::AmaxAlgorithm> amax;
   std::optional<int> margin;
   std::optional<std::size_t> block;
-  std::optional<MxScaleRule> scale_rule;
+  std::optional<quant::MxScaleRule> scale_rule;
 
-  // Throws RecipeError (prefixed by `where`) on a bad format name or a value out of range.
-  void apply_to(PointSettings& settings, std::string_view where) const;
+  // Throws quant::SettingsError (prefixed by `where`) on a bad format name or a value out of range.
+  void apply_to(quant::PointSettings& settings, std::string_view where) const;
 };
 
 struct Override {
@@ -115,7 +92,7 @@ struct Override {
 
 struct RecipeSpec {
   std::string preset = "fp32";
-  std::array<PointSettings, kRoleCount> roles{};  // by Role
+  std::array<quant::PointSettings, kRoleCount> roles{};  // by Role
   std::vector<Override> overrides;
   GemmAccumulation accumulate{};                          // by Gemm; all FP32 by default
   std::array<std::string, kGemmCount> accumulate_origin;  // where each GEMM's model was set, for messages
@@ -135,22 +112,11 @@ struct PointName {
 
 struct ResolvedPoint {
   std::string name;
-  PointSettings settings;
+  quant::PointSettings settings;
 };
 
 // Every point with its settings, in the order given. Throws RecipeError when an override matches
 // no point (the message names its origin and shows example point names).
 std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points);
 
-// Names for the enums, as configs spell them, in enum order.
-inline constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
-inline constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
-inline constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
-std::string_view scaling_name(Scaling s);
-std::optional<Scaling> parse_scaling(std::string_view name);
-std::string_view amax_name(AmaxAlgorithm a);
-std::optional<AmaxAlgorithm> parse_amax(std::string_view name);
-std::string_view scale_rule_name(MxScaleRule r);
-std::optional<MxScaleRule> parse_scale_rule(std::string_view name);
-
-}  // namespace altgrad::quant
+}  // namespace altgrad::recipe

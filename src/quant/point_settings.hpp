@@ -1,0 +1,62 @@
+#pragma once
+// How one quantization point is quantized: format, rounding, scaling and the scaling's knobs, with
+// the names configs spell them by. Which point gets which settings is a recipe's business
+// (recipe/recipe_spec.hpp); the per-point quantizer (point_quantizer.hpp) only reads them.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "format/rounding.hpp"
+#include "format/spec.hpp"
+#include "quant/mx.hpp"
+#include "quant/scaling.hpp"
+
+namespace altgrad::quant {
+
+// A setting out of range or a format that does not parse; the message says where it was set.
+class SettingsError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class Scaling : std::uint8_t {
+  none,     // x_q = Q(x)
+  tensor,   // per-tensor current scaling: amax of this tensor
+  delayed,  // per-tensor delayed scaling: amax history of earlier steps
+  block,    // MX: one power-of-two scale per block along the reading GEMM's reduction dimension
+};
+
+format::Format default_format();  // e4m3
+
+// How one point is quantized.
+struct PointSettings {
+  bool enabled = false;
+  std::string format_name = "e4m3";
+  format::Format format = default_format();
+  format::Rounding rounding = format::Rounding::nearest_even;
+  Scaling scaling = Scaling::none;
+  std::size_t history = 16;  // delayed: amax history length
+  AmaxAlgorithm amax = AmaxAlgorithm::max;
+  int margin = 0;             // tensor, delayed: scale = max_finite / (amax · 2^margin)
+  std::size_t block = 32;     // block: elements per block
+  MxScaleRule scale_rule = MxScaleRule::floor;
+
+  bool operator==(const PointSettings& o) const;
+};
+
+// Names for the enums, as configs spell them, in enum order.
+inline constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
+inline constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
+inline constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
+std::string_view scaling_name(Scaling s);
+std::optional<Scaling> parse_scaling(std::string_view name);
+std::string_view amax_name(AmaxAlgorithm a);
+std::optional<AmaxAlgorithm> parse_amax(std::string_view name);
+std::string_view scale_rule_name(MxScaleRule r);
+std::optional<MxScaleRule> parse_scale_rule(std::string_view name);
+
+}  // namespace altgrad::quant
