@@ -150,15 +150,18 @@ fs::path save_checkpoint(const fs::path& run_dir, const model::Gpt<float>& model
   save_optimizer(staging / kOptimizer, optimizer);
   write_json(staging / kModelConfig, config_json(model.config()));
   const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
-  write_json(staging / kState, {{"step", state.step},
-                                    {"seed", state.seed},
-                                    {"val_loss", number_or_null(state.val_loss)},
-                                    {"best_val_loss", number_or_null(state.best_val_loss)},
-                                    {"best_step", state.best_step},
-                                    {"optimizer_step", optimizer.step_count()},
-                                    {"grad_norm_history", state.grad_norm_history},
-                                    {"last_loss", number_or_null(state.last_loss)},
-                                    {"initial_loss", number_or_null(state.initial_loss)}});
+  nlohmann::json state_json = {{"step", state.step},
+                                {"seed", state.seed},
+                                {"val_loss", number_or_null(state.val_loss)},
+                                {"best_val_loss", number_or_null(state.best_val_loss)},
+                                {"best_step", state.best_step},
+                                {"optimizer_step", optimizer.step_count()},
+                                {"grad_norm_history", state.grad_norm_history},
+                                {"last_loss", number_or_null(state.last_loss)},
+                                {"initial_loss", number_or_null(state.initial_loss)}};
+  // Only once a diagnostic step has run: the state.json of a run without one stays as it was.
+  if (!state.kurtosis_baseline.empty()) state_json["kurtosis_baseline"] = state.kurtosis_baseline;
+  write_json(staging / kState, state_json);
   if (extras) extras(staging);
   fs::remove_all(final_dir);
   fs::rename(staging, final_dir);
@@ -298,13 +301,23 @@ CheckpointState load_state(const fs::path& checkpoint_dir) {
              integer_field<std::int64_t>(j, path, "best_step", -1),  // -1: never evaluated
              j.at("grad_norm_history").get<std::vector<double>>(),
              number("last_loss"),
-             number("initial_loss")};
+             number("initial_loss"),
+             {}};
+    if (const auto baseline = j.find("kurtosis_baseline"); baseline != j.end()) {
+      if (!baseline->is_object()) fail(path, "kurtosis_baseline must be an object of kurtosis values by tensor name");
+      state.kurtosis_baseline = baseline->get<std::map<std::string, double>>();
+    }
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("bad or missing field: ") + e.what());
   }
   // Gradient norms: what the spike detector's running median is taken over.
   for (const double norm : state.grad_norm_history) {
     if (!std::isfinite(norm) || norm < 0) fail(path, "grad_norm_history holds " + std::to_string(norm) + ", not a norm");
+  }
+  for (const auto& [name, kurtosis] : state.kurtosis_baseline) {
+    if (!std::isfinite(kurtosis) || kurtosis < 0) {
+      fail(path, "kurtosis_baseline." + name + " holds " + std::to_string(kurtosis) + ", not a kurtosis");
+    }
   }
   return state;
 }

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "io/safetensors.hpp"
@@ -35,6 +37,7 @@ struct CheckpointState {
   std::vector<double> grad_norm_history;  // oldest first (diag/spike_detectors.hpp)
   double last_loss = 0.0;                 // NaN before the first step
   double initial_loss = std::nan("");     // the first step's loss (stop_loss_multiple); NaN before it
+  std::map<std::string, double> kurtosis_baseline;  // monitor/kurtosis_watch.hpp; empty before a diagnostic step
 };
 
 // Writes further files of a checkpoint into its staging directory, before it is renamed into place.

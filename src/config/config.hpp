@@ -117,7 +117,8 @@ struct TrainConfig {
   std::int64_t diag_interval = 100;     // steps between full diagnostics (code usage, kurtosis, SNR, ...)
   double warn_overflow_pct = 1.0;       // a point's overflow above this % of its values, in one step
   double warn_underflow_pct = 10.0;     // a point's underflow above this % of its values, in one step
-  double warn_kurtosis = 10.0;          // kurtosis of a block output or matmul input (normal = 3)
+  double warn_kurtosis = 10.0;          // kurtosis of a block output or a block's q, k, v (normal = 3)
+  double warn_kurtosis_growth = 6.0;    // a matmul input's kurtosis over its first diagnostic step's
   double warn_attention_entropy = 1.0;  // a head's mean attention entropy below this, in nats
   double warn_loss_spike = 2.0;         // loss above this multiple of the previous step's
   double warn_grad_norm_spike = 100.0;  // gradient norm above this multiple of its running median

@@ -48,10 +48,12 @@ void QuantMetrics::add_step(std::int64_t step, const config::TrainConfig& config
       last_scale_[i] = delayed->scale();
     }
     const std::string& name = hooks_.name(i);
+    // The step just ended recorded the point's first amax: it had none to scale by.
+    const bool without_history = point->delayed() && point->delayed()->amaxes_recorded() == 1;
     interval_[i].merge(point->step_stats());
-    check_thresholds(step, config, warnings, point->settings(), {name, false}, point->step_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, false, without_history}, point->step_stats());
     interval_columns_[i].merge(point->column_stats());
-    check_thresholds(step, config, warnings, point->settings(), {name, true}, point->column_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, true, without_history}, point->column_stats());
     if (point->step_stats().calls) check_amax_growth(step, config, warnings, i, point->step_stats().values.amax);
   }
 }
@@ -84,17 +86,24 @@ void QuantMetrics::check_thresholds(std::int64_t step, const config::TrainConfig
   // Strings are built only when a warning fires: no allocation on a quiet step.
   const auto key = [&] { return where.columns ? where.point + "/colwise" : where.point; };
   const auto label = [&] { return where.columns ? where.point + "'s column-wise copy" : where.point; };
+  const auto report = [&](const char* kind, double value, double threshold, const std::string& what) {
+    const std::string message = label() + " " + what + " (" + settings.format_name + ", threshold " +
+                                short_number(threshold) + "%)";
+    if (!where.without_history) {
+      warnings.warn(step, kind, key(), value, threshold, message);
+      return;
+    }
+    warnings.start_up(step, "no_history", key(), kind, value,
+                      message + " at delayed scaling's first step, whose scale is 1 for want of an amax history");
+  };
   const double overflow = percent(s.values.overflow, s.values.count);
   const double underflow = percent(s.values.underflow, s.values.count);
   if (overflow > config.warn_overflow_pct) {
-    warnings.warn(step, "overflow", key(), overflow, config.warn_overflow_pct,
-                  label() + " overflows " + short_number(overflow) + "%" + " of its values (" + settings.format_name +
-                      ", threshold " + short_number(config.warn_overflow_pct) + "%" + ")");
+    report("overflow", overflow, config.warn_overflow_pct, "overflows " + short_number(overflow) + "% of its values");
   }
   if (underflow > config.warn_underflow_pct) {
-    warnings.warn(step, "underflow", key(), underflow, config.warn_underflow_pct,
-                  label() + " flushes " + short_number(underflow) + "%" + " of its values to zero (" +
-                      settings.format_name + ", threshold " + short_number(config.warn_underflow_pct) + "%" + ")");
+    report("underflow", underflow, config.warn_underflow_pct,
+           "flushes " + short_number(underflow) + "% of its values to zero");
   }
 }
 

@@ -47,10 +47,12 @@ class QuantMetrics {
 
  private:
   // Which copy a warning is about: the point's row-wise copies, or its column-wise ones (warning
-  // where "<point>/colwise").
+  // where "<point>/colwise"); and whether the step had no amax history to take its scale from
+  // (delayed scaling's first step: a start-up event, not a warning).
   struct Where {
     const std::string& point;
     bool columns;
+    bool without_history;
   };
   void check_amax_growth(std::int64_t step, const config::TrainConfig& config, Warnings& warnings, std::size_t point,
                          float amax);

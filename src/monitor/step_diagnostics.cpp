@@ -31,48 +31,6 @@ json code_usage(const precision::QuantHooks* hooks) {
   return usage;
 }
 
-// Whether the :act point of this matmul is quantized: only then can outliers in its input clip
-// or flush, so only then is a high kurtosis a warning.
-bool act_quantized(const precision::QuantHooks* hooks, const model::MatmulPoint& matmul) {
-  const std::size_t index = matmul.index * model::kOperandsPerMatmul + static_cast<std::size_t>(model::Operand::act);
-  return hooks != nullptr && hooks->point(index) != nullptr;
-}
-
-// The statistic for every tensor; the warning only where a narrow format reads the tensor. A block's
-// output reaches a quantized operand as the next matmul's input (after its norm): c_attn of the
-// next block, or the LM head after the last block.
-json kurtosis(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
-  json out = json::object();
-  const auto add = [&](const std::string& name, std::span<const float> values, bool quantized) {
-    const double k = diag::moments_of(values).kurtosis;
-    out[name] = k;
-    if (quantized && k > config.warn_kurtosis) {
-      warnings.warn(step, "kurtosis", name, k, config.warn_kurtosis,
-                    name + " has kurtosis " + short_number(k) + " (threshold " + short_number(config.warn_kurtosis) +
-                        "; a normal distribution has 3): outliers that a narrow format will clip or flush");
-    }
-  };
-  const model::MatmulPoints& points = in.model.matmuls();
-  const std::size_t layers = in.acts.layers.size();
-  for (std::size_t l = 0; l < layers; ++l) {
-    const auto& layer = in.acts.layers[l];
-    const auto add_act = [&](model::BlockMatmul m, std::span<const float> values) {
-      const model::MatmulPoint& matmul = points.block(l, m);
-      add(std::string(matmul.operand_name(model::Operand::act)), values, act_quantized(in.hooks, matmul));
-    };
-    add_act(model::BlockMatmul::attn_c_attn, layer.ln_1);
-    add_act(model::BlockMatmul::attn_c_proj, layer.att_y);
-    add_act(model::BlockMatmul::mlp_c_fc, layer.ln_2);
-    add_act(model::BlockMatmul::mlp_c_proj, layer.fc_act);
-    const model::MatmulPoint& reader =
-        l + 1 < layers ? points.block(l + 1, model::BlockMatmul::attn_c_attn) : points.lm_head();
-    add("h." + std::to_string(l), layer.residual3, act_quantized(in.hooks, reader));
-  }
-  add(std::string(points.lm_head().operand_name(model::Operand::act)), in.acts.ln_f,
-      act_quantized(in.hooks, points.lm_head()));
-  return out;
-}
-
 // One layer's entropy summary into `out`.
 diag::LayerEntropy entropy_of(std::span<const float> probs, const DiagnosticInputs& in, const std::string& name,
                               json& out) {
@@ -155,10 +113,10 @@ json gradients_and_weights(const DiagnosticInputs& in, std::int64_t step, const 
 }  // namespace
 
 json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
-                      ScalarLog& scalars) {
+                      ScalarLog& scalars, KurtosisWatch& kurtosis) {
   json out = gradients_and_weights(in, step, config, warnings, scalars);
   out["code_usage"] = code_usage(in.hooks);
-  out["kurtosis"] = kurtosis(in, step, config, warnings);
+  out["kurtosis"] = kurtosis.observe(in, step, config, warnings);
   out.update(attention_entropy(in, step, config, warnings));
   out["dead_units"] = dead_units(in, step, config, warnings);
   if (in.hooks && config.profile_points) out["profile"] = value_profiles(*in.hooks, config.range_fit_format, scalars);
@@ -185,14 +143,18 @@ class StepDiagnostics final : public StepObserver {
   void after_backward(RunView& run, StepRecord& step) override {
     if (!due(step.done)) return;
     step.diag().update(step_diagnostics({run.model, run.acts, run.hooks, fp32_gradients_}, step.done, config_,
-                                        run.warnings, step.scalars));
+                                        run.warnings, step.scalars, kurtosis_));
   }
+
+  void save(checkpoint::CheckpointState& state) const override { state.kurtosis_baseline = kurtosis_.baseline(); }
+  void restore(const checkpoint::CheckpointState& state) override { kurtosis_.restore(state.kurtosis_baseline); }
 
  private:
   bool due(std::int64_t done) const { return done % config_.diag_interval == 0; }
 
   const config::TrainConfig& config_;
   std::vector<float> fp32_gradients_;  // the shadow backward's
+  KurtosisWatch kurtosis_;
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // forward pass, its gradients (averaged over micro-batches, before clipping) and an FP32 shadow
 // backward on the same batch. Definitions (docs/quantization.md has them in full):
 //   code_usage         fraction of the format's non-NaN codes a point's values landed on
-//   kurtosis           E[(x−μ)⁴]/σ⁴ of each block output ("h.N") and each matmul input (its :act point)
+//   kurtosis           E[(x−μ)⁴]/σ⁴ of each block output ("h.N"), each matmul input (its :act point)
+//                      and each block's q, k and v (kurtosis_watch.hpp)
 //   attention_entropy  per layer: mean and min over heads of the head's mean row entropy (nats), of
 //                      the probabilities probs·v multiplied (quantized where the probs point is on)
 //   attention_entropy_unquantized  the same of the softmax output, where the probs point is on
@@ -12,8 +13,7 @@
 //   dead_units         per layer: fraction of MLP hidden units in their nonlinearity's flat tail
 //                      for every token of the batch (diag/dead_units.hpp)
 //   weight_log2        per parameter tensor, counts of log2|w| in integer buckets
-// Entropy beyond its threshold is a warning; so is kurtosis, but only for a tensor that a
-// quantized :act point reads (a plain FP32 run has no narrow format to clip its outliers).
+// Entropy beyond its threshold is a warning; kurtosis warns as kurtosis_watch.hpp says.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,6 +24,8 @@
 #include "config/config.hpp"
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
+#include "monitor/diagnostic_inputs.hpp"
+#include "monitor/kurtosis_watch.hpp"
 #include "monitor/scalar_log.hpp"
 #include "monitor/step_observer.hpp"
 #include "monitor/warnings.hpp"
@@ -31,15 +33,8 @@
 
 namespace altgrad::monitor {
 
-struct DiagnosticInputs {
-  const model::Gpt<float>& model;
-  const model::Activations<float>& acts;
-  const precision::QuantHooks* hooks;                  // null without a recipe
-  std::span<const float> fp32_gradients;    // the shadow backward's, same layout as model.gradients()
-};
-
 nlohmann::json step_diagnostics(const DiagnosticInputs& in, std::int64_t step, const config::TrainConfig& config,
-                                Warnings& warnings, ScalarLog& scalars);
+                                Warnings& warnings, ScalarLog& scalars, KurtosisWatch& kurtosis);
 
 // Every diag_interval steps: the shadow backward before the step's forward (its quantization points
 // record code histograms and value profiles), then step_diagnostics into metrics.jsonl's "diag".

@@ -25,4 +25,10 @@ void Warnings::warn(std::int64_t step, std::string_view kind, std::string_view w
   if (print_) print_("warning at step " + std::to_string(step) + ": " + std::string(message));
 }
 
+void Warnings::start_up(std::int64_t step, std::string_view kind, std::string_view where, std::string_view statistic,
+                        double value, std::string_view message) {
+  log_.event({{"event", "start_up"}, {"step", step}, {"kind", kind}, {"where", where}, {"statistic", statistic},
+              {"value", value}, {"message", message}});
+}
+
 }  // namespace altgrad::monitor

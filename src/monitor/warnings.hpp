@@ -24,6 +24,12 @@ class Warnings {
   void warn(std::int64_t step, std::string_view kind, std::string_view where, double value, double threshold,
             std::string_view message);
 
+  // A statistic past its threshold that is expected at start-up, and so not a warning: delayed
+  // scaling's first step, whose scale is 1 for want of an amax history. It goes to events.jsonl as
+  // {"event": "start_up", "kind": kind, ...}, each time, and not to the terminal.
+  void start_up(std::int64_t step, std::string_view kind, std::string_view where, std::string_view statistic,
+                double value, std::string_view message);
+
   std::uint64_t emitted() const { return emitted_; }
   std::uint64_t suppressed() const { return suppressed_; }
 

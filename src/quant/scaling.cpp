@@ -33,6 +33,7 @@ DelayedScaling::DelayedScaling(const format::Format& f, std::size_t history_leng
 }
 
 void DelayedScaling::record(float amax) {
+  ++recorded_;
   const std::size_t size = ring_.size();
   if (filled_ < size) {
     ring_[(head_ + filled_) % size] = amax;
@@ -73,6 +74,7 @@ void DelayedScaling::restore(std::span<const float> history_oldest_first, float 
   std::copy(history_oldest_first.begin(), history_oldest_first.end(), ring_.begin());
   head_ = 0;
   filled_ = history_oldest_first.size();
+  recorded_ = filled_;
   scale_ = scale;
 }
 

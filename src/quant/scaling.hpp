@@ -35,6 +35,9 @@ class DelayedScaling {
 
   float scale() const { return scale_; }
   void record(float amax);
+  // The amaxes recorded since construction, or since restore() (counting the restored ones). The
+  // step that records the first used scale 1: there was no history to take one from.
+  std::uint64_t amaxes_recorded() const { return recorded_; }
 
   // The recorded amaxes, oldest first (at most history_length of them).
   std::vector<float> history() const;
@@ -48,6 +51,7 @@ class DelayedScaling {
   std::vector<float> ring_;  // allocated once; ring_[(head_ + i) % size] is the i-th oldest
   std::size_t head_ = 0;
   std::size_t filled_ = 0;
+  std::uint64_t recorded_ = 0;
   float scale_ = 1.0f;
 };
 

@@ -235,7 +235,7 @@ class Run {
       : config_(config),
         options_(options),
         s_(config, options.repo_root),
-        state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan("")},
+        state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan(""), {}},
         observers_(monitor::step_observers(config, s_.model.layout().size())) {
     if (options.resume) {
       restore();

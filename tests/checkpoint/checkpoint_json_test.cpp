@@ -42,6 +42,9 @@ TEST(CheckpointJson, HandWrittenFilesLoad) {
   EXPECT_EQ(s.seed, 1337u);
   EXPECT_EQ(s.grad_norm_history, (std::vector<double>{0.5, 1.25}));
   EXPECT_TRUE(std::isnan(s.last_loss));
+  EXPECT_TRUE(s.kurtosis_baseline.empty());  // absent before a run's first diagnostic step
+  dir.write("state.json", with(kState, "\"initial_loss\": null", "\"initial_loss\": null, \"kurtosis_baseline\": {\"lm_head:act\": 2.5}"));
+  EXPECT_EQ(checkpoint::load_state(dir.path()).kurtosis_baseline, (std::map<std::string, double>{{"lm_head:act", 2.5}}));
 }
 
 TEST(CheckpointJson, ConfigIntegersMustBeIntegersInRange) {
@@ -63,6 +66,9 @@ TEST(CheckpointJson, StateValuesARunCannotResumeFromAreRefused) {
       {"\"seed\": 1337", "\"seed\": -1", "seed"},
       {"\"best_step\": 4", "\"best_step\": -2", "best_step"},
       {"[0.5, 1.25]", "[0.5, -1.0]", "grad_norm_history"},
+      {"\"initial_loss\": null", "\"initial_loss\": null, \"kurtosis_baseline\": {\"h.0.mlp.c_proj:act\": -2}",
+       "kurtosis_baseline.h.0.mlp.c_proj:act"},
+      {"\"initial_loss\": null", "\"initial_loss\": null, \"kurtosis_baseline\": [7.5]", "kurtosis_baseline"},
   };
   for (const auto& c : cases) {
     test_support::ScratchDir dir;

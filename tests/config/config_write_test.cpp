@@ -35,8 +35,8 @@ const std::vector<std::string> kKeys = {
     "min_lr", "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "momentum", "nesterov",
     "grad_clip", "eval_interval",
     "eval_iters", "log_interval", "seed", "device", "out_dir", "checkpoint_interval", "keep_checkpoints",
-    "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_attention_entropy",
-    "warn_loss_spike", "warn_grad_norm_spike", "warn_every", "stop_loss_multiple"};
+    "diag_interval", "warn_overflow_pct", "warn_underflow_pct", "warn_kurtosis", "warn_kurtosis_growth",
+    "warn_attention_entropy", "warn_loss_spike", "warn_grad_norm_spike", "warn_every", "stop_loss_multiple"};
 
 // A config where every field differs from its default, with values that are hard to write back.
 TrainConfig unusual_config() {
@@ -79,6 +79,7 @@ TrainConfig unusual_config() {
   c.warn_overflow_pct = 0.125;
   c.warn_underflow_pct = 55.5;
   c.warn_kurtosis = 1e6;
+  c.warn_kurtosis_growth = 2.25;
   c.warn_attention_entropy = 0.0;
   c.warn_loss_spike = 1.5;
   c.warn_grad_norm_spike = 1e3;

@@ -65,7 +65,9 @@ Diagnosed diagnose(const std::string& quant_toml, const test_support::ScratchDir
   monitor::RunLog log(dir.path());
   monitor::Warnings warnings(log, [](const std::string&) {}, c.warn_every);
   monitor::ScalarLog scalars;
-  Diagnosed out{monitor::step_diagnostics({gpt, acts, &hooks, {}}, 1, c, warnings, scalars), {}, gpt.config().n_head};
+  monitor::KurtosisWatch kurtosis;
+  Diagnosed out{monitor::step_diagnostics({gpt, acts, &hooks, {}}, 1, c, warnings, scalars, kurtosis), {},
+                gpt.config().n_head};
   for (const auto& layer : acts.layers) out.softmax.emplace_back(layer.att_probs.begin(), layer.att_probs.end());
   return out;
 }

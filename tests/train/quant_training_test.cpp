@@ -305,37 +305,70 @@ TEST(QuantTraining, UnderflowWarningsNameThePointAndAreRateLimited) {
   EXPECT_GT(warnings[0].at("value").get<double>(), c.warn_underflow_pct);
 }
 
-// Kurtosis warnings name a quantization risk, so they come only from tensors a quantized :act point
-// reads; the statistic is logged for every tensor either way. A threshold of 1 (Pearson kurtosis is
-// never below 1, and is 1 only for a two-valued tensor) makes every eligible tensor warn.
-std::set<std::string> kurtosis_warnings(const std::string& quant_toml, const fs::path& run_dir,
-                                        const fs::path& corpus) {
+// Kurtosis warnings (monitor/kurtosis_watch.hpp). Thresholds that every eligible tensor crosses
+// show which tensors are eligible: an outlier threshold of 1 (Pearson kurtosis is never below 1, and
+// is 1 only for a two-valued tensor), and a growth threshold of 0 from the second diagnostic step on.
+std::map<std::string, std::set<std::string>> kurtosis_warnings(const std::string& quant_toml, const fs::path& run_dir,
+                                                               const fs::path& corpus) {
   config::TrainConfig c = quantized(corpus, quant_toml);
   c.warn_kurtosis = 1.0;
+  c.warn_kurtosis_growth = 0.0;
   run(c, run_dir);
-  std::set<std::string> where;
+  std::map<std::string, std::set<std::string>> where;
   for (const auto& w : events_of(run_dir, "warning")) {
-    if (w.at("kind") == "kurtosis") where.insert(w.at("where").get<std::string>());
+    const std::string kind = w.at("kind");
+    if (kind.starts_with("kurtosis")) where[kind].insert(w.at("where").get<std::string>());
   }
   const nlohmann::json kurtosis = json_lines(run_dir / "metrics.jsonl")[3].at("diag").at("kurtosis");  // step 4
-  for (const char* name : {"h.0", "h.1", "h.0.attn.c_attn:act", "h.1.mlp.c_proj:act", "lm_head:act"}) {
+  for (const char* name : {"h.0", "h.1", "h.1.attn.q", "h.0.attn.v", "h.0.attn.c_attn:act", "h.1.mlp.c_proj:act",
+                           "lm_head:act"}) {
     EXPECT_GT(kurtosis.at(name).get<double>(), 1.0) << name;
   }
   return where;
 }
 
-TEST(QuantTraining, KurtosisWarnsOnlyWhereAQuantizedPointReads) {
+// The research notes' outlier tensors (block outputs, q, k, v) warn in any run that quantizes; the
+// other matmul inputs warn on growth, where a quantized :act point reads them.
+TEST(QuantTraining, KurtosisWarnsOnTheNotesTensorsAndOnGrowthWhereAQuantizedPointReads) {
   test_support::ScratchDir dir;
   const fs::path corpus = dir.write("corpus.txt", generated_corpus());
-  EXPECT_EQ(kurtosis_warnings("", dir.path() / "fp32", corpus), std::set<std::string>{});
+  const std::set<std::string> outlier_tensors = {"h.0",        "h.0.attn.q", "h.0.attn.k", "h.0.attn.v",
+                                                 "h.1",        "h.1.attn.q", "h.1.attn.k", "h.1.attn.v"};
+  using Warned = std::map<std::string, std::set<std::string>>;
+  EXPECT_EQ(kurtosis_warnings("", dir.path() / "fp32", corpus), Warned{});
   EXPECT_EQ(kurtosis_warnings("[quant]\n[[quant.override]]\nmatch = \"h.1.mlp.c_fc:act\"\n", dir.path() / "one", corpus),
-            std::set<std::string>{"h.1.mlp.c_fc:act"});
-  // fp8-hybrid quantizes every block's :act points but leaves the LM head in FP32: block 0's output
-  // reaches block 1's quantized c_attn, block 1's output only the FP32 LM head.
+            (Warned{{"kurtosis", outlier_tensors}, {"kurtosis_growth", {"h.1.mlp.c_fc:act"}}}));
+  // fp8-hybrid quantizes every block's :act points but leaves the LM head in FP32.
   EXPECT_EQ(kurtosis_warnings("[quant]\npreset = \"fp8-hybrid\"\n", dir.path() / "hybrid", corpus),
-            (std::set<std::string>{"h.0", "h.0.attn.c_attn:act", "h.0.attn.c_proj:act", "h.0.mlp.c_fc:act",
-                                   "h.0.mlp.c_proj:act", "h.1.attn.c_attn:act", "h.1.attn.c_proj:act",
-                                   "h.1.mlp.c_fc:act", "h.1.mlp.c_proj:act"}));
+            (Warned{{"kurtosis", outlier_tensors},
+                    {"kurtosis_growth",
+                     {"h.0.attn.c_attn:act", "h.0.attn.c_proj:act", "h.0.mlp.c_fc:act", "h.0.mlp.c_proj:act",
+                      "h.1.attn.c_attn:act", "h.1.attn.c_proj:act", "h.1.mlp.c_fc:act", "h.1.mlp.c_proj:act"}}}));
+}
+
+// Delayed scaling's first step takes scale 1, having no amax history: what it flushes or clips is
+// a start-up event of its own kind, not a warning; from the second step on, the same statistic warns.
+TEST(QuantTraining, DelayedScalingsFirstStepIsAStartUpEventNotAWarning) {
+  test_support::ScratchDir dir;
+  config::TrainConfig c = quantized(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  c.warn_underflow_pct = 0.0;  // every step of every point that flushes anything
+  c.warn_every = 1;
+  run(c, dir.path() / "run");
+  const auto start_up = events_of(dir.path() / "run", "start_up");
+  ASSERT_FALSE(start_up.empty());
+  for (const auto& e : start_up) {
+    EXPECT_EQ(e.at("step"), 1) << e.dump();
+    EXPECT_EQ(e.at("kind"), "no_history");
+    EXPECT_EQ(e.at("statistic"), "underflow");
+  }
+  std::set<std::string> warned_at_step_1, warned_later;
+  for (const auto& w : events_of(dir.path() / "run", "warning")) {
+    if (w.at("kind") != "underflow") continue;
+    (w.at("step") == 1 ? warned_at_step_1 : warned_later).insert(w.at("where").get<std::string>());
+  }
+  EXPECT_TRUE(warned_at_step_1.empty());
+  EXPECT_TRUE(std::any_of(start_up.begin(), start_up.end(),
+                          [&](const auto& e) { return warned_later.contains(e.at("where").template get<std::string>()); }));
 }
 
 }  // namespace
