@@ -31,6 +31,8 @@ inline constexpr std::string_view kStartEvent = "start";
 inline constexpr std::string_view kResumeEvent = "resume";
 inline constexpr std::string_view kStopEvent = "stop";
 inline constexpr std::string_view kEndEvent = "end";
+// A statistic past its threshold that start-up explains (monitor/warnings.hpp): not a warning.
+inline constexpr std::string_view kStartUpEvent = "start_up";
 inline constexpr std::string_view kReasonKey = "reason";
 inline constexpr std::string_view kInterruptedKey = "interrupted";
 inline constexpr std::string_view kCompleted = "completed";

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "io/run_directory.hpp"
+
 namespace altgrad::monitor {
 
 std::string short_number(double value) {
@@ -27,7 +29,7 @@ void Warnings::warn(std::int64_t step, std::string_view kind, std::string_view w
 
 void Warnings::start_up(std::int64_t step, std::string_view kind, std::string_view where, std::string_view statistic,
                         double value, std::string_view message) {
-  log_.event({{"event", "start_up"}, {"step", step}, {"kind", kind}, {"where", where}, {"statistic", statistic},
+  log_.event({{io::run_directory::kEventKey, io::run_directory::kStartUpEvent}, {"step", step}, {"kind", kind}, {"where", where}, {"statistic", statistic},
               {"value", value}, {"message", message}});
 }
 

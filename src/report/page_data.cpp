@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/forest_plot.hpp"
+#include "report/group_table.hpp"
 #include "report/series_math.hpp"
 #include "report/tables.hpp"
 
@@ -239,30 +241,61 @@ void add_finals(const Report& report, json& data) {
   data["finals"] = {{"dims", dims}, {"rows", rows}};
 }
 
-void add_tables(const Report& report, json& data) {
-  json groups = json::array(), runs = json::array(), events = json::array(), searches = json::array();
-  for (const GroupSummary& g : report.groups) {
-    const MeanEstimate& e = g.val_loss;
-    const auto paired = [&](const std::optional<std::string>& baseline, const PairedGap& gap) {
-      return baseline && *baseline != g.name ? json(describe(gap)) : json();
-    };
-    groups.push_back({{"name", g.name}, {"preset", g.preset}, {"runs", g.runs.size()}, {"diverged", g.diverged},
-                      {"seeds", e.n}, {"val_loss", optional(g.val_loss_mean())},
-                      {"val_sd", e.n > 1 ? json(e.sd) : json()},
-                      {"val_ci", e.ci_low ? json::array({*e.ci_low, *e.ci_high}) : json()},
-                      {"val_min", optional(g.val_loss_min)}, {"val_max", optional(g.val_loss_max)},
-                      {"gap_bf16", optional(g.gap_bf16_pct)}, {"paired_bf16", paired(g.bf16_baseline, g.paired_bf16)},
-                      {"gap_fp32", optional(g.gap_fp32_pct)}, {"paired_fp32", paired(g.fp32_baseline, g.paired_fp32)},
-                      {"reached", g.cost_runs ? json(std::to_string(g.reached) + "/" + std::to_string(g.cost_runs)) : json()},
-                      {"tokens_to_target", optional(g.tokens_to_target)},
-                      {"seconds_to_target", optional(g.seconds_to_target)},
-                      {"peak_rss_mib", optional(g.peak_rss_mib)}, {"checkpoint_mib", optional(g.checkpoint_mib)}});
+// The group table's cells (group_table.hpp), its doubles rounded as every number of the page is.
+void add_group_table(const Report& report, json& data) {
+  json columns = json::array(), rows = json::array(), groups = json::array();
+  for (const GroupColumn& c : group_columns()) columns.push_back(c.header);
+  for (const auto& cells : group_rows(report)) {
+    json row = json::array();
+    for (const json& cell : cells) row.push_back(cell.is_number_float() ? rounded(cell.get<double>()) : cell);
+    rows.push_back(row);
   }
+  for (const GroupSummary& g : report.groups) groups.push_back({{"name", g.name}});
+  data["group_table"] = {{"columns", columns}, {"rows", rows}};
+  data["groups"] = groups;
+}
+
+// Rows of the forest plot (forest_plot.hpp), rounded as the group table's cells, so that a row and
+// its group's cells read the same numbers.
+void add_forest(const Report& report, json& data) {
+  json rows = json::array();
+  for (const ForestRow& row : forest_rows(report)) {
+    const MeanEstimate& e = row.gap->gap_pct;
+    json verdicts = json::array();
+    for (const std::size_t v : row.verdicts) {
+      const VerdictRow& verdict = report.verdicts[v];
+      verdicts.push_back({{"criterion", criterion_name(report.index.criteria[verdict.criterion])},
+                          {"verdict", verdict_name(verdict.judgement.verdict)}});
+    }
+    rows.push_back({{"group", row.group}, {"baseline", row.baseline}, {"gap", e.n ? rounded(e.mean) : json()},
+                    {"low", optional(e.ci_low)}, {"high", optional(e.ci_high)}, {"seeds", e.n},
+                    {"verdict", verdict_name(row.colour)}, {"verdicts", verdicts}});
+  }
+  data["forest"] = {{"thresholds", forest_thresholds(report)}, {"rows", rows}};
+}
+
+void add_start_up(const Report& report, json& data) {
+  json events = json::array();
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    for (const StartUpEvent& e : report.runs[i].start_up) {
+      events.push_back({{"run", report.runs[i].name}, {"group", report.index.runs[i].group}, {"step", e.step},
+                        {"kind", e.kind}, {"point", e.point}, {"statistic", e.statistic}, {"value", rounded(e.value)},
+                        {"message", e.message}});
+    }
+  }
+  data["start_up"] = events;
+}
+
+void add_tables(const Report& report, json& data) {
+  json runs = json::array(), events = json::array(), searches = json::array();
+  add_group_table(report, data);
+  add_forest(report, data);
+  add_start_up(report, data);
   json verdicts = json::array();
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
-    verdicts.push_back({{"criterion", criterion_name(c)},
-                        {"group", v.group}, {"verdict", verdict_name(v.judgement.verdict)}, {"why", v.judgement.why}});
+    verdicts.push_back({{"criterion", criterion_name(c)}, {"group", v.group}, {"verdict", verdict_name(v.judgement.verdict)},
+                        {"why", v.judgement.why}, {"reading", reading(v.gap)}});
   }
   data["verdicts"] = verdicts;
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
@@ -308,7 +341,6 @@ void add_tables(const Report& report, json& data) {
     }
   }
   data["range_fit"] = range_fit;
-  data["groups"] = groups;
   data["runs"] = runs;
   data["events"] = events;
   data["searches"] = searches;

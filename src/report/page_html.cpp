@@ -42,6 +42,8 @@ th { background: #f3f3f3; }
 #diagnostics h3 { grid-column: 1 / -1; margin: 12px 0 0; }
 #errors { background: #fdd; border: 1px solid #c00; padding: 8px; white-space: pre-wrap; }
 .note { color: #555; }
+.wide { overflow-x: auto; }
+#group-table td { white-space: nowrap; }
 )css";
 
 // Runs before any other script, so an error anywhere (ECharts included) and every console.error
@@ -63,13 +65,19 @@ std::string page_html(const Report& report, const std::string& echarts, const st
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>AltGrad report: " +
           html_escape(report.dir.string()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1 id=\"title\">AltGrad report</h1>\n<pre id=\"errors\" hidden></pre>\n";
-  html += "<h2>Groups: final validation loss</h2>\n<p class=\"note\">Mean over each group's seeds with its 95% "
-          "Student t interval; gaps in % of the baseline's mean, and paired seed by seed (docs/experiments.md, "
-          "\"Statistics and verdicts\").</p>\n<div id=\"groups\"></div>\n";
+  html += "<h2>Gaps to the baseline</h2>\n<p class=\"note\">Each group the sweep's criteria compare: its final "
+          "validation loss's gap to the baseline, paired seed by seed, with its 95% interval; the criteria's "
+          "thresholds as dashed lines; the marker's colour is the verdict on the loosest criterion (each verdict in "
+          "the tooltip and the verdict table).</p>\n<div id=\"forest\"></div>\n";
+  html += "<h2>Groups: final validation loss</h2>\n<p class=\"note\">Each group as the sweep file names it, with "
+          "the preset its recipe starts from. Mean over the group's seeds with its 95% Student t half width; gaps in % "
+          "of the baseline's mean, and paired seed by seed with their 95% interval (docs/experiments.md, "
+          "\"Statistics and verdicts\"); warnings in all and per run.</p>\n<div id=\"groups\" class=\"wide\"></div>\n";
   html += "<h2>Verdicts</h2>\n<p class=\"note\">Pass: the paired gap's 95% interval lies within the threshold; "
-          "fail: above it, or a run diverged; inconclusive: otherwise.</p>\n<div id=\"verdicts\"></div>\n";
+          "fail: above it, or a run diverged; inconclusive: otherwise. The sign of the gap is resolved when its "
+          "interval excludes 0.</p>\n<div id=\"verdicts\"></div>\n";
   html += "<h2>Runs</h2>\n<p class=\"note\">Early warning: the first warning a run's diagnostics raised "
-          "(events.jsonl), and its step.</p>\n<div id=\"runs\"></div>\n";
+          "(events.jsonl), and its step; start-up events are not warnings (below).</p>\n<div id=\"runs\"></div>\n";
   html += "<h2>Training curves</h2>\n<p>Band around each group's mean: <select id=\"band\"><option value=\"minmax\">"
           "min–max over seeds</option><option value=\"ci\">95% CI of the mean</option></select></p>\n"
           "<div id=\"curves\"></div>\n";
@@ -80,6 +88,9 @@ std::string page_html(const Report& report, const std::string& echarts, const st
           "to zero at the scale its scaling would choose, best fit first.</p>\n<div id=\"range-fit\"></div>\n";
   html += "<h2>Warnings and stop reasons</h2>\n<p class=\"note\">Click a run to show its group's diagnostics "
           "with the step marked.</p>\n<div id=\"events\"></div>\n";
+  html += "<h2>Start-up events</h2>\n<p class=\"note\">Statistics past a threshold that training expects at its "
+          "start (delayed scaling's first step, with no amax history yet): neither early warnings nor counted as "
+          "warnings.</p>\n<div id=\"start-up\"></div>\n";
   html += "<h2 id=\"diagnostics-head\">Diagnostics per group</h2>\n<p>Group: <select id=\"group\"></select> "
           "<span class=\"note\">(mean over the group's seeds; one line per point or tensor)</span></p>\n"
           "<div id=\"diagnostics\"></div>\n";

@@ -192,6 +192,78 @@
     }, Object.keys(byGroup).length);
   }
 
+  // The forest plot: each compared group's paired gap to its baseline with its 95% interval as an
+  // error bar, 0 and the criteria's thresholds as vertical lines, the marker coloured by the verdict
+  // on the loosest criterion. One scatter series per verdict, so that the legend names the colours.
+  const verdictColors = {pass: '#3ba272', inconclusive: '#e6a23c', fail: '#d94e4e'};
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
+  }
+  // The x axis holds every interval, 0 and every threshold (ECharts' own extent would leave out the
+  // lines), widened to a round step so that its end labels read as the others do.
+  function forestExtent(f) {
+    const ends = [0].concat(f.thresholds);
+    f.rows.forEach((r) => [r.gap, r.low, r.high].forEach((v) => { if (v !== null) ends.push(v); }));
+    const lo = Math.min(...ends), hi = Math.max(...ends);
+    const rough = (hi - lo) / 8 || 1, power = Math.pow(10, Math.floor(Math.log10(rough)));
+    const step = power * ([1, 2, 5].find((m) => m * power >= rough) || 10);
+    return {min: Math.floor(lo / step - 0.5) * step, max: Math.ceil(hi / step + 0.5) * step};
+  }
+  function forestTooltip(f, labels, i) {
+    const r = f.rows[i];
+    const interval = r.low === null ? '' : ' [' + fmt(r.low) + ', ' + fmt(r.high) + ']';
+    const gap = r.gap === null ? 'no paired seeds'
+      : 'paired gap ' + fmt(r.gap) + '%' + interval + ' over ' + r.seeds + (r.seeds === 1 ? ' seed' : ' seeds');
+    return escapeHtml(labels[i] + ': ' + gap) + r.verdicts.map((v) => '<br>' + escapeHtml(v.criterion + ': ' + v.verdict)).join('');
+  }
+  function errorBar(params, api) {
+    const low = api.coord([api.value(0), api.value(2)]), high = api.coord([api.value(1), api.value(2)]);
+    const cap = api.size([0, 1])[1] * 0.2;
+    const style = {stroke: api.visual('color'), lineWidth: 2};
+    const segment = (x1, y1, x2, y2) => ({type: 'line', shape: {x1: x1, y1: y1, x2: x2, y2: y2}, style: style});
+    return {type: 'group', children: [segment(low[0], low[1], high[0], high[1]),
+                                      segment(low[0], low[1] - cap, low[0], low[1] + cap),
+                                      segment(high[0], high[1] - cap, high[0], high[1] + cap)]};
+  }
+  // A scatter series per verdict for the markers, then the error bars, which carry the lines.
+  function forestSeries(f, several) {
+    const lines = [{xAxis: 0, lineStyle: {type: 'solid'}, label: {formatter: several ? 'baseline' : f.rows[0].baseline}}]
+      .concat(f.thresholds.map((t) => ({xAxis: t, label: {formatter: t + '%'}})));
+    const series = Object.entries(verdictColors).map(([verdict, color]) => ({
+      name: verdict, type: 'scatter', color: color, symbolSize: 12, z: 3,
+      data: f.rows.map((r, i) => ({value: [r.gap, i], row: i, verdict: r.verdict}))
+        .filter((d) => d.verdict === verdict && d.value[0] !== null),
+    }));
+    const bars = f.rows.map((r, i) => ({value: [r.low, r.high, i], row: i, itemStyle: {color: verdictColors[r.verdict]}}))
+      .filter((d) => d.value[0] !== null);
+    series.push({name: '95% interval', type: 'custom', renderItem: errorBar, encode: {x: [0, 1], y: 2}, data: bars, z: 2,
+                 markLine: {symbol: 'none', silent: true, lineStyle: {color: '#555', type: 'dashed'},
+                            label: {position: 'start'}, data: lines}});
+    return series;
+  }
+  function drawForest(root) {
+    const f = data.forest;
+    if (f.rows.length === 0) {
+      root.appendChild(el('p', {}, 'No [criteria] in this sweep: no group is compared with a baseline.'));
+      return;
+    }
+    const several = new Set(f.rows.map((r) => r.baseline)).size > 1;
+    const labels = f.rows.map((r) => (several ? r.group + ' vs ' + r.baseline : r.group));
+    const extent = forestExtent(f);
+    const target = chart(root, 'forest', 110 + 36 * f.rows.length);
+    draw(target, {
+      tooltip: {trigger: 'item', confine: true, formatter: (p) => forestTooltip(f, labels, p.data.row)},
+      legend: {data: Object.keys(verdictColors), top: 0},
+      grid: {left: 20, right: 50, top: 56, bottom: 40, containLabel: true},
+      xAxis: {type: 'value', name: 'paired gap to the baseline, %', nameLocation: 'middle', nameGap: 26,
+              min: extent.min, max: extent.max, axisLabel: {formatter: (v) => fmt(v, 3)}},
+      yAxis: {type: 'category', data: labels, inverse: true,
+              axisLabel: {formatter: (label, i) => (f.rows[i].gap === null ? label + ' (no paired seeds)' : label)}},
+      animation: false,
+      series: forestSeries(f, several),
+    }, f.rows.length);
+  }
+
   function table(root, headers, rows, id) {
     const t = el('table', id ? {id: id} : {});
     const tr = el('tr');
@@ -219,16 +291,16 @@
     if (!diagState.focus) document.getElementById('diagnostics').scrollIntoView();
   }
 
+  // A group table cell: integers as they are, other numbers to 4 significant digits, null as a dash.
+  function cellText(v) {
+    if (v === null || v === undefined) return '—';
+    if (typeof v !== 'number') return v;
+    return Number.isInteger(v) ? String(v) : fmt(v);
+  }
+
   function drawTables() {
-    table(document.getElementById('groups'),
-          ['group', 'preset', 'runs', 'diverged', 'seeds', 'final val loss', 'sd', '95% CI', 'min', 'max',
-           'gap to bf16 %', 'paired vs bf16', 'gap to fp32 %', 'paired vs fp32', 'reached target', 'tokens to target',
-           's to target', 'peak RSS MiB', 'checkpoint MiB'],
-          data.groups.map((g) => [g.name, g.preset, g.runs, g.diverged, g.seeds, fmt(g.val_loss), fmt(g.val_sd),
-                                  g.val_ci ? '[' + fmt(g.val_ci[0]) + ', ' + fmt(g.val_ci[1]) + ']' : '—',
-                                  fmt(g.val_min), fmt(g.val_max), fmt(g.gap_bf16, 3), g.paired_bf16 || '—',
-                                  fmt(g.gap_fp32, 3), g.paired_fp32 || '—', g.reached || '—', fmt(g.tokens_to_target),
-                                  fmt(g.seconds_to_target), fmt(g.peak_rss_mib), fmt(g.checkpoint_mib)]), 'group-table');
+    table(document.getElementById('groups'), data.group_table.columns,
+          data.group_table.rows.map((row) => row.map(cellText)), 'group-table');
     const fits = document.getElementById('range-fit');
     if (data.range_fit.length === 0) fits.appendChild(el('p', {}, 'No value profiles in these runs.'));
     data.range_fit.forEach((f) => {
@@ -238,8 +310,8 @@
     });
     const verdicts = document.getElementById('verdicts');
     if (data.verdicts.length === 0) verdicts.appendChild(el('p', {}, 'No [criteria] in this sweep.'));
-    else table(verdicts, ['criterion', 'group', 'verdict', 'why'],
-               data.verdicts.map((v) => [v.criterion, v.group, v.verdict, v.why]), 'verdict-table');
+    else table(verdicts, ['criterion', 'group', 'verdict', 'why', 'sign of the gap'],
+               data.verdicts.map((v) => [v.criterion, v.group, v.verdict, v.why, v.reading]), 'verdict-table');
     table(document.getElementById('runs'),
           ['run', 'group', 'seed', 'status', 'last step', 'final val loss', 'early warning', 'warnings'],
           data.runs.map((r) => [r.name, r.group, r.seed, r.status, r.last_step, fmt(r.val_loss),
@@ -262,11 +334,17 @@
                  link.addEventListener('click', () => showEvent(e));
                  return [link, e.step, e.kind, e.where || '—', fmt(e.value), fmt(e.threshold), e.message];
                }), 'event-table');
+    const startUp = document.getElementById('start-up');
+    if (data.start_up.length === 0) startUp.appendChild(el('p', {}, 'No start-up events.'));
+    else table(startUp, ['run', 'step', 'kind', 'point', 'statistic', 'value', 'message'],
+               data.start_up.map((e) => [e.run, e.step, e.kind, e.point || '—', e.statistic || '—', fmt(e.value), e.message]),
+               'start-up-table');
   }
 
   try {
     document.getElementById('title').textContent = 'AltGrad report: ' + data.title;
     drawTables();
+    drawForest(document.getElementById('forest'));
     drawCurves(document.getElementById('curves'));
     document.getElementById('band').addEventListener('change', () => drawCurves(document.getElementById('curves')));
     drawParallel(document.getElementById('finals'));

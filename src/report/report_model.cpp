@@ -63,7 +63,7 @@ void summarize_val_loss(const Report& report, GroupSummary& group) {
 std::optional<std::size_t> find_baseline(const Report& report, const GroupSummary& group, const std::string& preset) {
   std::vector<std::size_t> candidates;
   for (std::size_t g = 0; g < report.groups.size(); ++g) {
-    if (report.groups[g].preset == preset) candidates.push_back(g);
+    if (report.groups[g].preset == preset && report.groups[g].preset_only) candidates.push_back(g);
   }
   const auto settings = comparable_settings(report.index.runs[group.runs.front()]);
   for (std::size_t g : candidates) {
@@ -103,13 +103,13 @@ void add_verdicts(Report& report) {
     for (const GroupSummary& group : report.groups) {
       if (base != report.groups.end() && group.name == base->name) continue;
       if (base == report.groups.end()) {
-        report.verdicts.push_back({c, group.name, {Verdict::inconclusive, "no group '" + criterion.baseline + "'"}});
+        report.verdicts.push_back({c, group.name, {Verdict::inconclusive, "no group '" + criterion.baseline + "'"}, {}});
         continue;
       }
       const VerdictInputs in{paired_gap(final_val_losses(report, group), final_val_losses(report, *base)),
                              group.diverged, group.runs.size(),
                              std::min(fewest_steps(report, group), fewest_steps(report, *base))};
-      report.verdicts.push_back({c, group.name, judge(criterion, in)});
+      report.verdicts.push_back({c, group.name, judge(criterion, in), in.gap});
     }
   }
 }
@@ -129,14 +129,26 @@ Report build_report(const std::filesystem::path& dir) {
     group.runs.push_back(report.runs.size() - 1);
     const std::string& preset = report.runs.back().preset;
     group.preset = group.runs.size() == 1 || group.preset == preset ? preset : "mixed";
+    group.preset_only = group.preset_only && report.runs.back().preset_only;
   }
   for (GroupSummary& group : report.groups) {
     summarize_val_loss(report, group);
     summarize_cost(report, group);
+    std::vector<const RunData*> runs;
+    for (const std::size_t r : group.runs) runs.push_back(&report.runs[r]);
+    group.warnings = count_warnings(runs);
   }
   add_gaps(report);
   add_verdicts(report);
+  for (GroupSummary& group : report.groups) group.comparison = choose_comparison(report, group);
   return report;
+}
+
+const GroupSummary* find_group(const Report& report, const std::string& name) {
+  for (const GroupSummary& g : report.groups) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
 }
 
 }  // namespace altgrad::report

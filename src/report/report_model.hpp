@@ -1,22 +1,26 @@
 #pragma once
 // Everything a report shows, computed once from the directories: the runs, their groups, each
-// group's final validation loss and its gap to the bf16 and fp32 baselines.
+// group's final validation loss, its gaps to the bf16 and fp32 baselines and to the baseline its
+// row compares with, its warnings, and the verdicts on the sweep's criteria.
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/comparison.hpp"
 #include "report/run_data.hpp"
 #include "report/statistics.hpp"
 #include "report/index_reader.hpp"
 #include "report/verdict.hpp"
+#include "report/warning_count.hpp"
 
 namespace altgrad::report {
 
 struct GroupSummary {
-  std::string name;
+  std::string name;               // index.json's group: as the sweep file names the recipe
   std::vector<std::size_t> runs;  // indices into Report::runs
-  std::string preset;             // the runs' quant.preset ("mixed" when they differ)
+  std::string preset;             // the runs' base quant.preset ("mixed" when they differ)
+  bool preset_only = true;        // every run is its preset as it stands (RunData::preset_only)
   int diverged = 0;
   // Final val loss over the group's runs that did not diverge and logged one: its mean over seeds
   // with a 95% interval, and its range.
@@ -25,6 +29,8 @@ struct GroupSummary {
   std::optional<std::string> bf16_baseline, fp32_baseline;  // the baseline groups' names
   std::optional<double> gap_bf16_pct, gap_fp32_pct;         // between the two groups' mean val losses
   PairedGap paired_bf16, paired_fp32;                       // seed by seed (statistics.hpp)
+  std::optional<Comparison> comparison;                     // the group table's baseline and gaps
+  WarningCount warnings;
 
   // The cost of the result over the runs that reported one: how many reached target_loss, the
   // mean tokens and seconds to it over those that did, the largest peak memory, the mean
@@ -40,6 +46,7 @@ struct VerdictRow {
   std::size_t criterion;  // index into Report::index.criteria
   std::string group;
   Judgement judgement;
+  PairedGap gap;  // what the judgement read: the group against the criterion's baseline
 };
 
 struct Report {
@@ -50,8 +57,12 @@ struct Report {
   std::vector<VerdictRow> verdicts;  // per criterion, every group but its baseline, in group order
 };
 
-// A group's baseline for preset P ("bf16", "fp32") is the group whose runs all use P and whose
-// settings other than quant.* and seed equal this group's; failing that, the only group using P.
+// A group's baseline for preset P ("bf16", "fp32") is the group whose runs all use P as it stands
+// (not a recipe built on it) and whose settings other than quant.* and seed equal this group's;
+// failing that, the only such group.
 Report build_report(const std::filesystem::path& dir);
+
+// The group of that name; null when there is none.
+const GroupSummary* find_group(const Report& report, const std::string& name);
 
 }  // namespace altgrad::report

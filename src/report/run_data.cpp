@@ -91,17 +91,30 @@ T get_or(const json& object, std::string_view key, T fallback) {
   return it->get<T>();
 }
 
+Warning warning_of(const json& object) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  return {get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
+          get_or<std::string>(object, "where", ""), get_or<double>(object, "value", kNone),
+          get_or<double>(object, "threshold", kNone), get_or<std::string>(object, "message", "")};
+}
+
+StartUpEvent start_up_of(const json& object) {
+  return {get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
+          get_or<std::string>(object, "where", ""),
+          get_or<std::string>(object, "statistic", ""),
+          get_or<double>(object, "value", std::numeric_limits<double>::quiet_NaN()),
+          get_or<std::string>(object, "message", "")};
+}
+
 void read_events(RunData& run) {
   const auto path = run.dir / io::run_directory::kEvents;
   for_each_json_line(path, [&](std::size_t line, const json& object) {
     const std::string event = get_or<std::string>(object, io::run_directory::kEventKey, "");
     try {
       if (event == "warning") {
-        run.warnings.push_back({get_or<std::int64_t>(object, "step", 0), get_or<std::string>(object, "kind", ""),
-                                get_or<std::string>(object, "where", ""),
-                                get_or<double>(object, "value", std::numeric_limits<double>::quiet_NaN()),
-                                get_or<double>(object, "threshold", std::numeric_limits<double>::quiet_NaN()),
-                                get_or<std::string>(object, "message", "")});
+        run.warnings.push_back(warning_of(object));
+      } else if (event == io::run_directory::kStartUpEvent) {
+        run.start_up.push_back(start_up_of(object));
       } else if (event == "phase") {
         const auto step = get_or<std::int64_t>(object, "step", 0);
         // A run resumed at a switch logs it again.
@@ -142,6 +155,9 @@ void read_preset(RunData& run) {
   try {
     const toml::table config = toml::parse_file(path.string());
     if (const auto preset = config["quant"]["preset"].value<std::string>()) run.preset = *preset;
+    if (const toml::table* quant = config["quant"].as_table()) {
+      for (const auto& [key, value] : *quant) run.preset_only = run.preset_only && key.str() == "preset";
+    }
     if (const auto candidate = config["range_fit_format"].value<std::string>()) run.range_fit_format = *candidate;
   } catch (const toml::parse_error& e) {
     throw ReportError(path.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));

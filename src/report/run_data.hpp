@@ -1,8 +1,8 @@
 #pragma once
 // One run directory as the report sees it: every numeric metrics.jsonl value as a series over
 // steps (keys flattened to paths, e.g. "quant/h.0.mlp.c_fc:act/overflow_pct"), the log2 weight
-// histograms, the warnings and stop reason of events.jsonl, and the quantization preset of
-// config.toml. Reads only the files `altgrad train --out` writes; never the trainer's code.
+// histograms, the warnings, start-up events and stop reason of events.jsonl, and the quantization
+// preset of config.toml. Reads only the files `altgrad train --out` writes; never the trainer's code.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -42,6 +42,17 @@ struct Warning {
   std::string message;
 };
 
+// A statistic past its threshold that the trainer expects at start-up, not a warning: delayed
+// scaling's first step, whose scale is 1 for want of an amax history (kind "no_history").
+struct StartUpEvent {
+  std::int64_t step = 0;
+  std::string kind;
+  std::string point;
+  std::string statistic;  // "overflow", "underflow", ...
+  double value = 0.0;
+  std::string message;
+};
+
 // The end event's cost of the result (docs/quantization.md, "Cost of a result").
 struct RunCost {
   bool reached = false;                 // target_loss reached (false also without a target)
@@ -55,10 +66,15 @@ struct RunData {
   std::string name;
   std::filesystem::path dir;
   std::string preset;  // config.toml's quant.preset ("fp32" when it has none, "" without config.toml)
+  // Whether config.toml's [quant] sets nothing but the preset: the run is that preset as it stands,
+  // not a recipe built on it (e3m4 is fp8-hybrid with other formats).
+  bool preset_only = true;
   std::string range_fit_format = "e1m6";  // config.toml's range_fit_format
   std::map<std::string, Series> series;
   std::map<std::string, Histogram> histograms;
   std::vector<Warning> warnings;
+  // Kept apart from the warnings: neither an early warning nor counted as one.
+  std::vector<StartUpEvent> start_up;
   // "completed", the stop reason, "running" (metrics but no end event) or "pending" (no metrics).
   std::string status = "pending";
   std::optional<std::int64_t> stop_step;  // the step of a stop event (a diverged run)

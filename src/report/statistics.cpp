@@ -96,25 +96,31 @@ PairedGap paired_gap(const std::vector<SeedValue>& group, const std::vector<Seed
   return result;
 }
 
-std::string describe(const PairedGap& gap) {
+std::string reading(const PairedGap& gap) {
   const MeanEstimate& e = gap.gap_pct;
-  char text[160];
+  std::string out = "resolved";
   if (e.n == 0) {
-    std::snprintf(text, sizeof text, "no paired seeds");
+    out = "no paired seeds";
   } else if (!e.ci_low) {
-    std::snprintf(text, sizeof text, "1 paired seed: no interval");
-  } else {
-    const std::string resolution = e.resolved() ? "resolved" : "not resolved with " + std::to_string(e.n) + " seeds";
-    std::snprintf(text, sizeof text, "paired %+.2f%% [%+.2f, %+.2f], %zu of %zu seeds agree: %s", e.mean, *e.ci_low,
-                  *e.ci_high, gap.same_sign, e.n, resolution.c_str());
+    out = "1 paired seed: no interval";
+  } else if (!e.resolved()) {
+    out = "not resolved with " + std::to_string(e.n) + " seeds";
   }
-  std::string out = text;
   if (!gap.unpaired.empty()) {
     out += " (unpaired:";
     for (const std::string& run : gap.unpaired) out += " " + run;
     out += ")";
   }
   return out;
+}
+
+std::string describe(const PairedGap& gap) {
+  const MeanEstimate& e = gap.gap_pct;
+  if (!e.ci_low) return reading(gap);
+  char text[160];
+  std::snprintf(text, sizeof text, "paired %+.2f%% [%+.2f, %+.2f], %zu of %zu seeds agree: ", e.mean, *e.ci_low,
+                *e.ci_high, gap.same_sign, e.n);
+  return text + reading(gap);
 }
 
 }  // namespace altgrad::report

@@ -49,8 +49,13 @@ struct PairedGap {
 };
 PairedGap paired_gap(const std::vector<SeedValue>& group, const std::vector<SeedValue>& baseline);
 
-// "paired +0.55% [-0.20, +1.30], 2 of 3 seeds agree: not resolved with 3 seeds" ("resolved" when
-// the interval excludes 0); "1 paired seed: no interval"; "no paired seeds". Unpaired runs are named.
+// What the paired gap says of the order of the two recipes, in words: "resolved" when the interval
+// excludes 0, "not resolved with 3 seeds"; "1 paired seed: no interval"; "no paired seeds". Unpaired
+// runs are named: "(unpaired: g9 b4)". The tables give the numbers, the verdict table this reading.
+std::string reading(const PairedGap& gap);
+
+// "paired +0.55% [-0.20, +1.30], 2 of 3 seeds agree: not resolved with 3 seeds"; with fewer than two
+// paired seeds, the reading alone.
 std::string describe(const PairedGap& gap);
 
 }  // namespace altgrad::report

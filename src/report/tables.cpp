@@ -1,8 +1,11 @@
 #include "report/tables.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
+
+#include "report/group_table.hpp"
 
 namespace altgrad::report {
 namespace {
@@ -28,29 +31,36 @@ std::string first_warning(const RunData& run) {
   return "step " + std::to_string(w.step) + ": " + w.kind + (w.where.empty() ? "" : " at " + w.where);
 }
 
+std::string cell_text(const nlohmann::json& cell) {
+  if (cell.is_string()) return cell.get<std::string>();
+  if (cell.is_number_integer()) return cell.dump();
+  if (cell.is_number()) return format_number(cell.get<double>());
+  return "";
+}
+
 void group_table(const Report& report, std::ostringstream& md) {
-  md << "## Groups\n\nFinal validation loss over each group's seeds: mean, standard deviation and 95% Student t "
-        "interval; gaps in % of the baseline's mean, and paired seed by seed. Cost of the result: the runs that "
-        "reached target_loss, the mean tokens they took, and the mean size of the last checkpoint (seconds and "
-        "peak memory, which the machine decides, are in report.html and summary.csv).\n\n"
-     << "| group | preset | runs | diverged | seeds | final val loss (mean) | sd | 95% CI | min | max | gap to bf16 % | "
-        "paired vs bf16 | gap to fp32 % | paired vs fp32 | reached target | tokens to target | checkpoint MiB |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const GroupSummary& g : report.groups) {
-    const MeanEstimate& e = g.val_loss;
-    const std::string ci = e.ci_low ? "[" + format_number(*e.ci_low) + ", " + format_number(*e.ci_high) + "]" : "";
-    const auto paired = [&](const std::optional<std::string>& baseline, const PairedGap& gap) {
-      return baseline && *baseline != g.name ? describe(gap) : std::string();
-    };
-    md << "| " << md_cell(g.name) << " | " << md_cell(g.preset) << " | " << g.runs.size() << " | " << g.diverged << " | "
-       << e.n << " | " << md_cell(optional_number(g.val_loss_mean())) << " | "
-       << md_cell(e.n > 1 ? format_number(e.sd) : "") << " | " << md_cell(ci) << " | "
-       << md_cell(optional_number(g.val_loss_min)) << " | " << md_cell(optional_number(g.val_loss_max)) << " | "
-       << md_cell(optional_number(g.gap_bf16_pct)) << " | " << md_cell(paired(g.bf16_baseline, g.paired_bf16)) << " | "
-       << md_cell(optional_number(g.gap_fp32_pct)) << " | " << md_cell(paired(g.fp32_baseline, g.paired_fp32)) << " | "
-       << md_cell(g.cost_runs ? std::to_string(g.reached) + "/" + std::to_string(g.cost_runs) : "") << " | "
-       << md_cell(optional_number(g.tokens_to_target)) << " | " << md_cell(optional_number(g.checkpoint_mib))
-       << " |\n";
+  md << "## Groups\n\nEach group as the sweep file names it, with the preset its recipe starts from. Final "
+        "validation loss over the group's seeds: mean, 95% Student t half width, standard deviation, range. Gaps "
+        "in % of the baseline's mean, and paired seed by seed: mean, 95% interval, paired seeds and those agreeing "
+        "in sign with the mean (the verdicts say what they mean). Warnings raised, in all and per run. Cost of the "
+        "result: the runs that ended and those that reached target_loss, the mean tokens they took, the mean size of "
+        "the last checkpoint (seconds and peak memory, which the machine decides, are in report.html and "
+        "summary.csv).\n\n|";
+  const auto& columns = group_columns();
+  for (const GroupColumn& c : columns) {
+    if (!c.machine_dependent) md << " " << c.header << " |";
+  }
+  md << "\n|";
+  for (const GroupColumn& c : columns) {
+    if (!c.machine_dependent) md << "---|";
+  }
+  md << "\n";
+  for (const auto& row : group_rows(report)) {
+    md << "|";
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (!columns[i].machine_dependent) md << " " << md_cell(cell_text(row[i])) << " |";
+    }
+    md << "\n";
   }
 }
 
@@ -84,11 +94,12 @@ void verdict_table(const Report& report, std::ostringstream& md) {
   if (report.verdicts.empty()) return;
   md << "\n## Verdicts\n\nEach criterion of the sweep file, for every group but its baseline: pass when the 95% "
         "interval of the paired gap lies within the threshold, fail when it lies above it or a run diverged, "
-        "inconclusive otherwise.\n\n| criterion | group | verdict | why |\n|---|---|---|---|\n";
+        "inconclusive otherwise. The sign of the gap: resolved when its interval excludes 0.\n\n"
+        "| criterion | group | verdict | why | sign of the gap |\n|---|---|---|---|---|\n";
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
     md << "| " << md_cell(criterion_name(c)) << " | " << md_cell(v.group) << " | " << verdict_name(v.judgement.verdict)
-       << " | " << md_cell(v.judgement.why) << " |\n";
+       << " | " << md_cell(v.judgement.why) << " | " << md_cell(reading(v.gap)) << " |\n";
   }
 }
 
@@ -126,6 +137,20 @@ void event_table(const Report& report, std::ostringstream& md) {
     }
     if (run.stop_step) {
       md << "| " << md_cell(run.name) << " | " << *run.stop_step << " | stop | " << md_cell(run.status) << " | — | — |\n";
+    }
+  }
+}
+
+// Listed apart from the warnings: expected at start-up, they say nothing of the recipe's health.
+void start_up_table(const Report& report, std::ostringstream& md) {
+  const bool any = std::any_of(report.runs.begin(), report.runs.end(), [](const RunData& r) { return !r.start_up.empty(); });
+  if (!any) return;
+  md << "\n## Start-up events\n\n| run | step | kind | point | statistic | value | message |\n"
+     << "|---|---|---|---|---|---|---|\n";
+  for (const RunData& run : report.runs) {
+    for (const StartUpEvent& e : run.start_up) {
+      md << "| " << md_cell(run.name) << " | " << e.step << " | " << md_cell(e.kind) << " | " << md_cell(e.point) << " | "
+         << md_cell(e.statistic) << " | " << md_cell(format_number(e.value)) << " | " << md_cell(e.message) << " |\n";
     }
   }
 }
@@ -178,6 +203,7 @@ std::string report_markdown(const Report& report) {
   search_table(report, md);
   range_fit_tables(report, md);
   event_table(report, md);
+  start_up_table(report, md);
   return md.str();
 }
 

@@ -14,8 +14,8 @@ std::vector<std::string> metric_keys(const Report& report);
 // value ("" where the run never logged it). Numbers are printed with 9 significant digits.
 std::string summary_csv(const Report& report);
 
-// Groups (final val loss, gaps to baselines), runs (status, first warning), stability searches and
-// the warnings and stop reasons, as Markdown tables.
+// Groups (group_table.hpp), verdicts, runs (status, first warning), stability searches, range fits,
+// the warnings and stop reasons, and the start-up events, as Markdown tables.
 std::string report_markdown(const Report& report);
 
 // Number formatting shared by the writers: 9 significant digits (%.9g), "" for no value.

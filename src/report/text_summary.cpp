@@ -6,13 +6,6 @@
 namespace altgrad::report {
 namespace {
 
-const GroupSummary* find_group(const Report& report, const std::string& name) {
-  for (const GroupSummary& g : report.groups) {
-    if (g.name == name) return &g;
-  }
-  return nullptr;
-}
-
 std::string gap_text(const Report& report, const GroupSummary& g) {
   if (!g.val_loss_mean()) return "no val loss yet";
   const GroupSummary* base = g.bf16_baseline ? find_group(report, *g.bf16_baseline) : nullptr;
@@ -41,6 +34,7 @@ std::string text_summary(const Report& report) {
     if (g.diverged > 0) {
       line += "  (" + std::to_string(g.diverged) + " of " + std::to_string(g.runs.size()) + " runs diverged)";
     }
+    if (const std::string warnings = warning_text(g.warnings); !warnings.empty()) line += "  " + warnings;
     text += line + "\n";
   }
   for (const VerdictRow& v : report.verdicts) {

@@ -6,8 +6,11 @@ asserts: no console error and no error shown by the page; no request to the netw
 the page finished drawing; one chart per
 top-level metric with one line per group that logged it; the diagnostics of the default group with
 one line per quantization point or tensor of that group's metrics; one parallel-coordinates line
-set per group; one table row per group, per verdict, and per warning and stop in events.jsonl.
-The expected counts are recomputed here from the runs' files.
+set per group; a forest plot with a row per group the criteria compare; one table row per group,
+per verdict, and per warning and stop in events.jsonl. The expected counts are recomputed here from
+the runs' files. A second sweep, written here with four seeds, checks what the fixture's one-seed
+groups cannot: the forest plot's gaps, intervals and colours against the page's group and verdict
+tables, and start-up events listed apart from the warnings.
 
 Chromium logs a page's console.error at level INFO, like any console message, and logs nothing
 when a request fails offline; so console errors are recorded by a hook the checked copy of the
@@ -27,6 +30,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from sweep_files import write_sweep
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -49,15 +54,17 @@ new Image().src = 'http://198.51.100.7/planted.png';</script>"""
 
 
 class Dom(html.parser.HTMLParser):
-    """Collects the chart elements, the body's attributes, table rows and the error box."""
+    """Collects the chart elements, the body's attributes, table rows and cells, and the error box."""
 
     def __init__(self):
         super().__init__()
         self.charts, self.body, self.rows, self.errors = {}, {}, {}, None
+        self.cells = {}  # table id: its rows, each a list of cell texts
         self.console_errors = []
         self.curves_band = None
         self.diagnostics_group = None
         self.table = None
+        self.cell = None
         self.in_errors = False
 
     def handle_starttag(self, tag, attrs):
@@ -75,8 +82,12 @@ class Dom(html.parser.HTMLParser):
         if tag == "table":
             self.table = a.get("id")
             self.rows[self.table] = 0
+            self.cells[self.table] = []
         if tag == "tr" and self.table:
             self.rows[self.table] += 1
+            self.cells[self.table].append([])
+        if tag in ("td", "th") and self.table:
+            self.cell = ""
         if tag == "pre" and a.get("id") == "errors":
             self.errors = "hidden" if "hidden" in a else ""
             self.in_errors = True
@@ -84,10 +95,22 @@ class Dom(html.parser.HTMLParser):
     def handle_data(self, data):
         if self.in_errors and data.strip():
             self.errors += data
+        if self.cell is not None:
+            self.cell += data
 
     def handle_endtag(self, tag):
         if tag == "pre":
             self.in_errors = False
+        if tag in ("td", "th") and self.cell is not None:
+            self.cells[self.table][-1].append(self.cell)
+            self.cell = None
+        if tag == "table":
+            self.table = None
+
+    def table_by(self, table, key):
+        """{row[key]: {header: cell}} of a table, after its header row."""
+        rows = self.cells.get(table, [])
+        return {row[rows[0].index(key)]: dict(zip(rows[0], row)) for row in rows[1:]} if rows else {}
 
 
 def lines_of(path):
@@ -170,19 +193,106 @@ def page_requests(net_log):
     return urls
 
 
-def load(chromium, page, work, name, head=""):
-    """Loads a copy of the page with the console hook (and `head`) first in <head>; returns its
-    DOM after the scripts ran and the URLs it requested."""
+def load(chromium, page, work, name, head="", tail=""):
+    """Loads a copy of the page with the console hook (and `head`) first in <head>, and `tail` last
+    in <body>; returns its DOM after the scripts ran and the URLs it requested."""
     text = page.read_text()
     at = text.index("<head>") + len("<head>")
+    end = text.rfind("</body>")
     copy = page.with_name(f"{name}.html")
-    copy.write_text(text[:at] + CONSOLE_HOOK + head + text[at:])
+    copy.write_text(text[:at] + CONSOLE_HOOK + head + text[at:end] + tail + text[end:])
     net_log = pathlib.Path(work) / f"{name}.netlog.json"
     run = subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile-{name}", f"--log-net-log={net_log}",
                           "--dump-dom", copy.as_uri()], capture_output=True, text=True, timeout=60)
     dom = Dom()
     dom.feed(run.stdout)
     return dom, page_requests(net_log)
+
+
+# Last in <body>: what the forest plot's ECharts instance holds (not what the page meant to draw):
+# row labels, each marker's row, series (its verdict), colour and gap, each error bar's ends, and
+# the vertical lines.
+FOREST_DUMP = """<script>(() => {
+  const box = document.querySelector('[data-chart="forest"]');
+  const option = echarts.getInstanceByDom(box).getOption();
+  const points = [], bars = [], lines = [];
+  option.series.forEach((s) => {
+    s.data.forEach((d) => {
+      if (s.type === 'scatter') points.push({row: d.row, verdict: s.name, color: s.color, gap: d.value[0]});
+      if (s.type === 'custom') bars.push({row: d.row, low: d.value[0], high: d.value[1]});
+    });
+    ((s.markLine || {}).data || []).forEach((l) => lines.push(l.xAxis));
+  });
+  document.body.dataset.forest = JSON.stringify({labels: option.yAxis[0].data, points: points, bars: bars, lines: lines});
+})();</script>"""
+
+
+def compared(index):
+    """The forest plot's rows: (group, baseline) for each criterion's baseline and every other group."""
+    groups = list(dict.fromkeys(r["group"] for r in index["runs"]))
+    baselines = list(dict.fromkeys(c["baseline"] for c in index.get("criteria", [])))
+    return [(g, b) for g in groups for b in baselines if g != b]
+
+
+# A sweep whose forest plot has every verdict and every interval (sweep_files.py writes it): four
+# seeds against bf16, judged within 1% and within 2%. close.seed1 logs two start-up events before
+# its one warning.
+FOREST_GROUPS = {
+    "bf16": ("bf16", {1: 2.000, 2: 2.030, 3: 1.990, 4: 2.010}),
+    "close": ("fp8-hybrid", {1: 2.020, 2: 2.055, 3: 2.012, 4: 2.031}),   # pass within 2% only
+    "noisy": ("fp8-hybrid", {1: 2.040, 2: 2.030, 3: 2.030, 4: 2.010}),   # inconclusive on both
+    "far": ("fp8-hybrid", {1: 2.200, 2: 2.250, 3: 2.190, 4: 2.210}),     # fail on both
+}
+FOREST_CRITERIA = [{"baseline": "bf16", "max_gap_pct": 1.0, "min_seeds": 3, "min_steps": 0},
+                   {"baseline": "bf16", "max_gap_pct": 2.0, "min_seeds": 3, "min_steps": 0}]
+START_UP = [{"event": "start_up", "step": 1, "kind": "no_history", "where": p, "statistic": "underflow",
+             "value": 92.5, "message": p + " flushes 92.5% at delayed scaling's first step"}
+            for p in ("h.0.attn.c_attn:grad", "h.1.attn.c_attn:grad")]
+FOREST_EVENTS = {"close.seed1": START_UP + [{"event": "warning", "step": 12, "kind": "overflow",
+                                             "where": "h.0.mlp.c_fc:act", "value": 1.5, "threshold": 1.0,
+                                             "message": "h.0.mlp.c_fc:act overflows 1.5% of its values"}]}
+
+
+def check_forest(chromium, altgrad, work):
+    """Renders FOREST_GROUPS' report and checks its forest plot against the page's own tables: a row
+    per compared group, each marker's gap and error bar's ends equal to the group table's paired
+    cells, its colour the verdict table's verdict on the loosest criterion, a line at 0 and at each
+    threshold; start-up events apart from the warnings. Returns the failures."""
+    root = pathlib.Path(work) / "forest-sweep"
+    write_sweep(str(root), FOREST_GROUPS, FOREST_CRITERIA, FOREST_EVENTS)
+    page = pathlib.Path(work) / "forest.html"
+    subprocess.run([altgrad, "report", str(root), "-o", str(page)], check=True, stdout=subprocess.DEVNULL)
+    dom, requests = load(chromium, page, work, "forest-checked", tail=FOREST_DUMP)
+    failures = [f"forest page: {e}" for e in dom.console_errors + requests]
+    forest = json.loads(dom.body.get("data-forest") or "{}")
+    groups = [g for g in FOREST_GROUPS if g != "bf16"]
+    if forest.get("labels") != groups:
+        return failures + [f"forest plot rows {forest.get('labels')}, expected {groups}"]
+    table = dom.table_by("group-table", "group")
+    loosest = "within 2% of bf16"
+    verdicts = {row[1]: row[2] for row in dom.cells.get("verdict-table", [])[1:] if row[0].startswith(loosest)}
+    points = {p["row"]: p for p in forest["points"]}
+    bars = {b["row"]: b for b in forest["bars"]}
+    for row, group in enumerate(groups):
+        cells = table.get(group, {})
+        got = (points.get(row, {}).get("gap"), bars.get(row, {}).get("low"), bars.get(row, {}).get("high"))
+        want = tuple(float(cells.get(c, "nan")) for c in ("paired gap %", "paired low %", "paired high %"))
+        if got != want:
+            failures.append(f"forest row {group}: gap and interval {got}, the group table says {want}")
+        if points.get(row, {}).get("verdict") != verdicts.get(group):
+            failures.append(f"forest row {group}: colour {points.get(row, {}).get('verdict')}, "
+                            f"verdict {loosest}: {verdicts.get(group)}")
+    if {p["verdict"] for p in forest["points"]} != {"pass", "fail", "inconclusive"} or \
+            len({str(p["color"]) for p in forest["points"]}) != 3:
+        failures.append(f"the forest plot should show three verdicts in three colours: {forest['points']}")
+    if sorted(forest["lines"]) != [0, 1, 2]:
+        failures.append(f"forest plot lines at {forest['lines']}, expected 0 and the thresholds 1 and 2")
+    if dom.rows.get("start-up-table") != len(START_UP) + 1:
+        failures.append(f"start-up table: {dom.rows.get('start-up-table')} rows for {len(START_UP)} events")
+    early = dom.table_by("run-table", "run").get("close.seed1", {}).get("early warning")
+    if early != "step 12: overflow at h.0.mlp.c_fc:act":
+        failures.append(f"close.seed1's early warning is {early!r}, not its first warning after the start-up events")
+    return failures
 
 
 def main():
@@ -209,6 +319,7 @@ def main():
         if "http://198.51.100.7/planted.png" not in planted_requests:
             failures.append(f"the network check is blind: the planted request gave {planted_requests}")
         clicked, ci_band = click_last_event(chromium, page, work)
+        failures += check_forest(chromium, args.altgrad, work)
         if args.screenshot:
             subprocess.run([chromium, *FLAGS, f"--user-data-dir={work}/profile2", "--window-size=1400,4600",
                             f"--screenshot={pathlib.Path(args.screenshot).resolve()}", page.as_uri()],
@@ -246,6 +357,7 @@ def main():
     expect("diag/kurtosis/*", len({k for k in keys if k.startswith("diag/kurtosis/")}))
     expect("diag/grad_snr_db/*", len({k for k in keys if k.startswith("diag/grad_snr_db/")}))
     expect("finals", len(groups))
+    expect("forest", len(compared(index)))
     expect("weight_log2", 1)
     if dom.rows.get("group-table") != len(groups) + 1:
         failures.append(f"group table: {dom.rows.get('group-table')} rows for {len(groups)} groups")

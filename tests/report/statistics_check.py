@@ -16,6 +16,8 @@ import tempfile
 
 import numpy as np
 
+from sweep_files import write_sweep
+
 
 def t_central(t, dof, intervals=4000):
     norm = math.exp(math.lgamma((dof + 1) / 2) - math.lgamma(dof / 2)) / math.sqrt(dof * math.pi)
@@ -39,31 +41,6 @@ def interval(values):
     if len(x) < 2:
         return x.mean(), None
     return x.mean(), t_critical(len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-
-
-def write_sweep(root, groups, criteria=()):
-    """groups: {name: (preset, {seed: final val loss, or "diverged"})}."""
-    runs = []
-    for group, (preset, seeds) in groups.items():
-        for seed, value in seeds.items():
-            name = f"{group}.seed{seed}"
-            d = os.path.join(root, "runs", name)
-            os.makedirs(d)
-            with open(os.path.join(d, "config.toml"), "w") as f:
-                f.write(f'seed = {seed}\n[quant]\npreset = "{preset}"\n')
-            with open(os.path.join(d, "metrics.jsonl"), "w") as f:
-                f.write(json.dumps({"step": 10, "loss": 2.5, "val_loss": 2.5}) + "\n")
-                if value != "diverged":
-                    f.write(json.dumps({"step": 20, "loss": value, "val_loss": value}) + "\n")
-            with open(os.path.join(d, "events.jsonl"), "w") as f:
-                end = {"event": "stop", "step": 15, "reason": "non-finite loss"} if value == "diverged" else \
-                    {"event": "end", "reason": "completed", "step": 20}
-                f.write(json.dumps(end) + "\n")
-            runs.append({"name": name, "dir": f"runs/{name}", "group": group, "seed": seed,
-                         "settings": {"quant.preset": preset, "seed": seed}})
-    with open(os.path.join(root, "index.json"), "w") as f:
-        json.dump({"format": "altgrad-sweep/1", "base": "tiny.toml", "runs": runs, "searches": [],
-                   "criteria": list(criteria)}, f)
 
 
 def summary(binary, root):

@@ -81,6 +81,8 @@ TEST(PairedGap, PairsBySeedAndNamesTheUnpairedRuns) {
   EXPECT_EQ(describe(gap).rfind("paired +1.67% [", 0), 0u) << describe(gap);
   EXPECT_NE(describe(gap).find("2 of 3 seeds agree: not resolved with 3 seeds (unpaired: g9 b4)"), std::string::npos)
       << describe(gap);
+  EXPECT_EQ(reading(gap), "not resolved with 3 seeds (unpaired: g9 b4)");
+  EXPECT_EQ(reading(paired_gap({{1, 2.02, "g1"}}, {{1, 2.00, "b1"}})), "1 paired seed: no interval");
 }
 
 }  // namespace
