@@ -211,6 +211,7 @@ def recompute(run_dir, step):
     hooks = []
     for i, block in enumerate(model.transformer.h):
         hooks += [block.attn.c_attn.register_forward_hook(capture(f"h.{i}.attn.c_attn:act", "input")),
+                  block.attn.c_attn.register_forward_hook(capture(f"h.{i}.attn.qkv", "output")),
                   block.attn.c_proj.register_forward_hook(capture(f"h.{i}.attn.c_proj:act", "input")),
                   block.mlp.c_fc.register_forward_hook(capture(f"h.{i}.mlp.c_fc:act", "input")),
                   block.mlp.c_fc.register_forward_hook(capture(f"h.{i}.mlp.z", "output")),
@@ -253,6 +254,9 @@ def recompute(run_dir, step):
     for name, value in seen.items():
         if name.endswith(":act") or name.count(".") == 1:
             out["kurtosis"][name] = pearson_kurtosis(value)
+        if name.endswith(".attn.qkv"):  # the attention's inputs q, k, v: thirds of c_attn's output
+            for part, third in zip("qkv", value.split(value.shape[-1] // 3, dim=-1)):
+                out["kurtosis"][name.replace("qkv", part)] = pearson_kurtosis(third)
         if name.endswith(":act"):
             moments, percentiles, fit = profile(value, format_of("e1m6"))
             out["profile_moments"][name] = moments
