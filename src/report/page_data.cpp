@@ -17,6 +17,7 @@
 #include "report/group_table.hpp"
 #include "report/series_math.hpp"
 #include "report/tables.hpp"
+#include "report/verdict_correction.hpp"
 
 namespace altgrad::report {
 namespace {
@@ -295,7 +296,8 @@ void add_tables(const Report& report, json& data) {
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
     verdicts.push_back({{"criterion", criterion_name(c)}, {"group", v.group}, {"verdict", verdict_name(v.judgement.verdict)},
-                        {"why", v.judgement.why}, {"reading", reading(v.gap)}});
+                        {"alone", verdict_name(v.uncorrected.verdict)}, {"why", v.judgement.why},
+                        {"sign_test", sign_test_words(v.gap)}, {"seeds", seeds_words(v)}, {"reading", reading(v.gap)}});
   }
   data["verdicts"] = verdicts;
   for (std::size_t i = 0; i < report.runs.size(); ++i) {

@@ -310,8 +310,9 @@
     });
     const verdicts = document.getElementById('verdicts');
     if (data.verdicts.length === 0) verdicts.appendChild(el('p', {}, 'No [criteria] in this sweep.'));
-    else table(verdicts, ['criterion', 'group', 'verdict', 'why', 'sign of the gap'],
-               data.verdicts.map((v) => [v.criterion, v.group, v.verdict, v.why, v.reading]), 'verdict-table');
+    else table(verdicts, ['criterion', 'group', 'verdict', 'alone', 'why', 'sign test', 'seeds for 80% power', 'sign of the gap'],
+               data.verdicts.map((v) => [v.criterion, v.group, v.verdict, v.alone, v.why, v.sign_test, v.seeds, v.reading]),
+               'verdict-table');
     table(document.getElementById('runs'),
           ['run', 'group', 'seed', 'status', 'last step', 'final val loss', 'early warning', 'warnings'],
           data.runs.map((r) => [r.name, r.group, r.seed, r.status, r.last_step, fmt(r.val_loss),

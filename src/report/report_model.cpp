@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "report/series_math.hpp"
+#include "report/verdict_correction.hpp"
 
 namespace altgrad::report {
 namespace {
@@ -112,6 +113,7 @@ void add_verdicts(Report& report) {
       report.verdicts.push_back({c, group.name, judge(criterion, in), in.gap});
     }
   }
+  correct_verdicts(report.verdicts, report.index.criteria);
 }
 
 }  // namespace

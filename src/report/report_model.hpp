@@ -41,12 +41,23 @@ struct GroupSummary {
   std::optional<double> val_loss_mean() const { return val_loss.n ? std::optional(val_loss.mean) : std::nullopt; }
 };
 
+// How the sweep's correction (verdict_correction.hpp) decided a verdict that an interval decided.
+struct Correction {
+  std::size_t family = 0;              // the verdicts corrected together
+  double level = 0.0;                  // the two-sided level Holm's procedure decided this one at
+  double p_adjusted = 1.0;             // Holm's adjusted p-value
+  double ci_low = 0.0, ci_high = 0.0;  // the paired gap's interval at confidence 1 − level
+};
+
 // One group's verdict on one of the sweep's criteria (verdict.hpp).
 struct VerdictRow {
   std::size_t criterion;  // index into Report::index.criteria
   std::string group;
-  Judgement judgement;
-  PairedGap gap;  // what the judgement read: the group against the criterion's baseline
+  Judgement judgement;  // the report's verdict: corrected for the sweep's number of verdicts
+  PairedGap gap;        // what the judgement read: the group against the criterion's baseline
+  Judgement uncorrected{};                  // judge()'s, this verdict alone at 95%
+  std::optional<Correction> correction{};   // where an interval decided
+  std::optional<std::size_t> seeds_needed{};  // seeds for 80% power at the family's Bonferroni level
 };
 
 struct Report {

@@ -1,5 +1,6 @@
 #include "report/statistics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -53,6 +54,37 @@ double t_critical(double confidence, int dof) {
   return hi;
 }
 
+double t_two_sided_p(double t, int dof) {
+  if (std::isnan(t)) return 1.0;
+  return std::max(0.0, 1.0 - t_central_probability(t, dof));
+}
+
+double sign_test_p(std::size_t positive, std::size_t n) {
+  if (n == 0) return 1.0;
+  const std::size_t majority = std::max(positive, n - positive);
+  // P(X ≥ majority) = Σ_{k ≥ majority} C(n, k) / 2^n, each term by lgamma to stay finite at any n.
+  double tail = 0.0;
+  for (std::size_t k = majority; k <= n; ++k) {
+    const double ln_choose = std::lgamma(static_cast<double>(n) + 1.0) - std::lgamma(static_cast<double>(k) + 1.0) -
+                             std::lgamma(static_cast<double>(n - k) + 1.0);
+    tail += std::exp(ln_choose - static_cast<double>(n) * std::numbers::ln2);
+  }
+  return std::min(1.0, 2.0 * tail);
+}
+
+std::optional<std::size_t> seeds_for_power(double sd, double distance, double alpha, double power, std::size_t limit) {
+  if (distance == 0.0 || !std::isfinite(distance)) return std::nullopt;
+  if (sd == 0.0) return 2;
+  for (std::size_t n = 2; n <= limit; ++n) {
+    const int dof = static_cast<int>(n - 1);
+    // t_{1−α/2} is the two-sided critical value at 1 − α; t_{power} the one-sided quantile, the
+    // two-sided critical value at 2·power − 1.
+    const double needed = (t_critical(1.0 - alpha, dof) + t_critical(2.0 * power - 1.0, dof)) * sd / std::sqrt(static_cast<double>(n));
+    if (needed <= std::fabs(distance)) return n;
+  }
+  return std::nullopt;
+}
+
 MeanEstimate estimate_mean(std::span<const double> values) {
   MeanEstimate e;
   e.n = values.size();
@@ -92,6 +124,8 @@ PairedGap paired_gap(const std::vector<SeedValue>& group, const std::vector<Seed
   result.gap_pct = estimate_mean(gaps);
   for (const double gap : gaps) {
     result.same_sign += (gap > 0.0 && result.gap_pct.mean > 0.0) || (gap < 0.0 && result.gap_pct.mean < 0.0);
+    result.positive += gap > 0.0;
+    result.negative += gap < 0.0;
   }
   return result;
 }
@@ -112,6 +146,15 @@ std::string reading(const PairedGap& gap) {
     out += ")";
   }
   return out;
+}
+
+std::string sign_test_words(const PairedGap& gap) {
+  const std::size_t nonzero = gap.positive + gap.negative;
+  if (nonzero == 0) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, "p = %.3g (%zu of %zu positive)", sign_test_p(gap.positive, nonzero), gap.positive,
+                nonzero);
+  return text;
 }
 
 std::string describe(const PairedGap& gap) {

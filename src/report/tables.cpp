@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "report/group_table.hpp"
+#include "report/verdict_correction.hpp"
 
 namespace altgrad::report {
 namespace {
@@ -92,14 +93,20 @@ void range_fit_tables(const Report& report, std::ostringstream& md) {
 
 void verdict_table(const Report& report, std::ostringstream& md) {
   if (report.verdicts.empty()) return;
-  md << "\n## Verdicts\n\nEach criterion of the sweep file, for every group but its baseline: pass when the 95% "
+  md << "\n## Verdicts\n\nEach criterion of the sweep file, for every group but its baseline: pass when the "
         "interval of the paired gap lies within the threshold, fail when it lies above it or a run diverged, "
-        "inconclusive otherwise. The sign of the gap: resolved when its interval excludes 0.\n\n"
-        "| criterion | group | verdict | why | sign of the gap |\n|---|---|---|---|---|\n";
+        "inconclusive otherwise. The verdict is corrected for the sweep's number of verdicts (Holm's procedure: "
+        "each interval at the level the procedure gives it); `alone` is the verdict at 95% by itself. The sign "
+        "test asks whether the seeds' gaps share a sign more often than coins would; the seeds column says how "
+        "many seeds this seed-to-seed spread needs to resolve the criterion with 80% power at the strictest "
+        "corrected level (docs/experiments.md, \"Verdicts\").\n\n"
+        "| criterion | group | verdict | alone | why | sign test | seeds for 80% power | sign of the gap |\n"
+        "|---|---|---|---|---|---|---|---|\n";
   for (const VerdictRow& v : report.verdicts) {
     const Criterion& c = report.index.criteria[v.criterion];
     md << "| " << md_cell(criterion_name(c)) << " | " << md_cell(v.group) << " | " << verdict_name(v.judgement.verdict)
-       << " | " << md_cell(v.judgement.why) << " | " << md_cell(reading(v.gap)) << " |\n";
+       << " | " << verdict_name(v.uncorrected.verdict) << " | " << md_cell(v.judgement.why) << " | "
+       << md_cell(sign_test_words(v.gap)) << " | " << seeds_words(v) << " | " << md_cell(reading(v.gap)) << " |\n";
   }
 }
 

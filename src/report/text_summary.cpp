@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "report/verdict_correction.hpp"
+
 namespace altgrad::report {
 namespace {
 
@@ -41,7 +43,12 @@ std::string text_summary(const Report& report) {
     const Criterion& c = report.index.criteria[v.criterion];
     char head[160];
     std::snprintf(head, sizeof head, "verdict %s: within %g%% of %s: ", v.group.c_str(), c.max_gap_pct, c.baseline.c_str());
-    text += head + std::string(verdict_name(v.judgement.verdict)) + " (" + v.judgement.why + ")\n";
+    text += head + std::string(verdict_name(v.judgement.verdict)) + " (" + v.judgement.why + ")";
+    if (v.correction) {
+      text += std::string("; alone at 95%: ") + verdict_name(v.uncorrected.verdict);
+      text += "; seeds for 80% power: " + seeds_words(v);
+    }
+    text += "\n";
   }
   return text;
 }

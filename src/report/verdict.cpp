@@ -1,5 +1,6 @@
 #include "report/verdict.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace altgrad::report {
@@ -17,6 +18,29 @@ std::string criterion_name(const Criterion& c) {
   char text[64];
   std::snprintf(text, sizeof text, "within %g%% of ", c.max_gap_pct);
   return text + c.baseline + " (" + std::to_string(c.min_seeds) + " seeds, " + std::to_string(c.min_steps) + " steps)";
+}
+
+double threshold_p_value(const MeanEstimate& e, double threshold) {
+  const double distance = e.mean - threshold;
+  if (e.sd == 0.0) return distance == 0.0 ? 1.0 : 0.0;
+  return t_two_sided_p(distance / (e.sd / std::sqrt(static_cast<double>(e.n))), static_cast<int>(e.n - 1));
+}
+
+Verdict interval_verdict(double low, double high, double threshold) {
+  if (high <= threshold) return Verdict::pass;
+  if (low > threshold) return Verdict::fail;
+  return Verdict::inconclusive;
+}
+
+std::string interval_reading(Verdict v, double threshold) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g%%", threshold);
+  switch (v) {
+    case Verdict::pass: return std::string("upper end within ") + text;
+    case Verdict::fail: return std::string("lower end above ") + text;
+    case Verdict::inconclusive: break;
+  }
+  return std::string("straddles ") + text;
 }
 
 Judgement judge(const Criterion& c, const VerdictInputs& in) {
@@ -37,11 +61,10 @@ Judgement judge(const Criterion& c, const VerdictInputs& in) {
     return {Verdict::inconclusive, text};
   }
   std::snprintf(text, sizeof text, "gap %+.2f%% [%+.2f, %+.2f] over %zu seeds", e.mean, *e.ci_low, *e.ci_high, e.n);
-  std::string why = text;
-  std::snprintf(text, sizeof text, "%g%%", c.max_gap_pct);
-  if (*e.ci_high <= c.max_gap_pct) return {Verdict::pass, why + ", upper end within " + text};
-  if (*e.ci_low > c.max_gap_pct) return {Verdict::fail, why + ", lower end above " + text};
-  return {Verdict::inconclusive, why + ", straddles " + text};
+  const std::string why = text;
+  const double p = threshold_p_value(e, c.max_gap_pct);
+  const Verdict verdict = interval_verdict(*e.ci_low, *e.ci_high, c.max_gap_pct);
+  return {verdict, why + ", " + interval_reading(verdict, c.max_gap_pct), p};
 }
 
 }  // namespace altgrad::report

@@ -5,7 +5,10 @@
 //   inconclusive  fewer paired seeds than min_seeds, a run short of min_steps, or an interval that
 //                 straddles the threshold;
 //   pass          otherwise: the interval's upper end is within the threshold.
+// judge() decides one verdict alone at 95%; the report then corrects the sweep's verdicts for
+// their number (verdict_correction.hpp), and shows both.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "report/statistics.hpp"
@@ -31,7 +34,17 @@ struct VerdictInputs {
 struct Judgement {
   Verdict verdict = Verdict::inconclusive;
   std::string why;  // the numbers behind it, in words
+  // Where the interval decided: the two-sided p-value of "gap = threshold" (Student t on the
+  // paired gaps; 0 when they are all equal and off the threshold).
+  std::optional<double> p_value{};
 };
 Judgement judge(const Criterion& criterion, const VerdictInputs& in);
+
+// The pieces of judge()'s interval rule, which the correction reuses at its own levels: the
+// two-sided p-value of "gap = threshold"; pass / fail / inconclusive from an interval; and the
+// words for it ("upper end within 2%", "lower end above 2%", "straddles 2%").
+double threshold_p_value(const MeanEstimate& gap, double threshold);
+Verdict interval_verdict(double low, double high, double threshold);
+std::string interval_reading(Verdict v, double threshold);
 
 }  // namespace altgrad::report

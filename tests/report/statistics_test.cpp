@@ -4,6 +4,8 @@
 // formulas evaluated directly.
 #include "report/statistics.hpp"
 
+#include "report/multiple_comparisons.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -83,6 +85,44 @@ TEST(PairedGap, PairsBySeedAndNamesTheUnpairedRuns) {
       << describe(gap);
   EXPECT_EQ(reading(gap), "not resolved with 3 seeds (unpaired: g9 b4)");
   EXPECT_EQ(reading(paired_gap({{1, 2.02, "g1"}}, {{1, 2.00, "b1"}})), "1 paired seed: no interval");
+}
+
+// Binomial tails counted by hand: 3 of 3 is 2 · 1/8; 2 of 3 is 2 · 4/8, capped at 1; 9 of 10 is
+// 2 · (10 + 1)/1024; 0 of 4 positive is 4 of 4 negative, 2 · 1/16.
+TEST(SignTest, ExactTwoSidedBinomialTails) {
+  constexpr double kTolerance = 1e-14;  // the tails are summed through lgamma
+  EXPECT_NEAR(sign_test_p(3, 3), 0.25, kTolerance);
+  EXPECT_NEAR(sign_test_p(2, 3), 1.0, kTolerance);
+  EXPECT_NEAR(sign_test_p(5, 5), 0.0625, kTolerance);
+  EXPECT_NEAR(sign_test_p(9, 10), 22.0 / 1024.0, kTolerance);
+  EXPECT_NEAR(sign_test_p(0, 4), 0.125, kTolerance);
+  EXPECT_EQ(sign_test_p(0, 0), 1.0);
+}
+
+// Holm (1979) worked by hand on p = (0.01, 0.04, 0.03, 0.005), α = 0.05: sorted, 0.005 ≤ 0.05/4
+// and 0.01 ≤ 0.05/3 are rejected, 0.03 > 0.05/2 stops the procedure (so 0.04 is kept although it is
+// below 0.05/1). Adjusted: 4·0.005 = 0.02, max(0.02, 3·0.01) = 0.03, max(0.03, 2·0.03) = 0.06, 0.06.
+TEST(Holm, StepDownLevelsAndAdjustedPValues) {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  const HolmLevels h = holm(p, 0.05);
+  const std::vector<double> adjusted = {0.03, 0.06, 0.06, 0.02};
+  const std::vector<double> level = {0.05 / 3, 0.05 / 2, 0.05 / 2, 0.05 / 4};
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    EXPECT_NEAR(h.adjusted[i], adjusted[i], 1e-15) << i;
+    EXPECT_DOUBLE_EQ(h.level[i], level[i]) << i;
+    EXPECT_EQ(p[i] <= h.level[i], h.adjusted[i] <= 0.05) << i;  // the two readings agree
+  }
+  // One test alone is decided at α itself.
+  EXPECT_DOUBLE_EQ(holm(std::vector<double>{0.03}, 0.05).level[0], 0.05);
+}
+
+// t quantiles from the published table: t_{0.975, 9} = 2.262, t_{0.80, 9} = 0.883 give
+// (2.262 + 0.883) / √10 = 0.9946 ≤ 1; t_{0.975, 8} = 2.306, t_{0.80, 8} = 0.889 give 1.065 > 1.
+TEST(SeedsForPower, TheFewestSeedsWhoseIntervalResolvesTheDistance) {
+  EXPECT_EQ(seeds_for_power(1.0, 1.0, 0.05, 0.8), std::optional<std::size_t>(10));
+  EXPECT_EQ(seeds_for_power(1.0, -1.0, 0.05, 0.8), std::optional<std::size_t>(10));  // the side does not matter
+  EXPECT_EQ(seeds_for_power(1.0, 0.0, 0.05, 0.8), std::nullopt);
+  EXPECT_EQ(seeds_for_power(1.0, 0.01, 0.05, 0.8, 100), std::nullopt);
 }
 
 }  // namespace
