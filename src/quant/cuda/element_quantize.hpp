@@ -28,7 +28,13 @@ struct Unscale {
     const bool power_of_two = is_power_of_two_scale(s);
     return {s, power_of_two ? 1.0f / s : 0.0f, power_of_two};
   }
-  ALTGRAD_HD float operator()(float q) const { return by_inverse ? q * inverse : q / scale; }
+  // A NaN passes through as it is: the CPU's arithmetic keeps a NaN operand's bits (the format's
+  // canonical NaN, 0x7FC00000), a GPU's returns its own canonical NaN (0x7FFFFFFF), and the CPU
+  // kernel's bits are the definition.
+  ALTGRAD_HD float operator()(float q) const {
+    if (q != q) return q;
+    return by_inverse ? q * inverse : q / scale;
+  }
 };
 
 // The dequantized value of one element and its range events (0/1): overflow or underflow of the
