@@ -24,7 +24,7 @@ from . import _core
 from ._core import AccumulatorError, Format, FormatError, formats
 from .runs import Run, Sweep, load_checkpoint, read_run, read_sweep
 
-__all__ = ["AccumulatorError", "Format", "FormatError", "formats", "gemm", "quantize", "read_run", "read_sweep", "load_checkpoint", "Run", "Sweep"]
+__all__ = ["AccumulatorError", "Format", "FormatError", "formats", "gemm", "hadamard", "quantize", "read_run", "read_sweep", "load_checkpoint", "Run", "Sweep"]
 
 
 def _float32_array(x, what="x"):
@@ -40,12 +40,15 @@ def _float32_array(x, what="x"):
 
 def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: str = "none", scale: float | None = None,
              block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True, margin: int = 0,
-             codes: bool = False, out: _np.ndarray | None = None) -> tuple[_np.ndarray, dict]:
+             codes: bool = False, out: _np.ndarray | None = None, scale_rule: str | None = None,
+             scale_format: str = "e8m0") -> tuple[_np.ndarray, dict]:
     """Fake-quantizes x into `format`: returns (y, stats) with y = Q(x · s) / s.
 
     scaling: "none" (s = scale, default 1), "tensor" (s = max_finite / (amax · 2^margin), current
-    scaling) or "block" (OCP MX: blocks of `block` elements along the last axis share a power of
-    two). rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
+    scaling) or "block" (blocks of `block` elements along the last axis share a scale; by default
+    OCP MX's power of two). Under "block", scale_format is e8m0 (MX), fp32, fp32_pow2 or e4m3 (NVFP4's
+    E4M3 block scales under a tensor scale), and scale_rule (e8m0 only) floor (default), round_up,
+    ceil or even: docs/formats.md defines each. rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
     saturate=False makes overflow give Inf (or NaN where the format has no Inf). codes=True adds the
     code histogram (formats of up to 8 bits; one more pass over x). out: a float32 C-contiguous array
     of x's size to write into instead of a new one (no allocation; it may be x itself).
@@ -53,7 +56,7 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
     if out is not None:
         _float32_array(out, "out")
     return _core.quantize(_float32_array(x), format, rounding, scaling, scale, block, seed, stream, saturate, margin,
-                          codes, out)
+                          codes, out, scale_rule, scale_format)
 
 
 def gemm(a: _np.ndarray, bt: _np.ndarray, a_format: str | None = None, b_format: str | None = None,
@@ -72,6 +75,20 @@ def gemm(a: _np.ndarray, bt: _np.ndarray, a_format: str | None = None, b_format:
     that row's outputs the IEEE sum of its products.
     """
     return _core.gemm(a, bt, a_format, b_format, accumulate, _np.float32(scale_a), _np.float32(scale_b), out_dtype)
+
+
+def hadamard(x: _np.ndarray, size: int, axis: int = -1, signs: str = "random", seed: int = 0,
+             stream: int = 0) -> _np.ndarray:
+    """x (2-D) with each group of `size` consecutive elements along `axis` mapped to g·D·H/√size.
+
+    H is Sylvester's Hadamard matrix (H[i, j] = (−1)^popcount(i & j)), D = diag(signs): "random"
+    (drawn from seed and stream, as the engine draws them), "te" (Transformer Engine's fixed
+    16-point vector) or "none". size is 16, 32, 64 or 128 and must divide the axis. Each group is
+    transformed in double and rounded once to float32 (docs/formats.md, "Hadamard transforms").
+    Transforming both operands of a GEMM along its reduction axis with the same signs keeps the
+    product: a @ b.T == hadamard(a, n) @ hadamard(b, n).T up to rounding.
+    """
+    return _core.hadamard(_float32_array(x), size, axis, signs, seed, stream)
 
 
 def _checked(method):

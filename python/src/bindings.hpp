@@ -16,4 +16,7 @@ void bind_points(pybind11::module_& module);
 // gemm: the emulated tensor-core GEMM (ops/cpu/emulated_gemm.hpp).
 void bind_gemm(pybind11::module_& module);
 
+// hadamard: the randomized Hadamard transform (quant/hadamard.hpp).
+void bind_hadamard(pybind11::module_& module);
+
 }  // namespace altgrad::python

@@ -19,6 +19,7 @@
 #include "format/parse.hpp"
 #include "format/philox.hpp"
 #include "quant/mx.hpp"
+#include "quant/point_settings.hpp"
 #include "quant/quantize.hpp"
 #include "quant/scaling.hpp"
 
@@ -115,11 +116,30 @@ FloatArray spacing(const PyFormat& p, const FloatArray& x) {
   return out;
 }
 
+// The block options of quantize(), checked as a recipe's are (recipe/recipe_spec.hpp): a scale
+// rule only where the scale format takes one.
+quant::MxOptions block_options(const std::string& scale_format, const std::optional<std::string>& scale_rule) {
+  quant::MxOptions options;
+  const auto format = quant::parse_scale_format(scale_format);
+  if (!format) throw py::value_error("unknown scale_format '" + scale_format + "'; valid: e8m0, fp32, fp32_pow2, e4m3");
+  options.scale_format = *format;
+  if (!scale_rule) return options;
+  if (!quant::takes_scale_rule(*format)) {
+    throw py::value_error("scale_rule = " + *scale_rule + " does not apply to scale_format = " + scale_format +
+                          ", whose scale has no rule to choose; remove scale_rule or use e8m0");
+  }
+  const auto rule = quant::parse_scale_rule(*scale_rule);
+  if (!rule) throw py::value_error("unknown scale_rule '" + *scale_rule + "'; valid: floor, round_up, ceil, even");
+  options.rule = *rule;
+  return options;
+}
+
 // quantize(): per-tensor ("none": the given scale; "tensor": the scale of x's own amax, as current
-// scaling computes it) or MX blocks along the last axis ("block").
+// scaling computes it) or blocks along the last axis ("block"; MX unless scale_format says otherwise).
 py::tuple quantize(const FloatArray& x, const std::string& format_name, const std::string& rounding,
                    const std::string& scaling, std::optional<float> scale, std::size_t block, std::uint64_t seed,
-                   std::uint64_t stream, bool saturate, int margin, bool codes, std::optional<FloatArray> into) {
+                   std::uint64_t stream, bool saturate, int margin, bool codes, std::optional<FloatArray> into,
+                   const std::optional<std::string>& scale_rule, const std::string& scale_format) {
   const PyFormat p = make_format(format_name, saturate);
   const format::Rounding r = rounding_of(rounding);
   if (into && into->size() != x.size()) {
@@ -134,7 +154,7 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
       throw py::value_error("scaling='block' needs an array of at least one axis and 1 <= block <= " +
                             std::to_string(quant::kMaxMxBlock) + ", got block " + std::to_string(block));
     }
-    quant::MxOptions options;
+    quant::MxOptions options = block_options(scale_format, scale_rule);
     options.block_size = block;
     options.rounding = r;
     options.seed = seed;
@@ -149,6 +169,9 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
     d["blocks"] = stats.blocks;
     d["clipped_blocks"] = stats.clipped_blocks;
     return py::make_tuple(out, d);
+  }
+  if (scale_rule || scale_format != "e8m0") {
+    throw py::value_error("scale_rule and scale_format apply to scaling='block', not '" + scaling + "'");
   }
   float s = 1.0f;
   if (scaling == "tensor") {
@@ -247,8 +270,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("quantize", &quantize, py::arg("x").noconvert(), py::arg("format"), py::arg("rounding") = "nearest",
         py::arg("scaling") = "none", py::arg("scale") = py::none(), py::arg("block") = 32, py::arg("seed") = 0,
         py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0, py::arg("codes") = false,
-        py::arg("out").noconvert() = py::none(),
+        py::arg("out").noconvert() = py::none(), py::arg("scale_rule") = py::none(), py::arg("scale_format") = "e8m0",
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
   bind_points(m);
   bind_gemm(m);
+  bind_hadamard(m);
 }

@@ -114,7 +114,8 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
       throw py::value_error(source + ": [[quant.phase]] is a schedule over training steps (altgrad train); "
                             "quantize_model applies one recipe");
     }
-    if (recipe::emulated(read.phases.front().spec.accumulate)) {
+    const recipe::RecipeSpec& spec = read.phases.front().spec;
+    if (recipe::emulated(spec.accumulate) || spec.accumulate_attention.emulated()) {
       throw py::value_error(source + ": accumulate: GEMM accumulation is emulated by the C++ engine (altgrad train) "
                             "and altgrad.gemm; quantize_model's matmuls are PyTorch's");
     }
@@ -170,6 +171,7 @@ py::dict settings_dict(const quant::PointSettings& s) {
   d["margin"] = s.margin;
   d["block"] = s.block;
   d["scale_rule"] = std::string(quant::scale_rule_name(s.scale_rule));
+  d["scale_format"] = std::string(quant::scale_format_name(s.scale_format));
   return d;
 }
 

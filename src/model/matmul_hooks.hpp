@@ -13,7 +13,8 @@
 // of the unquantized dY.
 //
 // The attention core's operands (q, k, v, probs) go through the same rule (model/self_attention.hpp);
-// its output gradient and the softmax stay unquantized.
+// its output gradient and the softmax stay unquantized. So only its two forward products can read
+// two quantized operands, and only they can take an accumulator model.
 //
 // No hooks (a null pointer) or a hook that declines a point: the kernel reads the operand where it
 // lies, with no copy.
@@ -83,6 +84,13 @@ class MatmulHooks {
   // float GEMM, else a model that lives as long as the hooks. Asked on every pass.
   virtual const format::AccumulatorModel* accumulation(const MatmulPoint& matmul, Gemm gemm) {
     (void)matmul, (void)gemm;
+    return nullptr;
+  }
+
+  // How one of a block's two forward attention products sums its products (matmul_points.hpp's
+  // AttentionGemm), as accumulation() for a Linear's GEMMs: null for the backend's float GEMM.
+  virtual const format::AccumulatorModel* attention_accumulation(std::size_t layer, AttentionGemm gemm) {
+    (void)layer, (void)gemm;
     return nullptr;
   }
 

@@ -18,9 +18,14 @@
 // All points share one dense index: the matmul operands first (3·matmul index + operand), then
 // the attention operands (3·matmuls + 4·layer + q|k|v|probs).
 //
+// Two of the attention core's products read two points: scores = q·kᵀ and out = probs·v. Its
+// backward products each read a tensor that is no point (the gradient arriving at the core, or
+// the gradients derived from it).
+//
 // The names are built once per config, so the passes hand out string_views and never allocate.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +39,15 @@ enum class Operand { act, weight, grad, q, k, v, probs };
 inline constexpr std::size_t kOperandsPerMatmul = 3;         // act, weight, grad
 inline constexpr std::size_t kAttentionOperandsPerBlock = 4;  // q, k, v, probs
 std::string_view to_string(Operand operand);
+
+// The attention core's forward products whose operands are both points: scores = q·kᵀ, out = probs·v.
+enum class AttentionGemm : std::uint8_t { scores, values };
+inline constexpr std::size_t kAttentionGemmCount = 2;
+// The points each reads, in the order of its product: q and k, probs and v.
+constexpr std::array<Operand, 2> attention_gemm_operands(AttentionGemm gemm) {
+  if (gemm == AttentionGemm::scores) return {Operand::q, Operand::k};
+  return {Operand::probs, Operand::v};
+}
 
 // One quantization point of the model, as recipes, metrics and warnings name it.
 struct OperandPoint {
@@ -66,6 +80,8 @@ class MatmulPoints {
     return points_.at(layer * kMatmulsPerBlock + static_cast<std::size_t>(matmul));
   }
   const MatmulPoint& lm_head() const { return points_.back(); }
+  // The blocks (n_layer), each with its four matmuls and four attention points.
+  std::size_t layers() const { return (points_.size() - 1) / kMatmulsPerBlock; }
 
   // Every quantization point, by dense index: a hook can keep per-point state (scales, amax
   // histories, statistics) in a vector of operand_count() entries.

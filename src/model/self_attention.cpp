@@ -101,6 +101,61 @@ std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, std::span<const 
   return copy.empty() ? start : std::span<const Scalar>(copy);
 }
 
+// An attention point as its forward product reads it: q, k, v as (B·T, C), probs as (B·NH·T, T).
+MatmulOperand forward_operand(const MatmulPoints& points, std::size_t layer, Operand operand,
+                              const AttentionShape& shape) {
+  const auto [B, T, C, NH] = shape;
+  const std::size_t slot = static_cast<std::size_t>(operand) - static_cast<std::size_t>(Operand::q);
+  const bool probs = operand == Operand::probs;
+  return describe_axis(points.attention(layer, operand), probs ? B * NH * T : B * T, probs ? T : C,
+                       kForwardAxes[slot], shape);
+}
+
+// One forward product as the hooks' recipe has it, asked once its operands' copies are made (their
+// grids carry the scales of those calls): the float GEMM (no model), or an accumulator model with
+// how it reads each copy, as model/linear.cpp asks for a Linear's GEMMs.
+template <typename Scalar>
+ops::EmulatedGemm emulated(MatmulHooks<Scalar>& hooks, const MatmulPoints& points, std::size_t layer,
+                           AttentionGemm gemm, const AttentionShape& shape) {
+  const format::AccumulatorModel* model = hooks.attention_accumulation(layer, gemm);
+  if (model == nullptr) return {};
+  const auto grid = [&](Operand operand) {
+    const MatmulOperand described = forward_operand(points, layer, operand, shape);
+    return hooks.active(described) ? hooks.grid(described) : ops::GridOperand{};
+  };
+  const auto [a, b] = attention_gemm_operands(gemm);
+  return {model, grid(a), grid(b)};
+}
+
+// The forward pass in two halves, each under its model where it has one, with the hook on the
+// probabilities between them. Returns what out = probs · v multiplied.
+template <typename Scalar>
+std::span<const Scalar> forward_halves(ops::Kernels<Scalar>& kernels, std::span<Scalar> out, std::span<Scalar> probs,
+                                       std::span<const Scalar> qkv_used, const AttentionCopies<Scalar>& copies,
+                                       const MatmulPoints& points, std::size_t layer, MatmulHooks<Scalar>& hooks,
+                                       const AttentionShape& shape) {
+  const ops::EmulatedGemm scores = emulated(hooks, points, layer, AttentionGemm::scores, shape);
+  if (scores.model != nullptr) {
+    kernels.attention_probs_forward_emulated(probs, qkv_used, shape, scores);
+  } else {
+    kernels.attention_probs_forward(probs, qkv_used, shape);
+  }
+  const MatmulOperand described = forward_operand(points, layer, Operand::probs, shape);
+  std::span<const Scalar> probs_used = probs;
+  if (hooks.active(described)) {
+    const std::span<Scalar> copy = room_for(described, copies.probs, shape.B * shape.NH * shape.T * shape.T);
+    hooks.apply(described, probs, copy);
+    probs_used = copy;
+  }
+  const ops::EmulatedGemm values = emulated(hooks, points, layer, AttentionGemm::values, shape);
+  if (values.model != nullptr) {
+    kernels.attention_values_forward_emulated(out, probs_used, qkv_used, shape, values);
+  } else {
+    kernels.attention_values_forward(out, probs_used, qkv_used, shape);
+  }
+  return probs_used;
+}
+
 }  // namespace
 
 template <typename Scalar>
@@ -109,23 +164,21 @@ ops::AttentionOperands<Scalar> self_attention_forward(ops::Kernels<Scalar>& kern
                                                       const AttentionCopies<Scalar>& copies, const MatmulPoints& points,
                                                       std::size_t layer, MatmulHooks<Scalar>* hooks,
                                                       const AttentionShape& shape) {
-  const auto [B, T, C, NH] = shape;
   if (hooks == nullptr) {
     kernels.attention_forward(out, probs, qkv, shape);
     return {qkv, probs};
   }
   const std::span<const Scalar> qkv_used = hooked_qkv(qkv, qkv, copies, points, layer, *hooks, shape, false);
-  const MatmulOperand described =
-      describe_axis(points.attention(layer, Operand::probs), B * NH * T, T, kForwardAxes[3], shape);
-  if (!hooks->active(described)) {
+  // Both products in one visit per head, where neither the probabilities' hook nor a model needs
+  // them apart (the halves give the same bits).
+  const bool apart = hooks->active(forward_operand(points, layer, Operand::probs, shape)) ||
+                     hooks->attention_accumulation(layer, AttentionGemm::scores) != nullptr ||
+                     hooks->attention_accumulation(layer, AttentionGemm::values) != nullptr;
+  if (!apart) {
     kernels.attention_forward(out, probs, qkv_used, shape);
     return {qkv_used, probs};
   }
-  const std::span<Scalar> probs_used = room_for(described, copies.probs, B * NH * T * T);
-  kernels.attention_probs_forward(probs, qkv_used, shape);
-  hooks->apply(described, probs, probs_used);
-  kernels.attention_values_forward(out, probs_used, qkv_used, shape);
-  return {qkv_used, probs_used};
+  return {qkv_used, forward_halves(kernels, out, probs, qkv_used, copies, points, layer, *hooks, shape)};
 }
 
 template <typename Scalar>

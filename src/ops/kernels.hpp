@@ -90,6 +90,21 @@ class Kernels {
                                   const AttentionOperands<Scalar>& used, std::span<const Scalar> probs,
                                   const AttentionShape& shape) = 0;
 
+  // ops/cpu/attention.hpp: the two halves with their product under an accumulator model where the
+  // EmulatedGemm names one (A and B: q and k, probs and v). A backend without emulated GEMMs throws
+  // std::logic_error naming itself.
+  virtual void attention_probs_forward_emulated(std::span<Scalar> probs, std::span<const Scalar> qkv,
+                                                const AttentionShape& shape, const EmulatedGemm& scores) {
+    (void)probs, (void)qkv, (void)shape, (void)scores;
+    throw std::logic_error(kNoEmulatedGemms);
+  }
+  virtual void attention_values_forward_emulated(std::span<Scalar> out, std::span<const Scalar> probs,
+                                                 std::span<const Scalar> qkv, const AttentionShape& shape,
+                                                 const EmulatedGemm& values) {
+    (void)out, (void)probs, (void)qkv, (void)shape, (void)values;
+    throw std::logic_error(kNoEmulatedGemms);
+  }
+
   // ops/cpu/gelu.hpp and ops/cpu/swiglu.hpp.
   virtual void gelu_forward(std::span<Scalar> out, std::span<const Scalar> inp) = 0;
   virtual void gelu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout) = 0;

@@ -37,8 +37,9 @@ struct GridOperand {
   float scale = 1.0f;
 };
 
-// One GEMM of a Linear under an accumulator model (model null: the float GEMM), with its operands
-// A and B in the order of its product: forward X·Wᵀ, dgrad dY·W, wgrad dYᵀ·X.
+// One GEMM under an accumulator model (model null: the float GEMM), with its operands A and B in
+// the order of its product: a Linear's forward X·Wᵀ, dgrad dY·W, wgrad dYᵀ·X; attention's q·kᵀ and
+// probs·v.
 struct EmulatedGemm {
   const format::AccumulatorModel* model = nullptr;
   GridOperand a, b;

@@ -5,7 +5,8 @@ namespace altgrad::precision {
 bool keeps_scaling_state(const quant::PointSettings& before, const quant::PointSettings& after) {
   return before.enabled && after.enabled && before.format.spec == after.format.spec && before.scaling == after.scaling &&
          before.history == after.history && before.amax == after.amax && before.margin == after.margin &&
-         before.block == after.block && before.scale_rule == after.scale_rule;
+         before.block == after.block && before.scale_rule == after.scale_rule &&
+         before.scale_format == after.scale_format;
 }
 
 nlohmann::json carry_scaling_state(const QuantHooks* from, QuantHooks* to) {

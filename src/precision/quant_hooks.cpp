@@ -26,11 +26,22 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& 
       models[g] = recipe.accumulation(matmul.index, static_cast<recipe::Gemm>(g));
     }
   }
+  for (std::size_t layer = 0; layer < points.layers(); ++layer) {
+    auto& models = attention_accumulation_.emplace_back();
+    for (std::size_t g = 0; g < model::kAttentionGemmCount; ++g) {
+      models[g] = recipe.attention_accumulation(points, layer, static_cast<model::AttentionGemm>(g));
+    }
+  }
 }
 
 const format::AccumulatorModel* QuantHooks::accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) {
   static_assert(static_cast<std::size_t>(model::Gemm::wgrad) == static_cast<std::size_t>(recipe::Gemm::wgrad));
   const format::AccumulatorModel& model = accumulation_.at(matmul.index)[static_cast<std::size_t>(gemm)];
+  return model.emulated() ? &model : nullptr;
+}
+
+const format::AccumulatorModel* QuantHooks::attention_accumulation(std::size_t layer, model::AttentionGemm gemm) {
+  const format::AccumulatorModel& model = attention_accumulation_.at(layer)[static_cast<std::size_t>(gemm)];
   return model.emulated() ? &model : nullptr;
 }
 

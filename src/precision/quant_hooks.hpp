@@ -68,6 +68,8 @@ class QuantHooks final : public model::MatmulHooks<float> {
   bool axis_dependent(const model::MatmulOperand& operand) override;
   // The recipe's model for the GEMM where both of its operands are quantized, else null.
   const format::AccumulatorModel* accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) override;
+  // The same for one of a block's two forward attention products.
+  const format::AccumulatorModel* attention_accumulation(std::size_t layer, model::AttentionGemm gemm) override;
   // The point's format and the scale of its last call (1 under block scaling, whose copies hold
   // the grid's values times powers of two).
   ops::GridOperand grid(const model::MatmulOperand& operand) override;
@@ -80,6 +82,8 @@ class QuantHooks final : public model::MatmulHooks<float> {
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
   std::vector<std::array<format::AccumulatorModel, recipe::kGemmCount>> accumulation_;  // by matmul index
+  // By layer: the models of the attention's forward products.
+  std::vector<std::array<format::AccumulatorModel, model::kAttentionGemmCount>> attention_accumulation_;
   std::vector<float> last_scale_;                                                      // by point
   std::vector<std::string> names_;
   std::int64_t step_ = 0;

@@ -38,6 +38,12 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
     e.description = settings.format_name + ", " + std::string(quant::scaling_name(settings.scaling)) + " scaling of " +
                     recipe.points[index].name;
     if (settings.scaling == quant::Scaling::block) {
+      // Grids are E8M0 blocks (optim/weight_grid.hpp): for another scale format they stand in for
+      // the diagnostics, and update() refuses to step on them.
+      if (settings.scale_format != quant::BlockScaleFormat::e8m0) {
+        e.description += " (an E8M0 block grid standing in for its " +
+                         std::string(quant::scale_format_name(settings.scale_format)) + " block scales)";
+      }
       e.grid.scaling = optim::GridScaling::blocks;
       e.grid.block = settings.block;
       e.grid.row_length = matmul.in_features;
@@ -78,6 +84,13 @@ void WeightGrids::fix_scale(std::size_t range, float scale) {
 
 void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {
   if (!optimizer.uses_grids()) return;
+  for (const Entry& e : entries_) {
+    if (e.point && e.settings.scaling == quant::Scaling::block && e.settings.scale_format != quant::BlockScaleFormat::e8m0) {
+      throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids; scale_format = " +
+                                 std::string(quant::scale_format_name(e.settings.scale_format)) +
+                                 " is not supported there yet");
+    }
+  }
   for (std::size_t range = 0; range < entries_.size(); ++range) optimizer.set_grid(range, grid_at(range, hooks, params));
 }
 

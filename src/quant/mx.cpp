@@ -10,6 +10,7 @@
 
 #include "format/bits.hpp"
 #include "format/codec.hpp"
+#include "quant/block_scale.hpp"
 #include "quant/quantize.hpp"
 #include "quant/vector_kernel.hpp"
 
@@ -49,6 +50,7 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   if (!scale_codes.empty() && scale_codes.size() != blocks) {
     fail("scale_codes has " + std::to_string(scale_codes.size()) + " entries for " + std::to_string(blocks) + " blocks");
   }
+  if (!scale_codes.empty() && options.scale_format != BlockScaleFormat::e8m0) fail("scale_codes are E8M0 codes only");
 }
 
 // The largest of 8 unsigned lanes, halving in registers (a pass through memory costs more than
@@ -118,9 +120,23 @@ float finite_block_amax(const float* x, std::size_t n) {
 int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;
   const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
-  int k = format::detail::floor_log2_bits(format::float_bits(amax)) - emax;
-  // amax · 2^−k > max finite, exactly (a float times a power of two is exact in double).
-  if (rule == MxScaleRule::round_up && static_cast<double>(amax) > element.max_finite() * exp2_double(k)) ++k;
+  const int e = format::detail::floor_log2_bits(format::float_bits(amax));
+  // Every comparison is exact: a float times or over a power of two is exact in double.
+  const double a = amax, significand = a / exp2_double(e);
+  int k = e - emax;
+  switch (rule) {
+    case MxScaleRule::floor:
+      break;
+    case MxScaleRule::round_up:  // amax · 2^−k > max finite
+      k += a > element.max_finite() * exp2_double(k) ? 1 : 0;
+      break;
+    case MxScaleRule::ceil:  // amax is not a power of two
+      k += significand > 1.0 ? 1 : 0;
+      break;
+    case MxScaleRule::even:  // amax rounds up into the next binade at the element's precision
+      k += significand >= 2.0 - std::ldexp(1.0, -(element.spec.mantissa_bits + 1)) ? 1 : 0;
+      break;
+  }
   return std::clamp(k, -kE8m0Bias, kE8m0Bias);
 }
 
@@ -128,11 +144,12 @@ namespace {
 
 // mx_shared_exponent() of 16 amaxes at `amax`, into `exponents`; false, having written nothing,
 // where a lane needs the scalar function (a subnormal amax). For a normal amax = (1 + f)·2^e the
-// exponent is e − emax, and the round-up test amax > max finite · 2^k, with max finite
-// = (1 + g)·2^emax, is f > g: a comparison of the two fractions' bits. Two halves of eight lanes,
-// compared as signed (AVX2 has no unsigned comparison; GCC spells 16-lane unsigned ones out lane by
-// lane there): a negative amax's bits are negative, so, as Inf and NaN, it takes k = 0.
-bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::int32_t max_fraction, int* exponents) {
+// exponent is e − emax, plus one where f's bits reach the rule's `threshold` (round_up: amax > max
+// finite · 2^k, with max finite = (1 + g)·2^emax, is f > g; ceil: f > 0; even: f ≥ 1 − 2^−(m+1);
+// floor: never, threshold 2^23). Two halves of eight lanes, compared as signed (AVX2 has no
+// unsigned comparison; GCC spells 16-lane unsigned ones out lane by lane there): a negative amax's
+// bits are negative, so, as Inf and NaN, it takes k = 0.
+bool shared_exponents_16(const float* amax, int emax, std::int32_t threshold, int* exponents) {
   constexpr auto kInfBits = static_cast<std::int32_t>(format::kFloatInfBits);
   constexpr auto kNormalBits = static_cast<std::int32_t>(kSmallestNormalBits);
   MaskLanes8 k[2], subnormal = {};
@@ -142,7 +159,7 @@ bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::int
     const MaskLanes8 no_scale = (a <= 0) | (a >= kInfBits);
     subnormal |= (a < kNormalBits) & ~no_scale;
     k[h] = (a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
-    if (rule == MxScaleRule::round_up) k[h] -= (a & static_cast<std::int32_t>(kFloatFractionMask)) > max_fraction;  // true is −1
+    k[h] -= (a & static_cast<std::int32_t>(kFloatFractionMask)) >= threshold;  // true is −1
     k[h] = k[h] < -kE8m0Bias ? MaskLanes8{} - kE8m0Bias : k[h];
     k[h] = k[h] > kE8m0Bias ? MaskLanes8{} + kE8m0Bias : k[h];
     k[h] = no_scale ? MaskLanes8{} : k[h];
@@ -152,6 +169,22 @@ bool shared_exponents_16(const float* amax, MxScaleRule rule, int emax, std::int
   if ((words[0] | words[1] | words[2] | words[3]) != 0) return false;
   std::memcpy(exponents, k, sizeof k);
   return true;
+}
+
+// The fraction bits (of a normal amax) from which `rule` adds one to the floor exponent.
+std::int32_t rule_threshold(const format::Format& element, MxScaleRule rule) {
+  constexpr auto kNever = static_cast<std::int32_t>(kFloatFractionMask + 1u);
+  switch (rule) {
+    case MxScaleRule::floor:
+      break;
+    case MxScaleRule::round_up:
+      return static_cast<std::int32_t>(element.max_finite_bits & kFloatFractionMask) + 1;
+    case MxScaleRule::ceil:
+      return 1;
+    case MxScaleRule::even:
+      return kNever - (std::int32_t{1} << (format::kFloatMantissaBits - 1 - element.spec.mantissa_bits));
+  }
+  return kNever;
 }
 
 }  // namespace
@@ -166,9 +199,9 @@ void mx_shared_exponents(const format::Format& element, std::span<const float> a
   // The fraction test needs max finite to be a normal float32, as every element format's is.
   if (element.max_finite_bits >= kSmallestNormalBits) {
     const int emax = format::detail::floor_log2_bits(element.max_finite_bits);
-    const auto max_fraction = static_cast<std::int32_t>(element.max_finite_bits & kFloatFractionMask);
+    const std::int32_t threshold = rule_threshold(element, rule);
     for (; i + 16 <= amax.size(); i += 16) {
-      if (shared_exponents_16(amax.data() + i, rule, emax, max_fraction, exponents.data() + i)) continue;
+      if (shared_exponents_16(amax.data() + i, emax, threshold, exponents.data() + i)) continue;
       for (std::size_t j = i; j < i + 16; ++j) exponents[j] = mx_shared_exponent(element, amax[j], rule);
     }
   }
@@ -179,6 +212,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes) {
   check_shapes(in, out, row_length, options, scale_codes);
+  if (options.scale_format != BlockScaleFormat::e8m0) return quantize_scaled_rows(element, in, out, row_length, options);
   const std::size_t rows = in.size() / row_length;
   const std::size_t block = options.block_size;
   const std::size_t blocks_per_row = (row_length + block - 1) / block;
@@ -233,12 +267,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
     partial[t].blocks = (row_end - t * rows_per_task) * blocks_per_row;
   }
   MxStats total;
-  for (std::size_t t = 0; t < tasks; ++t) {
-    const MxStats& p = partial[t];
-    total.elements.merge(p.elements);
-    total.blocks += p.blocks;
-    total.clipped_blocks += p.clipped_blocks;
-  }
+  for (std::size_t t = 0; t < tasks; ++t) total.merge(partial[t]);
   return total;
 }
 
@@ -404,6 +433,7 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
 MxStats quantize_mx_columns(const format::Format& element, std::span<const float> in, std::span<float> out,
                             std::size_t cols, std::size_t run, const MxOptions& options) {
   check_column_shapes(in, out, cols, run, options);
+  if (options.scale_format != BlockScaleFormat::e8m0) return quantize_scaled_columns(element, in, out, cols, run, options);
   const std::size_t rows = in.size() / cols, block = options.block_size;
   const std::size_t bands = rows / run * ((run + block - 1) / block);
   // Depends only on the shape, never on the thread count; partials merge in task order.
@@ -418,11 +448,7 @@ MxStats quantize_mx_columns(const format::Format& element, std::span<const float
     }
   }
   MxStats total;
-  for (std::size_t t = 0; t < tasks; ++t) {
-    total.elements.merge(partial[t].elements);
-    total.blocks += partial[t].blocks;
-    total.clipped_blocks += partial[t].clipped_blocks;
-  }
+  for (std::size_t t = 0; t < tasks; ++t) total.merge(partial[t]);
   return total;
 }
 

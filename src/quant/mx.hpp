@@ -1,8 +1,9 @@
 #pragma once
-// MX block scaling (OCP Microscaling Formats v1.0): each block of 32 consecutive elements along the
-// reduction dimension of the GEMM that reads the copy shares one power-of-two scale stored as an
-// E8M0 code: quantize_mx for blocks along rows (the contiguous dimension), quantize_mx_columns for
-// blocks down columns.
+// Block scaling: each block of consecutive elements along the reduction dimension of the GEMM that
+// reads the copy shares one scale. By default that is MX (OCP Microscaling Formats v1.0): a power of
+// two stored as an E8M0 code; the other scale formats (FP32, FP32 power of two, NVFP4's E4M3 under a
+// tensor scale) live in quant/block_scale.hpp. quantize_mx takes blocks along rows (the contiguous
+// dimension), quantize_mx_columns blocks down columns; docs/formats.md defines every rule and format.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -15,7 +16,17 @@ namespace altgrad::quant {
 
 enum class MxScaleRule : std::uint8_t {
   floor,     // OCP: shared exponent = floor(log2 amax) − emax(element); the block max may clip
-  round_up,  // the smallest power of two that keeps amax · 2^−k ≤ max finite; never clips
+  round_up,  // the smallest 2^k that keeps amax · 2^−k ≤ max finite; never clips (TE MXFP8, torchao RCEIL)
+  ceil,      // torchao CEIL: k = ceil(log2 amax) − emax; the block max lands at or below 2^emax
+  even,      // torchao EVEN: amax rounded to the element's mantissa bits (halves up), then floor; may clip
+};
+
+// How a block's scale is stored, which fixes how it is computed (docs/formats.md, "Block scaling").
+enum class BlockScaleFormat : std::uint8_t {
+  e8m0,       // OCP MX: 2^k, k by the scale rule
+  fp32,       // a multiplier s = fl(max finite / amax) (TE Float8BlockScaling, FP32 scales)
+  fp32_pow2,  // that multiplier with its mantissa bits cleared (TE power_2_scale)
+  e4m3,       // NVFP4: an E4M3 decode scale per block under a per-tensor FP32 scale
 };
 
 // The largest block the quantizer takes; recipes are checked against it when they are read.
@@ -28,12 +39,22 @@ struct MxOptions {
   std::uint64_t seed = 0;
   std::uint64_t stream = 0;
   std::uint64_t first_index = 0;
+  BlockScaleFormat scale_format = BlockScaleFormat::e8m0;  // last: existing brace initializers keep their meaning
 };
 
 struct MxStats {
   QuantStats elements;
   std::uint64_t blocks = 0;
-  std::uint64_t clipped_blocks = 0;  // blocks in which some element overflowed the element format
+  // Blocks in which some element overflowed the element format, under every scale format. An NVFP4
+  // block whose E4M3 scale flushed to zero is not clipped: its elements underflow.
+  std::uint64_t clipped_blocks = 0;
+
+  // Adds another share's counts (threads' partial statistics, summed in task order).
+  void merge(const MxStats& other) {
+    elements.merge(other.elements);
+    blocks += other.blocks;
+    clipped_blocks += other.clipped_blocks;
+  }
 };
 
 // max |x| over the finite elements of one block (0 when there are none), on the calling thread.
@@ -41,7 +62,7 @@ float finite_block_amax(const float* x, std::size_t n);
 
 // Shared exponent k (block scale 2^k, elements stored as x · 2^−k) for a block maximum, clamped to
 // E8M0's range [−127, 127]; `amax` is the block's largest finite |x|. A zero or non-finite amax
-// gives k = 0.
+// gives k = 0 (E8M0 code 127; TE and torchao store code 0, the values are 0 either way).
 int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule rule);
 
 // mx_shared_exponent() of each amax, 16 lanes at a time (the same values).
@@ -50,7 +71,8 @@ void mx_shared_exponents(const format::Format& element, std::span<const float> a
                          std::span<int> exponents);
 
 // Quantizes rows of `row_length` elements, block by block within each row (the last block of a row
-// may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major.
+// may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major; it must be
+// empty under the other scale formats.
 MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes = {});

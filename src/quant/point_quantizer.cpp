@@ -119,7 +119,8 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   call.calls = 1;
   const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
-    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset};
+    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset,
+                            settings_.scale_format};
     const MxStats mx = quantize_blocks(in, out, layout, options);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();

@@ -20,7 +20,7 @@ format::Format default_format() { return format::make_format(format::parse_forma
 bool PointSettings::operator==(const PointSettings& o) const {
   return enabled == o.enabled && format_name == o.format_name && rounding == o.rounding && scaling == o.scaling &&
          history == o.history && amax == o.amax && margin == o.margin && block == o.block &&
-         scale_rule == o.scale_rule;
+         scale_rule == o.scale_rule && scale_format == o.scale_format;
 }
 
 std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }
@@ -30,6 +30,10 @@ std::optional<AmaxAlgorithm> parse_amax(std::string_view name) { return parse_na
 std::string_view scale_rule_name(MxScaleRule r) { return kScaleRuleNames[static_cast<std::size_t>(r)]; }
 std::optional<MxScaleRule> parse_scale_rule(std::string_view name) {
   return parse_name<MxScaleRule>(kScaleRuleNames, name);
+}
+std::string_view scale_format_name(BlockScaleFormat f) { return kScaleFormatNames[static_cast<std::size_t>(f)]; }
+std::optional<BlockScaleFormat> parse_scale_format(std::string_view name) {
+  return parse_name<BlockScaleFormat>(kScaleFormatNames, name);
 }
 
 }  // namespace altgrad::quant

@@ -27,7 +27,7 @@ enum class Scaling : std::uint8_t {
   none,     // x_q = Q(x)
   tensor,   // per-tensor current scaling: amax of this tensor
   delayed,  // per-tensor delayed scaling: amax history of earlier steps
-  block,    // MX: one power-of-two scale per block along the reading GEMM's reduction dimension
+  block,    // one scale per block along the reading GEMM's reduction dimension (MX by default)
 };
 
 format::Format default_format();  // e4m3
@@ -43,7 +43,8 @@ struct PointSettings {
   AmaxAlgorithm amax = AmaxAlgorithm::max;
   int margin = 0;             // tensor, delayed: scale = max_finite / (amax · 2^margin)
   std::size_t block = 32;     // block: elements per block
-  MxScaleRule scale_rule = MxScaleRule::floor;
+  MxScaleRule scale_rule = MxScaleRule::floor;  // block, scale_format e8m0 only
+  BlockScaleFormat scale_format = BlockScaleFormat::e8m0;
 
   bool operator==(const PointSettings& o) const;
 };
@@ -51,12 +52,18 @@ struct PointSettings {
 // Names for the enums, as configs spell them, in enum order.
 inline constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
 inline constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
-inline constexpr std::array<std::string_view, 2> kScaleRuleNames = {"floor", "round_up"};
+inline constexpr std::array<std::string_view, 4> kScaleRuleNames = {"floor", "round_up", "ceil", "even"};
+inline constexpr std::array<std::string_view, 4> kScaleFormatNames = {"e8m0", "fp32", "fp32_pow2", "e4m3"};
 std::string_view scaling_name(Scaling s);
 std::optional<Scaling> parse_scaling(std::string_view name);
 std::string_view amax_name(AmaxAlgorithm a);
 std::optional<AmaxAlgorithm> parse_amax(std::string_view name);
 std::string_view scale_rule_name(MxScaleRule r);
 std::optional<MxScaleRule> parse_scale_rule(std::string_view name);
+std::string_view scale_format_name(BlockScaleFormat f);
+std::optional<BlockScaleFormat> parse_scale_format(std::string_view name);
+// Whether a scale rule chooses the scale: only the E8M0 format's power of two has one; the others
+// are fixed by their definitions (docs/formats.md).
+constexpr bool takes_scale_rule(BlockScaleFormat f) { return f == BlockScaleFormat::e8m0; }
 
 }  // namespace altgrad::quant

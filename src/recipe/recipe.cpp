@@ -27,59 +27,98 @@ std::size_t operand_index(std::size_t matmul_index, Role role) {
 
 // An emulated model that takes its operands in their own format is the FP8 tensor core, which
 // applies one scale per operand tensor: it cannot read MX blocks, whose scales change along K.
-// `origins`: where each GEMM's model was set, by Gemm.
-void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
-                        const std::array<std::string, kGemmCount>& origins) {
+bool one_scale_per_tensor(const format::AccumulatorModel& accumulator) {
+  return accumulator.emulated() && accumulator.inputs == format::AccumulatorModel::Inputs::format;
+}
+
+// `origin`: where the model of GEMM `gemm` ("forward", ..., "attention") was set.
+void check_block_scaling(const format::AccumulatorModel& accumulator, const ResolvedPoint& point,
+                         std::string_view gemm, const std::string& origin) {
+  if (point.settings.scaling != quant::Scaling::block) return;
+  throw ConfigError(origin + ": quant: accumulate." + std::string(gemm) + " = \"" +
+                    format::accumulator_name(accumulator) + "\" cannot read " + point.name +
+                    ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
+                    "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
+}
+
+// `origins`: where each GEMM's model was set, by Gemm, then the attention products'.
+struct AccumulationOrigins {
+  std::array<std::string, kGemmCount> gemms;
+  std::string attention;
+};
+
+void check_linear_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
+                               const std::array<std::string, kGemmCount>& origins) {
   for (const model::MatmulPoint& matmul : points.all()) {
     for (std::size_t g = 0; g < kGemmCount; ++g) {
       const auto gemm = static_cast<Gemm>(g);
       const format::AccumulatorModel& accumulator = recipe.accumulation(matmul.index, gemm);
-      if (!accumulator.emulated() || accumulator.inputs != format::AccumulatorModel::Inputs::format) continue;
+      if (!one_scale_per_tensor(accumulator)) continue;
       for (const Role role : gemm_operands(gemm)) {
         const ResolvedPoint& point = recipe.points[operand_index(matmul.index, role)];
-        if (point.settings.scaling != quant::Scaling::block) continue;
-        throw ConfigError(origins[g] + ": quant: accumulate." + std::string(gemm_name(gemm)) + " = \"" +
-                          format::accumulator_name(accumulator) + "\" cannot read " + point.name +
-                          ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
-                          "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
+        check_block_scaling(accumulator, point, gemm_name(gemm), origins[g]);
       }
     }
   }
+}
+
+void check_attention_accumulation(const Recipe& recipe, const model::MatmulPoints& points, const std::string& origin) {
+  for (std::size_t layer = 0; layer < points.layers(); ++layer) {
+    for (const auto gemm : {model::AttentionGemm::scores, model::AttentionGemm::values}) {
+      const format::AccumulatorModel& accumulator = recipe.attention_accumulation(points, layer, gemm);
+      if (!one_scale_per_tensor(accumulator)) continue;
+      for (const model::Operand operand : model::attention_gemm_operands(gemm)) {
+        check_block_scaling(accumulator, recipe.points[points.attention(layer, operand).index],
+                            kAttentionAccumulateKey, origin);
+      }
+    }
+  }
+}
+
+void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points, const AccumulationOrigins& origins) {
+  check_linear_accumulation(recipe, points, origins.gemms);
+  check_attention_accumulation(recipe, points, origins.attention);
 }
 
 Recipe resolved(const RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed) {
   const std::vector<PointName> names = recipe_points(points);
   Recipe recipe;
   try {
-    recipe = Recipe{spec.preset, seed, resolve(spec, names), spec.accumulate};
+    recipe = Recipe{spec.preset, seed, resolve(spec, names), spec.accumulate, spec.accumulate_attention};
   } catch (const quant::SettingsError& e) {
     throw ConfigError(e.what());
   }
-  check_accumulation(recipe, points, spec.accumulate_origin);
+  check_accumulation(recipe, points, {spec.accumulate_origin, spec.accumulate_attention_origin});
   return recipe;
 }
 
-// recipe.json's "accumulate": every GEMM's model by name. recipe_from_json reports the throw.
-nlohmann::json accumulation_to_json(const GemmAccumulation& accumulation) {
+// recipe.json's "accumulate": every Linear GEMM's model by name, and the attention products' where
+// it is not FP32's (so that the files of recipes without one stay as they were). recipe_from_json
+// reports the throw.
+nlohmann::json accumulation_to_json(const Recipe& recipe) {
   nlohmann::json object = nlohmann::json::object();
   for (std::size_t g = 0; g < kGemmCount; ++g) {
-    object[std::string(kGemmNames[g])] = format::accumulator_name(accumulation[g]);
+    object[std::string(kGemmNames[g])] = format::accumulator_name(recipe.accumulate[g]);
+  }
+  if (recipe.accumulate_attention.emulated()) {
+    object[std::string(kAttentionAccumulateKey)] = format::accumulator_name(recipe.accumulate_attention);
   }
   return object;
 }
 
-GemmAccumulation accumulation_from_json(const nlohmann::json& object) {
+void accumulation_from_json(const nlohmann::json& object, Recipe& recipe) {
   if (!object.is_object()) throw std::invalid_argument("'accumulate' must be an object, got " + object.dump());
   for (const auto& item : object.items()) {
-    if (!parse_gemm(item.key())) {
-      throw std::invalid_argument("'accumulate' names no GEMM '" + item.key() + "' (forward, dgrad, wgrad)");
+    if (!parse_gemm(item.key()) && item.key() != kAttentionAccumulateKey) {
+      throw std::invalid_argument("'accumulate' names no GEMM '" + item.key() + "' (forward, dgrad, wgrad, attention)");
     }
   }
-  GemmAccumulation accumulation;
   for (std::size_t g = 0; g < kGemmCount; ++g) {
-    accumulation[g] = format::parse_accumulator(object.at(std::string(kGemmNames[g])).get<std::string>());
+    recipe.accumulate[g] = format::parse_accumulator(object.at(std::string(kGemmNames[g])).get<std::string>());
   }
-  return accumulation;
+  if (const auto attention = object.find(std::string(kAttentionAccumulateKey)); attention != object.end()) {
+    recipe.accumulate_attention = format::parse_accumulator(attention->get<std::string>());
+  }
 }
 
 // Field `key` of a recipe.json object as an integer of type T; recipe_from_json reports the throw.
@@ -103,6 +142,15 @@ const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, G
     if (!points.at(operand_index(matmul_index, role)).settings.enabled) return kFp32;
   }
   return accumulate[static_cast<std::size_t>(gemm)];
+}
+
+const format::AccumulatorModel& Recipe::attention_accumulation(const model::MatmulPoints& matmuls, std::size_t layer,
+                                                               model::AttentionGemm gemm) const {
+  static const format::AccumulatorModel kFp32{};
+  for (const model::Operand operand : model::attention_gemm_operands(gemm)) {
+    if (!points.at(matmuls.attention(layer, operand).index).settings.enabled) return kFp32;
+  }
+  return accumulate_attention;
 }
 
 std::vector<PointName> recipe_points(const model::MatmulPoints& points) {
@@ -165,18 +213,24 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
                       {"rounding", format::rounding_name(s.rounding)}, {"scaling", quant::scaling_name(s.scaling)},
                       {"history", s.history}, {"amax", quant::amax_name(s.amax)}, {"margin", s.margin},
                       {"block", s.block}, {"scale_rule", quant::scale_rule_name(s.scale_rule)}});
+    // Only where it is not E8M0: the recipe.json files of MX and earlier runs stay as they were.
+    if (s.scale_format != quant::BlockScaleFormat::e8m0) {
+      points.back()["scale_format"] = quant::scale_format_name(s.scale_format);
+    }
   }
   nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
   // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
-  if (emulated(recipe.accumulate)) json["accumulate"] = accumulation_to_json(recipe.accumulate);
+  if (emulated(recipe.accumulate) || recipe.accumulate_attention.emulated()) {
+    json["accumulate"] = accumulation_to_json(recipe);
+  }
   return json;
 }
 
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source) {
   try {
-    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}, {}};
+    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}, {}, {}};
     if (const auto accumulate = json.find("accumulate"); accumulate != json.end()) {
-      recipe.accumulate = accumulation_from_json(*accumulate);
+      accumulation_from_json(*accumulate, recipe);
     }
     const nlohmann::json& entries = json.at("points");
     if (entries.size() != points.operand_count()) {
@@ -199,13 +253,17 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       patch.amax = quant::parse_amax(e.at("amax").get<std::string>()).value();
       patch.margin = recipe_integer<int>(e, "margin");
       patch.block = recipe_integer<std::size_t>(e, "block");
-      patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
+      patch.scale_format = quant::parse_scale_format(e.value("scale_format", "e8m0")).value();
+      // Written for every point, but a rule only where the scale format takes one.
+      if (quant::takes_scale_rule(*patch.scale_format)) {
+        patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
+      }
       quant::PointSettings settings;
       patch.apply_to(settings, source + ": " + name);
       recipe.points.push_back({name, settings});
     }
-    std::array<std::string, kGemmCount> origins;
-    origins.fill(source);
+    AccumulationOrigins origins{{}, source};
+    origins.gemms.fill(source);
     try {
       check_accumulation(recipe, points, origins);
     } catch (const ConfigError& e) {

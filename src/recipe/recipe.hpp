@@ -14,6 +14,7 @@
 //   [quant.accumulate]           # or per GEMM; unnamed GEMMs keep their model
 //   forward = "hopper_fast"      # forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X
 //   dgrad = "aligned,group=32,bits=16,promote=128"
+//   attention = "hopper"         # the attention's q·kᵀ and probs·v; only ever named here
 //
 //   [[quant.phase]]              # from step `start` on (docs/quantization.md, "Schedules")
 //   start = 1000                 # after this many steps; strictly increasing
@@ -23,13 +24,17 @@
 //                                #   GEMMs it names)
 //
 // Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
-// margin, block, scale_rule. Every problem is a config::ConfigError naming file:line, key and value.
+// margin, block, scale_rule, scale_format. Every problem is a config::ConfigError naming file:line,
+// key and value.
 //
-// The accumulation applies to a Linear GEMM whose two operands are both quantized (enabled
-// points); a GEMM with an unquantized operand stays an FP32 GEMM, as Transformer Engine keeps the
-// LM head in higher precision. The attention matmuls (q·kᵀ, probs·v) are not Linear GEMMs and stay
-// FP32. An emulated model whose operands enter in their own format (inputs = format, the FP8
-// tensor core: one scale per tensor) cannot read a point under MX block scaling: a config::ConfigError.
+// The accumulation applies to a GEMM whose two operands are both quantized (enabled points); a
+// GEMM with an unquantized operand stays an FP32 GEMM, as Transformer Engine keeps the LM head in
+// higher precision. `accumulate.attention` applies to the attention's forward products, q·kᵀ (points
+// .q and .k) and probs·v (.probs and .v); its backward products read the unquantized gradient and
+// stay FP32. The one-name `accumulate` names the three Linear GEMMs and leaves the attention's
+// model as it is. An emulated model whose operands enter in their own format (inputs = format, the
+// FP8 tensor core: one scale per tensor) cannot read a point under MX block scaling: a
+// config::ConfigError.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,11 +52,16 @@ struct Recipe {
   std::uint64_t seed = 0;
   std::vector<ResolvedPoint> points;  // by the model's dense point index
   GemmAccumulation accumulate{};      // by Gemm, as the recipe states it; see accumulation()
+  format::AccumulatorModel accumulate_attention{};  // as stated; see attention_accumulation()
 
   bool any_enabled() const;
   // How GEMM `gemm` of matmul `matmul_index` (its index in MatmulPoints::all()) adds its products:
   // `accumulate`'s model when both operand points that GEMM reads are enabled, else FP32's.
   const format::AccumulatorModel& accumulation(std::size_t matmul_index, Gemm gemm) const;
+  // The same for a forward attention product of block `layer` of the model `matmuls` names:
+  // `accumulate_attention` when both points it reads are enabled, else FP32's.
+  const format::AccumulatorModel& attention_accumulation(const model::MatmulPoints& matmuls, std::size_t layer,
+                                                         model::AttentionGemm gemm) const;
 };
 
 // The model's points in recipe terms, by dense index.
@@ -82,9 +92,9 @@ Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset,
 
 // The resolved recipe as the run directory and checkpoints store it (recipe.json), and back.
 // recipe_from_json throws CheckpointError naming `source` on a malformed file or on points that
-// differ from the model's. "accumulate" ({"forward", "dgrad", "wgrad"}: model names) is written only
-// when some GEMM's model is not FP32's, so an FP32-accumulating recipe's file is as before; absent,
-// it reads as FP32.
+// differ from the model's. "accumulate" ({"forward", "dgrad", "wgrad"}: model names, and
+// "attention" where that model is not FP32's) is written only when some GEMM's model is not FP32's,
+// so an FP32-accumulating recipe's file is as before; absent, each reads as FP32.
 nlohmann::json recipe_to_json(const Recipe& recipe);
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source);
 // The run directory's recipe.json: the recipe itself for one phase, else {"phases": [{"start",

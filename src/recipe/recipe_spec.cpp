@@ -76,6 +76,15 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
   if (amax) s.amax = *amax;
   if (margin) s.margin = *margin;
   if (block) s.block = *block;
+  if (scale_format) {
+    s.scale_format = *scale_format;
+    if (!quant::takes_scale_rule(*scale_format)) s.scale_rule = quant::MxScaleRule::floor;
+  }
+  if (scale_rule && !quant::takes_scale_rule(s.scale_format)) {
+    throw SettingsError(std::string(where) + ": scale_rule = " + std::string(quant::scale_rule_name(*scale_rule)) +
+                        " does not apply to scale_format = " + std::string(quant::scale_format_name(s.scale_format)) +
+                        ", whose scale has no rule to choose (docs/formats.md); remove scale_rule or use e8m0");
+  }
   if (scale_rule) s.scale_rule = *scale_rule;
 }
 

@@ -13,8 +13,9 @@
 // starts from one and changes role settings or adds overrides on top.
 //
 // A recipe also says how each of a Linear layer's three GEMMs adds its products (`accumulate`,
-// format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation. It applies to
-// a GEMM whose two operands are both quantized points (recipe/recipe.hpp).
+// format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation; and, apart,
+// how the attention's two forward products (q·kᵀ, probs·v) add theirs. It applies to a GEMM whose
+// two operands are both quantized points (recipe/recipe.hpp).
 //
 // The recipe's types, in one place: RecipeSpec (one recipe as written), PhaseSpec and ScheduleSpec
 // (a [quant] table's phases as written, recipe_table.hpp), and their resolved forms for the GPT:
@@ -68,6 +69,10 @@ format::AccumulatorModel parse_gemm_accumulator(std::string_view text);
 // Whether any GEMM's model is not FP32's.
 bool emulated(const GemmAccumulation& accumulation);
 
+// The key of the attention products' model beside the Linear GEMMs' in `[quant.accumulate]` and in
+// recipe.json's "accumulate". The one-name `accumulate = "<model>"` names the Linear GEMMs only.
+inline constexpr std::string_view kAttentionAccumulateKey = "attention";
+
 // Settings a role table or an override names; the others are left as they are.
 struct SettingsPatch {
   std::optional<bool> enabled;
@@ -79,8 +84,11 @@ struct SettingsPatch {
   std::optional<int> margin;
   std::optional<std::size_t> block;
   std::optional<quant::MxScaleRule> scale_rule;
+  std::optional<quant::BlockScaleFormat> scale_format;
 
-  // Throws quant::SettingsError (prefixed by `where`) on a bad format name or a value out of range.
+  // Throws quant::SettingsError (prefixed by `where`) on a bad format name, a value out of range, or
+  // a scale_rule named where the scale format has none. Naming a scale format without a rule resets
+  // the rule to floor, where one from a table below no longer applies.
   void apply_to(quant::PointSettings& settings, std::string_view where) const;
 };
 
@@ -96,6 +104,8 @@ struct RecipeSpec {
   std::vector<Override> overrides;
   GemmAccumulation accumulate{};                          // by Gemm; all FP32 by default
   std::array<std::string, kGemmCount> accumulate_origin;  // where each GEMM's model was set, for messages
+  format::AccumulatorModel accumulate_attention{};        // q·kᵀ and probs·v; FP32 by default
+  std::string accumulate_attention_origin;                 // where it was set, for messages
 };
 
 // The preset names, in the order docs and errors list them.

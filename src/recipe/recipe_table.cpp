@@ -25,8 +25,11 @@ constexpr std::array<std::string_view, 8> kQuantKeys = {"preset", "seed",     "a
                                                         "grad",   "override", "phase", "accumulate"};
 constexpr std::array<std::string_view, 7> kPhaseKeys = {"start", "preset",   "act",       "weight",
                                                         "grad",  "override", "accumulate"};
-constexpr std::array<std::string_view, 9> kSettingKeys = {"enabled", "format", "rounding", "scaling", "history",
-                                                          "amax", "margin", "block", "scale_rule"};
+// [quant.accumulate]'s keys: the Linear GEMMs, then the attention products.
+constexpr std::array<std::string_view, kGemmCount + 1> kAccumulateKeys = {kGemmNames[0], kGemmNames[1], kGemmNames[2],
+                                                                         kAttentionAccumulateKey};
+constexpr std::array<std::string_view, 10> kSettingKeys = {"enabled", "format", "rounding", "scaling", "history",
+                                                           "amax", "margin", "block", "scale_rule", "scale_format"};
 
 // "file:line"; a table built in code (a recipe given to Python as a dict) has neither: "config".
 std::string where(const toml::node& node) {
@@ -115,6 +118,9 @@ void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& 
     patch.block = static_cast<std::size_t>(integer_of(node, key, 1, quant::kMaxMxBlock));
   } else if (key == "scale_rule") {
     patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule, quant::kScaleRuleNames);
+  } else if (key == "scale_format") {
+    patch.scale_format =
+        choice_of<quant::BlockScaleFormat>(node, key, quant::parse_scale_format, quant::kScaleFormatNames);
   }
 }
 
@@ -173,24 +179,36 @@ auto accumulator_of(const toml::node& node, const std::string& key, const std::s
   }
 }
 
-// `accumulate = "<model>"` for all three GEMMs, or a table naming some of forward, dgrad, wgrad.
-void read_accumulate(RecipeSpec& spec, const toml::node& node) {
-  constexpr std::string_view kDocs = " (docs/quantization.md, \"GEMM accumulation\")";
-  if (const toml::table* table = node.as_table()) {
-    const std::string expected = "an accumulator name such as \"hopper\"" + std::string(kDocs);
-    for (auto&& [key, value] : *table) {
-      const std::optional<Gemm> gemm = parse_gemm(key.str());
-      if (!gemm) unknown_key(value, key.str(), kGemmNames, "accumulate.");
-      const auto index = static_cast<std::size_t>(*gemm);
-      const std::string name = "accumulate." + std::string(key.str());
-      spec.accumulate[index] = accumulator_of(value, name, expected, parse_gemm_accumulator);
-      spec.accumulate_origin[index] = where(value);
+constexpr std::string_view kAccumulateDocs = " (docs/quantization.md, \"GEMM accumulation\")";
+
+// [quant.accumulate]: some of forward, dgrad, wgrad and attention, each one model.
+void read_accumulate_table(RecipeSpec& spec, const toml::table& table) {
+  const std::string expected = "an accumulator name such as \"hopper\"" + std::string(kAccumulateDocs);
+  for (auto&& [key, value] : table) {
+    const std::string name = "accumulate." + std::string(key.str());
+    if (key.str() == kAttentionAccumulateKey) {
+      spec.accumulate_attention = accumulator_of(value, name, expected, parse_gemm_accumulator);
+      spec.accumulate_attention_origin = where(value);
+      continue;
     }
+    const std::optional<Gemm> gemm = parse_gemm(key.str());
+    if (!gemm) unknown_key(value, key.str(), kAccumulateKeys, "accumulate.");
+    const auto index = static_cast<std::size_t>(*gemm);
+    spec.accumulate[index] = accumulator_of(value, name, expected, parse_gemm_accumulator);
+    spec.accumulate_origin[index] = where(value);
+  }
+}
+
+// `accumulate = "<model>"` for the three Linear GEMMs (the attention products keep their model, so
+// that the recipes written before they had one mean what they meant), or a table.
+void read_accumulate(RecipeSpec& spec, const toml::node& node) {
+  if (const toml::table* table = node.as_table()) {
+    read_accumulate_table(spec, *table);
     return;
   }
   const std::string expected =
-      "an accumulator name such as \"hopper\" or \"hopper_te\", or a table of forward, dgrad, wgrad" +
-      std::string(kDocs);
+      "an accumulator name such as \"hopper\" or \"hopper_te\", or a table of forward, dgrad, wgrad, attention" +
+      std::string(kAccumulateDocs);
   spec.accumulate = accumulator_of(node, "accumulate", expected, parse_gemm_accumulation);
   spec.accumulate_origin.fill(where(node));
 }
@@ -208,6 +226,7 @@ RecipeSpec read_spec(const toml::table& quant, RecipeSpec base, const std::array
       throw ConfigError(where(*preset) + ": quant: " + e.what());
     }
     spec.accumulate_origin.fill(where(*preset));  // a resolution error names the line that chose the preset
+    spec.accumulate_attention_origin = where(*preset);
   }
   for (auto&& [key, node] : quant) {
     const auto role = std::find(kRoleNames.begin(), kRoleNames.end(), key.str());

@@ -189,8 +189,10 @@ TEST(EmulatedGemm, FastPathIsTheGeneralPathBitForBit) {
   const std::vector<Operands> operands = {
       {"e4m3", "e4m3", 1.0f, 1.0f}, {"e5m2", "e4m3", 1.0f, 1.0f}, {"e1m6", "e3m4", 1.0f, 1.0f},
       {"e4m3", "e5m2", 37.5f, 0.0123f}};
+  // Odd rows, ragged panels, K past a slice, rows past a task's chunk.
   const std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> shapes = {{5, 37, 300}, {1, 1, 33},
-                                                                                   {16, 16, 1000}, {3, 20, 7}};
+                                                                                   {16, 16, 1000}, {3, 20, 7},
+                                                                                   {9, 17, 260}};
   std::uint32_t seed = 100;
   for (const std::string& name : models) {
     const format::AccumulatorModel model = parse_accumulator(name);
@@ -204,18 +206,59 @@ TEST(EmulatedGemm, FastPathIsTheGeneralPathBitForBit) {
         std::vector<float> a = random_grid(o.a, m * k, ++seed), bt = random_grid(o.b, n * k, ++seed);
         for (float& x : a) x /= o.scale_a;
         for (float& x : bt) x /= o.scale_b;
-        const EmulatedOperand ea{a.data(), k, 1, fa.min_normal_exp, &fa, o.scale_a};
-        const EmulatedOperand eb{bt.data(), 1, k, fb.min_normal_exp, &fb, o.scale_b};
-        std::vector<float> fast(m * n, 2.0f), general(m * n, 2.0f);
-        emulated_gemm(model, m, n, k, ea, eb, 0.75f, true, fast.data(), n);
-        ops::cpu::emulated_gemm_general(model, m, n, k, ea, eb, 0.75f, true, general.data(), n);
-        for (std::size_t i = 0; i < m * n; ++i) {
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(fast[i]), std::bit_cast<std::uint32_t>(general[i]))
-              << name << ", " << o.a << " x " << o.b << ", " << m << "x" << n << "x" << k << " at " << i;
+        // Both operands in both layouts: A as rows (m, k) or its transpose's view, Bᵀ (n, k) read
+        // as B, or B (k, n) itself.
+        std::vector<float> at(k * m), b(k * n);
+        for (std::size_t i = 0; i < m; ++i) for (std::size_t kk = 0; kk < k; ++kk) at[kk * m + i] = a[i * k + kk];
+        for (std::size_t j = 0; j < n; ++j) for (std::size_t kk = 0; kk < k; ++kk) b[kk * n + j] = bt[j * k + kk];
+        const EmulatedOperand a_rows{a.data(), k, 1, fa.min_normal_exp, &fa, o.scale_a};
+        const EmulatedOperand a_columns{at.data(), 1, m, fa.min_normal_exp, &fa, o.scale_a};
+        const EmulatedOperand b_columns{bt.data(), 1, k, fb.min_normal_exp, &fb, o.scale_b};
+        const EmulatedOperand b_rows{b.data(), n, 1, fb.min_normal_exp, &fb, o.scale_b};
+        for (const auto& [ea, eb] : {std::pair{a_rows, b_columns}, std::pair{a_columns, b_rows}}) {
+#if defined(__AVX2__)
+          ops::cpu::lanes::Packs packs;
+          ASSERT_TRUE(ops::cpu::lanes::pack(ea, eb, m, n, k, packs)) << "the fast path declined " << o.a << " x " << o.b;
+#endif
+          std::vector<float> fast(m * n, 2.0f), general(m * n, 2.0f);
+          emulated_gemm(model, m, n, k, ea, eb, 0.75f, true, fast.data(), n);
+          ops::cpu::emulated_gemm_general(model, m, n, k, ea, eb, 0.75f, true, general.data(), n);
+          for (std::size_t i = 0; i < m * n; ++i) {
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(fast[i]), std::bit_cast<std::uint32_t>(general[i]))
+                << name << ", " << o.a << " x " << o.b << ", " << m << "x" << n << "x" << k << " at " << i;
+          }
         }
       }
     }
   }
+}
+
+// The fast path keeps zero's exponent apart from every product's: a zero times E5M2's largest
+// value (2^15) takes no part in the step's largest exponent, so the small products below keep
+// their bits. Hand-derived: the products 2^-14 · (1 + 2^-2) · 2^-14 (exponent −28) are cut at
+// 2^(−28 − 13) and kept whole; 32 of them sum to 32 · 1.25 · 2^-28 = 1.25 · 2^-23.
+TEST(EmulatedGemm, ZeroTimesTheLargestValueTakesNoPart) {
+  const std::size_t k = 32;
+  std::vector<float> a(k, std::ldexp(1.25f, -14)), bt(k, std::ldexp(1.0f, -14));
+  a[5] = 0.0f;
+  bt[5] = std::ldexp(1.0f, 15);
+  a[6] = std::ldexp(1.0f, 15);
+  bt[6] = 0.0f;
+  const float expected = 30 * std::ldexp(1.25f, -28);
+  EXPECT_EQ(gemm("hopper", 1, 1, k, a, bt, kE5m2Emin, kE5m2Emin)[0], expected);
+  EXPECT_EQ(gemm("hopper_fast", 1, 1, k, a, bt, kE5m2Emin, kE5m2Emin)[0], expected);
+}
+
+// An accumulator survives a step whose products are all zero: that step's largest exponent is the
+// accumulator's (2^-31, two products of E5M2's least subnormal), not "no term".
+TEST(EmulatedGemm, ATinyAccumulatorSurvivesAStepOfZeros) {
+  const std::size_t k = 64;  // two steps of 32, no promotion between them under hopper_fast
+  std::vector<float> a(k, 0.0f), bt(k, 0.0f);
+  a[0] = std::ldexp(1.0f, -16);  // E5M2's least subnormal
+  bt[0] = std::ldexp(1.0f, -16);
+  a[1] = std::ldexp(1.0f, -16);
+  bt[1] = std::ldexp(1.0f, -16);
+  EXPECT_EQ(gemm("hopper_fast", 1, 1, k, a, bt, kE5m2Emin, kE5m2Emin)[0], std::ldexp(1.0f, -31));
 }
 
 TEST(EmulatedGemm, Fp32ModelIsRefused) {

@@ -15,9 +15,13 @@
 #include "ops/cpu/cpu_backend.hpp"
 #include "precision/quant_hooks.hpp"
 #include "support/one_block_model.hpp"
+#include "tensor_grid.hpp"
 
 namespace altgrad::precision {
 namespace {
+
+using precision_test::Grid;
+using precision_test::grid_of;
 
 // E4M3 forward and E5M2 backward, each tensor scaled by its own amax.
 recipe::Recipe tensor_scaled_recipe(const model::MatmulPoints& points) {
@@ -115,23 +119,6 @@ TEST(QuantizedMatmul, ForwardAndBackwardEqualADoubleReferenceOnTheQuantizedOpera
   // The operands the kernels read are exactly the independently quantized values.
   for (std::size_t i = 0; i < xq.size(); ++i) ASSERT_EQ(static_cast<double>(used.inp[i]), xq[i]) << i;
   for (std::size_t i = 0; i < wq.size(); ++i) ASSERT_EQ(static_cast<double>(used.weight[i]), wq[i]) << i;
-}
-
-// The grid values Q(x·s) and the scale s of a per-tensor current-scaled operand, computed here.
-struct Grid {
-  std::vector<float> values;
-  float scale;
-};
-
-Grid grid_of(const std::vector<float>& x, const char* format_name) {
-  const format::Format f = format::make_format(format::parse_format(format_name));
-  float amax = 0;
-  for (const float v : x) amax = std::max(amax, std::fabs(v));
-  Grid g{std::vector<float>(x.size()), static_cast<float>(static_cast<double>(f.max_finite()) / amax)};
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    g.values[i] = format::decode(f, format::encode(f, format::Rounding::nearest_even, x[i] * g.scale));
-  }
-  return g;
 }
 
 // Under Hopper's accumulation each GEMM multiplies the operands' grid values and applies

@@ -245,6 +245,8 @@ def test_a_dict_recipe_is_the_toml_recipe():
     ('[quant]\npreset = "fp9"\n', 'recipe:2: quant: unknown preset "fp9"'),
     ({"override": [{"match": "h.7.*", "format": "e4m3"}]}, 'match = "h.7.*" selects no quantization point'),
     ('[quant]\n[[quant.phase]]\nstart = 5\n', "quantize_model applies one recipe"),
+    ({"accumulate": "hopper"}, "GEMM accumulation is emulated by the C++ engine"),
+    ({"accumulate": {"attention": "hopper"}}, "GEMM accumulation is emulated by the C++ engine"),
 ])
 def test_bad_recipes_give_the_engines_message(recipe, message):
     with pytest.raises(ValueError) as error:

@@ -157,11 +157,14 @@ TEST(DeviceQuantizerElement, BlockExponentTwinMatchesTheCpu) {
       }
     }
     for (int i = 0; i < 3000; ++i) amaxes.push_back(std::fabs(rng.log_uniform(-149, 127)));
-    for (const quant::MxScaleRule rule : {quant::MxScaleRule::floor, quant::MxScaleRule::round_up}) {
+    // EVEN's threshold significand 2 − 2^−(m+1) and its neighbours.
+    const float even = 2.0f - std::ldexp(1.0f, -(f.spec.mantissa_bits + 1));
+    amaxes.insert(amaxes.end(), {even, std::nextafter(even, 0.0f), std::nextafter(even, 2.0f)});
+    for (const quant::MxScaleRule rule : {quant::MxScaleRule::floor, quant::MxScaleRule::round_up,
+                                          quant::MxScaleRule::ceil, quant::MxScaleRule::even}) {
       for (const float amax : amaxes) {
         ASSERT_EQ(quant::cuda::block_shared_exponent(f, amax, rule), quant::mx_shared_exponent(f, amax, rule))
-            << name << std::hexfloat << ", amax " << amax
-            << (rule == quant::MxScaleRule::floor ? ", floor" : ", round_up");
+            << name << std::hexfloat << ", amax " << amax << ", rule " << static_cast<int>(rule);
       }
     }
   }

@@ -203,7 +203,8 @@ TEST_F(DeviceQuantizeParity, MxEveryFormatRoundingAndRule) {
          {Shape{8, 256, 32}, Shape{3, 100, 32}, Shape{4, 64, 16}, Shape{2, 200, 64}, Shape{2, 1000, 1000}}) {
       const std::vector<float> in = mx_inputs(f, shape.rows * shape.row_length, 27);
       for (const Rounding rounding : format::kAllRoundings) {
-        for (const quant::MxScaleRule rule : {quant::MxScaleRule::floor, quant::MxScaleRule::round_up}) {
+        for (const quant::MxScaleRule rule : {quant::MxScaleRule::floor, quant::MxScaleRule::round_up,
+                                              quant::MxScaleRule::ceil, quant::MxScaleRule::even}) {
           const std::string where = describe_case(
               name, rounding, std::to_string(shape.row_length) + "-element rows, blocks of " + std::to_string(shape.block));
           expect_mx_parity(f, in, shape.row_length, mx_options(rounding, rule, shape.block), where);
@@ -211,6 +212,17 @@ TEST_F(DeviceQuantizeParity, MxEveryFormatRoundingAndRule) {
       }
     }
   }
+}
+
+// FP32 and E4M3 block scales run on the CPU only (quant/block_scale.hpp): the GPU says so.
+TEST_F(DeviceQuantizeParity, MxRefusesScaleFormatsOtherThanE8m0) {
+  const format::Format f = parity_format("e2m1");
+  const std::vector<float> in = mx_inputs(f, 64, 5);
+  quant::MxOptions o = mx_options(Rounding::nearest_even, quant::MxScaleRule::floor, 16);
+  o.scale_format = quant::BlockScaleFormat::e4m3;
+  DeviceArray<float> x(in.size()), y(in.size());
+  x.upload(in);
+  EXPECT_THROW((void)gpu().quantize_mx(f, x.view(), y.view(), 64, o), std::invalid_argument);
 }
 
 TEST_F(DeviceQuantizeParity, MxUnalignedAndLarge) {

@@ -70,10 +70,7 @@ MxReference reference_mx(const RefGrid& g, const std::vector<float>& in, std::si
   for (std::size_t row = 0; row < in.size(); row += row_length) {
     for (std::size_t b = 0; b < row_length; b += o.block_size) {
       const std::size_t begin = row + b, end = row + std::min(row_length, b + o.block_size);
-      float amax = 0.0f;
-      for (std::size_t i = begin; i < end; ++i) {
-        if (std::isfinite(in[i])) amax = std::max(amax, std::fabs(in[i]));
-      }
+      const float amax = reference_block_amax(in, begin, end);
       const int k = reference_shared_exponent(g, amax, o.rule);
       ref.codes.push_back(static_cast<std::uint8_t>(k + 127));
       ++ref.blocks;

@@ -3,10 +3,13 @@
 // described by M, the smallest normal exponent and max finite, and rounding is done in long double
 // (every float and every grid value is exact there). The quantizer tests use these to decide
 // overflow, underflow, grid neighbours and scales without asking the code under test.
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "format/codec.hpp"
 #include "format/parse.hpp"
@@ -91,6 +94,15 @@ inline float reference_scale(long double max_finite, float amax, int margin, flo
   const long double q = max_finite / std::ldexp(static_cast<long double>(amax), margin);
   const long double flt_max = std::numeric_limits<float>::max();
   return static_cast<float>(q > flt_max ? flt_max : q);
+}
+
+// A block's scale reads max |x| over its finite elements in[begin, end): 0 when there are none.
+inline float reference_block_amax(const std::vector<float>& in, std::size_t begin, std::size_t end) {
+  float amax = 0.0f;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (std::isfinite(in[i])) amax = std::max(amax, std::fabs(in[i]));
+  }
+  return amax;
 }
 
 }  // namespace altgrad::quant_test

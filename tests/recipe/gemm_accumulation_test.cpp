@@ -1,7 +1,8 @@
 // The recipe's GEMM accumulation (docs/quantization.md, "GEMM accumulation"): `accumulate` as one
-// model, as hopper_te or as a table per GEMM, in [quant] and in phases; which GEMMs it applies to;
-// the block-scaling check; errors that name file:line, key and value; and recipe.json, which
-// gains "accumulate" only when some GEMM is not FP32.
+// model, as hopper_te or as a table per GEMM, in [quant] and in phases; the attention products'
+// model, named apart; which GEMMs it applies to; the block-scaling check; errors that name
+// file:line, key and value; and recipe.json, which gains "accumulate" only when some GEMM is not
+// FP32, and "attention" in it only when the attention products' model is not.
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -281,6 +282,114 @@ TEST(GemmAccumulation, BadJsonNamesTheSource) {
                          for (auto& point : j["points"]) point["scaling"] = "block";
                        }),
                        {"ck/recipe.json", "accumulate.forward", "block scaling"}));
+}
+
+// The attention products' model is named by [quant.accumulate]'s `attention` alone: the one-name
+// form keeps meaning the three Linear GEMMs, so the recipes written before it mean what they meant.
+TEST(GemmAccumulation, TheAttentionProductsAreNamedApart) {
+  for (const char* toml : {"", "[quant]\npreset = \"fp8-hopper\"\n", "[quant]\naccumulate = \"hopper\"\n"}) {
+    EXPECT_EQ(accumulate_recipe(toml).accumulate_attention, kFp32) << toml;
+  }
+  const Recipe r = accumulate_recipe("[quant.accumulate]\nattention = \"hopper\"\n");
+  EXPECT_EQ(r.accumulate_attention, kHopper);
+  for (const AccumulatorModel& m : r.accumulate) EXPECT_EQ(m, kFp32);
+  const Recipe both =
+      accumulate_recipe("[quant]\naccumulate = { wgrad = \"hopper_fast\", attention = \"hopper_bf16\" }\n");
+  EXPECT_EQ(both.accumulate_attention, format::hopper_bf16());
+  EXPECT_EQ(gemm_of(both, Gemm::wgrad), kHopperFast);
+  EXPECT_EQ(gemm_of(both, Gemm::forward), kFp32);
+}
+
+// A phase without a preset keeps the previous phase's attention model, whatever its one-name
+// `accumulate` says; a phase with a preset starts from the preset's (FP32).
+TEST(GemmAccumulation, PhasesKeepOrReplaceTheAttentionModel) {
+  const Schedule s = resolve_schedule(
+      accumulate_config("[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n"
+                        "[[quant.phase]]\nstart = 10\naccumulate = \"hopper_te\"\n"
+                        "[[quant.phase]]\nstart = 20\n[quant.phase.accumulate]\nattention = \"hopper_fast\"\n"
+                        "[[quant.phase]]\nstart = 30\npreset = \"fp8-hybrid\"\n"));
+  ASSERT_EQ(s.phases.size(), 4u);
+  EXPECT_EQ(s.phases[0].recipe.accumulate_attention, kHopper);
+  EXPECT_EQ(s.phases[1].recipe.accumulate_attention, kHopper);
+  EXPECT_EQ(s.phases[1].recipe.accumulate, recipe::hopper_te());
+  EXPECT_EQ(s.phases[2].recipe.accumulate_attention, kHopperFast);
+  EXPECT_EQ(s.phases[2].recipe.accumulate, recipe::hopper_te());
+  EXPECT_EQ(s.phases[3].recipe.accumulate_attention, kFp32);
+}
+
+// q·kᵀ reads h.{i}.attn.q and .k, probs·v reads .probs and .v: each takes the model where both of
+// its points are quantized. The attention points are off in every preset.
+TEST(GemmAccumulation, AttentionAppliesToAProductWhoseTwoPointsAreQuantized) {
+  using model::AttentionGemm;
+  const std::string attention = "[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n";
+  const TrainConfig c = accumulate_config(attention + "[[quant.override]]\nmatch = \"h.0.attn.*\"\n"
+                                                      "[[quant.override]]\nmatch = \"h.1.attn.[qkv]\"\n");
+  const model::MatmulPoints points(gpt_config(c));
+  const Recipe r = resolve_recipe(c);
+  EXPECT_EQ(r.attention_accumulation(points, 0, AttentionGemm::scores), kHopper);
+  EXPECT_EQ(r.attention_accumulation(points, 0, AttentionGemm::values), kHopper);
+  EXPECT_EQ(r.attention_accumulation(points, 1, AttentionGemm::scores), kHopper);
+  EXPECT_EQ(r.attention_accumulation(points, 1, AttentionGemm::values), kFp32);  // probs unquantized
+  const Recipe off = accumulate_recipe(attention);
+  for (const AttentionGemm gemm : {AttentionGemm::scores, AttentionGemm::values}) {
+    EXPECT_EQ(off.attention_accumulation(points, 0, gemm), kFp32);
+  }
+  EXPECT_EQ(model::attention_gemm_operands(AttentionGemm::scores),
+            (std::array<model::Operand, 2>{model::Operand::q, model::Operand::k}));
+  EXPECT_EQ(model::attention_gemm_operands(AttentionGemm::values),
+            (std::array<model::Operand, 2>{model::Operand::probs, model::Operand::v}));
+}
+
+TEST(GemmAccumulation, AttentionErrorsNameFileLineKeyAndValue) {
+  EXPECT_TRUE(mentions(accumulate_error("[quant.accumulate]\nattention = \"hoper\"\n"),
+                       {"test.toml:6", "accumulate.attention", "hoper", "hopper_bf16", "aligned"}));
+  EXPECT_TRUE(mentions(accumulate_error("[quant.accumulate]\nattention = \"hopper_te\"\n"),
+                       {"test.toml:6", "accumulate.attention", "hopper_te"}));
+  EXPECT_TRUE(
+      mentions(accumulate_error("[quant.accumulate]\nattention = 7\n"), {"test.toml:6", "accumulate.attention", "7"}));
+  EXPECT_TRUE(mentions(accumulate_error("[quant.accumulate]\natention = \"hopper\"\n"),
+                       {"test.toml:6", "did you mean 'accumulate.attention'", "forward, dgrad, wgrad, attention"}));
+  EXPECT_TRUE(mentions(accumulate_error("[quant]\n[[quant.phase]]\nstart = 5\n[quant.phase.accumulate]\n"
+                                        "attention = \"aligned,bits=99\"\n"),
+                       {"test.toml:9", "accumulate.attention", "bits", "99"}));
+  // The FP8 tensor core takes one scale per tensor: attention points under MX blocks need BF16 inputs.
+  const std::string mx = "[quant]\npreset = \"mx8\"\n[[quant.override]]\nmatch = \"h.*.attn.*\"\n";
+  EXPECT_TRUE(mentions(accumulate_error(mx + "[quant.accumulate]\nattention = \"hopper\"\n"),
+                       {"test.toml:10", "accumulate.attention", "h.0.attn.q", "block scaling", "hopper_bf16"}));
+  EXPECT_NO_THROW(accumulate_recipe(mx + "[quant.accumulate]\nattention = \"hopper_bf16\"\n"));
+}
+
+TEST(GemmAccumulation, JsonGainsAttentionOnlyWhereItIsNotFp32) {
+  const TrainConfig c = accumulate_config(
+      "[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n"
+      "[[quant.override]]\nmatch = \"h.*.attn.*\"\n");
+  const model::MatmulPoints points(gpt_config(c));
+  const nlohmann::json json = recipe_to_json(resolve_recipe(c));
+  EXPECT_EQ(json.at("accumulate"),
+            (nlohmann::json{{"forward", "fp32"}, {"dgrad", "fp32"}, {"wgrad", "fp32"}, {"attention", "hopper"}}));
+  const Recipe back = recipe_from_json(json, points, "recipe.json");
+  EXPECT_EQ(back.accumulate_attention, kHopper);
+  EXPECT_EQ(recipe_to_json(back), json);
+  // An FP32 attention model writes no key: files written before it existed read back as they were.
+  for (const char* toml : {"[quant]\npreset = \"fp8-hopper\"\n",
+                           "[quant]\npreset = \"fp8-hopper\"\n[quant.accumulate]\nattention = \"fp32\"\n"}) {
+    const nlohmann::json linear = recipe_to_json(accumulate_recipe(toml));
+    EXPECT_EQ(linear.at("accumulate").size(), 3u) << toml;
+    EXPECT_EQ(recipe_from_json(linear, points, "recipe.json").accumulate_attention, kFp32) << toml;
+  }
+  const auto error = [&](const auto& edit) {
+    nlohmann::json broken = json;
+    edit(broken);
+    return message_of<io::CheckpointError>([&] { (void)recipe_from_json(broken, points, "ck/recipe.json"); });
+  };
+  EXPECT_TRUE(mentions(error([](nlohmann::json& j) { j["accumulate"]["attention"] = "sideways"; }),
+                       {"ck/recipe.json", "sideways"}));
+  EXPECT_TRUE(mentions(error([](nlohmann::json& j) { j["accumulate"]["atention"] = "hopper"; }),
+                       {"ck/recipe.json", "atention", "attention"}));
+  EXPECT_TRUE(mentions(error([](nlohmann::json& j) {
+                         for (auto& point : j["points"]) point["scaling"] = "block";
+                       }),
+                       {"ck/recipe.json", "accumulate.attention", "block scaling"}));
 }
 
 }  // namespace

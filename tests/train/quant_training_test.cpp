@@ -13,6 +13,7 @@
 #include "io/tensorboard_reader.hpp"
 #include "precision/quant_hooks.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/text_file.hpp"
 #include "support/thread_count.hpp"
 #include "train/training_run.hpp"
 
@@ -187,6 +188,46 @@ TEST(QuantTraining, HopperAccumulationIsTheSameBitsOnAnyThreadCountAndAfterResum
   EXPECT_EQ(logged_losses(dir.path() / "split"), logged_losses(dir.path() / "one"));
   const TrainOutcome fp32 = run(quantized(corpus, "[quant]\npreset = \"fp8-hybrid\"\n"), dir.path() / "fp32");
   EXPECT_NE(final_parameters(fp32.last_checkpoint), final_parameters(one.last_checkpoint));
+}
+
+// The attention's forward products under fp8-hybrid with the attention points switched on.
+config::TrainConfig attention_quantized(const fs::path& corpus, const std::string& accumulate_toml) {
+  return quantized(corpus, "[quant]\npreset = \"fp8-hybrid\"\n" + accumulate_toml +
+                               "[[quant.override]]\nmatch = \"h.*.attn.*\"\nscaling = \"tensor\"\n");
+}
+
+// `accumulate.attention = "fp32"` is the run without the key, bit for bit, and its recipe.json is
+// the same file.
+TEST(QuantTraining, AttentionAccumulationFp32IsTheRunWithoutIt) {
+  test_support::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  const TrainOutcome plain = run(attention_quantized(corpus, ""), dir.path() / "plain");
+  const TrainOutcome fp32 =
+      run(attention_quantized(corpus, "[quant.accumulate]\nattention = \"fp32\"\n"), dir.path() / "fp32");
+  EXPECT_EQ(logged_losses(dir.path() / "fp32"), logged_losses(dir.path() / "plain"));
+  EXPECT_EQ(final_parameters(fp32.last_checkpoint), final_parameters(plain.last_checkpoint));
+  EXPECT_EQ(test_support::read_text(dir.path() / "fp32" / "recipe.json"),
+            test_support::read_text(dir.path() / "plain" / "recipe.json"));
+}
+
+// Under `hopper` the attention products change the run, and the run is the same bits on one
+// thread and two (the emulated GEMMs run inside the attention's parallel loop over heads). T = 144:
+// probs·v promotes within its sums.
+TEST(QuantTraining, AttentionHopperAccumulationIsTheSameBitsOnOneAndTwoThreads) {
+  test_support::ScratchDir dir;
+  const fs::path corpus = dir.write("corpus.txt", generated_corpus());
+  config::TrainConfig hopper = attention_quantized(corpus, "[quant.accumulate]\nattention = \"hopper\"\n");
+  hopper.block_size = 144;
+  hopper.max_iters = hopper.lr_decay_iters = 4;
+  const TrainOutcome one = test_support::with_threads(1, [&] { return run(hopper, dir.path() / "one"); });
+  const TrainOutcome two = test_support::with_threads(2, [&] { return run(hopper, dir.path() / "two"); });
+  EXPECT_EQ(logged_losses(dir.path() / "two"), logged_losses(dir.path() / "one"));
+  EXPECT_EQ(final_parameters(two.last_checkpoint), final_parameters(one.last_checkpoint));
+  config::TrainConfig fp32 = attention_quantized(corpus, "");
+  fp32.block_size = hopper.block_size;
+  fp32.max_iters = fp32.lr_decay_iters = hopper.max_iters;
+  const TrainOutcome plain = run(fp32, dir.path() / "fp32");
+  EXPECT_NE(final_parameters(plain.last_checkpoint), final_parameters(one.last_checkpoint));
 }
 
 TEST(QuantTraining, AnInjectedNanStopsTheRunNamingThePointAndKeepsTheLastCheckpoint) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "ops/cpu/emulated_gemm.hpp"
+#include "ops/cpu/emulated_operands.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/cpu/softmax_row.hpp"
@@ -74,6 +77,18 @@ void for_each_head(std::size_t B, std::size_t T, std::size_t C, std::size_t NH, 
   }
 }
 
+// One (b, h) pair's (T, T) scores, overwritten by their probabilities: the softmax over keys 0..t
+// of each row t, in place; the masked keys get probability 0 (those past a query block's end were
+// not computed).
+template <typename Scalar>
+void head_softmax(Scalar* probs, std::size_t T) {
+  for (std::size_t t = 0; t < T; ++t) {
+    Scalar* p = probs + t * T;
+    softmax_row(p, p, t + 1, T);  // the whole row's T entries are room for the float one's last vector
+    std::fill(p + t + 1, p + T, Scalar{0});
+  }
+}
+
 // One (b, h) pair: q, k of position t at qkv + t·3C + {0, C}; probabilities (T, T) at probs.
 template <typename Scalar>
 void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t C) {
@@ -87,13 +102,23 @@ void head_probs(Scalar* probs, const Scalar* qkv, const HeadView& v, std::size_t
     gemm(CblasNoTrans, CblasTrans, blas_int(rows), blas_int(first + rows), v.hs, scale, q + first * v.C3, v.C3, k,
          v.C3, Scalar{0}, probs + first * T, v.T);
   });
-  for (std::size_t t = 0; t < T; ++t) {
-    Scalar* p = probs + t * T;
-    // Softmax over keys 0..t, in place; the masked keys get probability 0 (those past the block's
-    // end were not computed).
-    softmax_row(p, p, t + 1, T);  // the whole row's T entries are room for the float one's last vector
-    std::fill(p + t + 1, p + T, Scalar{0});
-  }
+  head_softmax(probs, T);
+}
+
+// head_probs under an accumulator model: each score is one emulated sum over the head's hs
+// channels, times alpha. Outputs of the emulated GEMM do not depend on each other, so the query
+// blocks compute the bits of one (T, T) GEMM while skipping most masked scores, as head_probs does.
+void head_probs_emulated(float* probs, const float* qkv, const HeadView& v, std::size_t C, const EmulatedGemm& g,
+                         float alpha) {
+  const std::size_t T = static_cast<std::size_t>(v.T), hs = static_cast<std::size_t>(v.hs);
+  const std::size_t C3 = static_cast<std::size_t>(v.C3);
+  const float* q = qkv;
+  const float* k = qkv + C;
+  for_each_block(T, [&](std::size_t first, std::size_t rows) {  // A = q (rows, hs), B = kᵀ (hs, keys)
+    emulated_gemm(*g.model, rows, first + rows, hs, emulated_operand(q + first * C3, C3, 1, g.a),
+                  emulated_operand(k, 1, C3, g.b), alpha, false, probs + first * T, T);
+  });
+  head_softmax(probs, T);
 }
 
 // One (b, h) pair: v of position t at qkv + t·3C + 2C; output rows at out + t·C.
@@ -105,6 +130,16 @@ void head_values(Scalar* out, const Scalar* probs, const Scalar* qkv, const Head
     gemm(CblasNoTrans, CblasNoTrans, blas_int(rows), v.hs, blas_int(first + rows), Scalar{1}, probs + first * T, v.T,
          val, v.C3, Scalar{0}, out + first * static_cast<std::size_t>(v.C), v.C);
   });
+}
+
+// head_values under an accumulator model: out (T, hs) = probs (T, T) · v (T, hs) as one GEMM over
+// every key position, as cuBLAS would run it on the stored probabilities.
+void head_values_emulated(float* out, const float* probs, const float* qkv, const HeadView& v, std::size_t C,
+                          const EmulatedGemm& g) {
+  const std::size_t T = static_cast<std::size_t>(v.T), hs = static_cast<std::size_t>(v.hs);
+  const std::size_t C3 = static_cast<std::size_t>(v.C3);
+  emulated_gemm(*g.model, T, hs, T, emulated_operand(probs, T, 1, g.a), emulated_operand(qkv + 2 * C, C3, 1, g.b),
+                dequantization(g), false, out, C);
 }
 
 template <typename Scalar>
@@ -187,6 +222,40 @@ void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> pro
   });
 }
 
+// The emulated GEMM runs OpenMP regions of its own. Here they are nested in the loop over heads, so
+// they run on the head's thread (a team of one, nesting being off by default), and its thread_local
+// scratch is that thread's: heads computed at the same time never share it. Its outputs do not
+// depend on each other, so each head's bits are the same on any thread count.
+template <typename Scalar>
+void attention_probs_forward_emulated(std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B,
+                                      std::size_t T, std::size_t C, std::size_t NH, const EmulatedGemm& scores) {
+  if (scores.model == nullptr) return attention_probs_forward(probs, qkv, B, T, C, NH);
+  require_float<Scalar>();
+  if constexpr (std::is_same_v<Scalar, float>) {
+    check_attention_probs_forward(probs.size(), qkv.size(), B, T, C, NH);
+    const HeadView view = head_view(T, C, NH);
+    const float alpha = dequantization(scores) * score_scale<float>(C / NH);
+    for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
+      head_probs_emulated(probs.data() + at.probs, qkv.data() + at.qkv, view, C, scores, alpha);
+    });
+  }
+}
+
+template <typename Scalar>
+void attention_values_forward_emulated(std::span<Scalar> out, std::span<const Scalar> probs,
+                                       std::span<const Scalar> qkv, std::size_t B, std::size_t T, std::size_t C,
+                                       std::size_t NH, const EmulatedGemm& values) {
+  if (values.model == nullptr) return attention_values_forward(out, probs, qkv, B, T, C, NH);
+  require_float<Scalar>();
+  if constexpr (std::is_same_v<Scalar, float>) {
+    check_attention_values_forward(out.size(), probs.size(), qkv.size(), B, T, C, NH);
+    const HeadView view = head_view(T, C, NH);
+    for_each_head(B, T, C, NH, [&](const HeadOffsets& at) {
+      head_values_emulated(out.data() + at.out, probs.data() + at.probs, qkv.data() + at.qkv, view, C, values);
+    });
+  }
+}
+
 template <typename Scalar>
 void attention_backward(std::span<Scalar> dqkv, std::span<Scalar> dprobs, std::span<const Scalar> dout,
                         std::span<const Scalar> qkv, std::span<const Scalar> probs, std::size_t B, std::size_t T,
@@ -220,6 +289,16 @@ template void attention_values_forward<float>(std::span<float>, std::span<const 
                                               std::size_t, std::size_t, std::size_t, std::size_t);
 template void attention_values_forward<double>(std::span<double>, std::span<const double>, std::span<const double>,
                                                std::size_t, std::size_t, std::size_t, std::size_t);
+template void attention_probs_forward_emulated<float>(std::span<float>, std::span<const float>, std::size_t,
+                                                      std::size_t, std::size_t, std::size_t, const EmulatedGemm&);
+template void attention_probs_forward_emulated<double>(std::span<double>, std::span<const double>, std::size_t,
+                                                       std::size_t, std::size_t, std::size_t, const EmulatedGemm&);
+template void attention_values_forward_emulated<float>(std::span<float>, std::span<const float>,
+                                                       std::span<const float>, std::size_t, std::size_t, std::size_t,
+                                                       std::size_t, const EmulatedGemm&);
+template void attention_values_forward_emulated<double>(std::span<double>, std::span<const double>,
+                                                        std::span<const double>, std::size_t, std::size_t,
+                                                        std::size_t, std::size_t, const EmulatedGemm&);
 template void attention_backward<float>(std::span<float>, std::span<float>, std::span<const float>,
                                         std::span<const float>, std::span<const float>, std::size_t, std::size_t,
                                         std::size_t, std::size_t);

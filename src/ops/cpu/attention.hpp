@@ -39,6 +39,23 @@ template <typename Scalar>
 void attention_values_forward(std::span<Scalar> out, std::span<const Scalar> probs, std::span<const Scalar> qkv,
                               std::size_t B, std::size_t T, std::size_t C, std::size_t NH);
 
+// The two halves with their product under an accumulator model (format/accumulator.hpp) where the
+// EmulatedGemm names one (model null: the halves above, bit for bit), through the emulated GEMM
+// (ops/cpu/emulated_gemm.hpp), one GEMM per head as cuBLAS would compute it from stored operands:
+//   scores = fl32(alpha · Σ_i q_i·k_i) over K = hs, alpha = fl32(fl32(1/s_q · 1/s_k) · fl32(1/√hs)):
+//            the scale of the scores joins the operands' dequantization scales in cuBLASLt's alpha;
+//   out    = fl32(fl32(1/s_p · 1/s_v) · Σ_s p_s·v_s) over K = T, every key position of the stored
+//            probabilities: the masked ones are exact zeros, which take no part in a step's largest
+//            exponent and add nothing.
+// The scores' softmax is the one above. Float only: Scalar = double throws std::invalid_argument.
+template <typename Scalar>
+void attention_probs_forward_emulated(std::span<Scalar> probs, std::span<const Scalar> qkv, std::size_t B,
+                                      std::size_t T, std::size_t C, std::size_t NH, const EmulatedGemm& scores);
+template <typename Scalar>
+void attention_values_forward_emulated(std::span<Scalar> out, std::span<const Scalar> probs,
+                                       std::span<const Scalar> qkv, std::size_t B, std::size_t T, std::size_t C,
+                                       std::size_t NH, const EmulatedGemm& values);
+
 // Overwrites dqkv (B, T, 3C) from dout (B, T, C), using qkv and probs from the forward pass; dprobs
 // (B, NH, T, T) is scratch, overwritten.
 template <typename Scalar>

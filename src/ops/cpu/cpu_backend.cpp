@@ -85,6 +85,15 @@ class CpuKernels final : public Kernels<Scalar> {
                           const AttentionShape& s) override {
     cpu::attention_backward(dqkv, dprobs, dout, used, probs, s.B, s.T, s.C, s.NH);
   }
+  void attention_probs_forward_emulated(std::span<Scalar> probs, std::span<const Scalar> qkv, const AttentionShape& s,
+                                        const EmulatedGemm& scores) override {
+    cpu::attention_probs_forward_emulated(probs, qkv, s.B, s.T, s.C, s.NH, scores);
+  }
+  void attention_values_forward_emulated(std::span<Scalar> out, std::span<const Scalar> probs,
+                                         std::span<const Scalar> qkv, const AttentionShape& s,
+                                         const EmulatedGemm& values) override {
+    cpu::attention_values_forward_emulated(out, probs, qkv, s.B, s.T, s.C, s.NH, values);
+  }
 
   void gelu_forward(std::span<Scalar> out, std::span<const Scalar> inp) override { cpu::gelu_forward(out, inp); }
   void gelu_backward(std::span<Scalar> dinp, std::span<const Scalar> inp, std::span<const Scalar> dout) override {

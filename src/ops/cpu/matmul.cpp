@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "ops/cpu/emulated_gemm.hpp"
+#include "ops/cpu/emulated_operands.hpp"
 #include "ops/cpu/gemm.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/kernel_arguments.hpp"
@@ -90,29 +91,6 @@ void matmul_backward(std::span<Scalar> dinp, std::span<Scalar> dweight, std::spa
   float_wgrad(dweight, dout_dweight, inp, s);
   bias_gradient(dbias, dout_dbias.data(), N, OC);
 }
-
-namespace {
-
-// An operand of an emulated GEMM: element (r, c) at data[r · row_stride + c · col_stride].
-EmulatedOperand emulated_operand(const float* data, std::size_t row_stride, std::size_t col_stride,
-                                 const GridOperand& grid) {
-  constexpr int kFloatEmin = -126;
-  return {data, row_stride, col_stride, grid.format ? grid.format->min_normal_exp : kFloatEmin, grid.format,
-          grid.scale};
-}
-
-// cuBLASLt's alpha for FP8 operands: the two dequantization scales 1/s, each rounded to FP32
-// (Transformer Engine's scale_inv), multiplied in FP32.
-float dequantization(const EmulatedGemm& g) { return (1.0f / g.a.scale) * (1.0f / g.b.scale); }
-
-template <typename Scalar>
-void require_float() {
-  if constexpr (!std::is_same_v<Scalar, float>) {
-    throw std::invalid_argument("emulated GEMM accumulation takes float operands, not double");
-  }
-}
-
-}  // namespace
 
 template <typename Scalar>
 void matmul_forward_emulated(std::span<Scalar> out, std::span<const Scalar> inp, std::span<const Scalar> weight,

@@ -29,12 +29,20 @@ ALTGRAD_HD inline std::uint32_t normalized_significand(std::uint32_t a) {
 // |x|, clamped to E8M0's range; a zero or non-finite amax gives k = 0. floor: k = floor(log2 amax)
 // − floor(log2 max finite). round_up adds one where amax · 2^−k > max finite: both sides then lie
 // in max finite's binade, so the test compares their significands, exactly (the CPU compares the
-// same two numbers in double, also exactly).
+// same two numbers in double, also exactly). ceil adds one where amax is not a power of two, even
+// where amax's significand is at least 2 − 2^−(m+1), m the element's mantissa bits.
 ALTGRAD_HD inline int block_shared_exponent(const format::Format& element, float amax, MxScaleRule rule) {
   const std::uint32_t a = format::float_bits(amax);
   if (!(amax > 0.0f) || a >= format::kFloatInfBits) return 0;
   int k = format::detail::floor_log2_bits(a) - format::detail::floor_log2_bits(element.max_finite_bits);
-  if (rule == MxScaleRule::round_up && normalized_significand(a) > normalized_significand(element.max_finite_bits)) ++k;
+  const std::uint32_t significand = normalized_significand(a);
+  constexpr std::uint32_t kOne = 1u << format::kFloatMantissaBits;
+  if (rule == MxScaleRule::round_up && significand > normalized_significand(element.max_finite_bits)) ++k;
+  if (rule == MxScaleRule::ceil && significand > kOne) ++k;
+  if (rule == MxScaleRule::even &&
+      significand >= 2 * kOne - (1u << (format::kFloatMantissaBits - 1 - element.spec.mantissa_bits))) {
+    ++k;
+  }
   return k < -kE8m0Bias ? -kE8m0Bias : (k > kE8m0Bias ? kE8m0Bias : k);
 }
 

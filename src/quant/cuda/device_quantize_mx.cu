@@ -145,6 +145,8 @@ void launch_mx(Rounding rounding, unsigned grid, const MxLaunch& p, const float*
 void check_shapes(std::size_t in, std::size_t out, std::size_t row_length, const MxOptions& options,
                   std::size_t scale_codes) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("device quantize_mx: " + why); };
+  // FP32 and E4M3 block scales (quant/block_scale.hpp) are the CPU's alone for now.
+  if (options.scale_format != BlockScaleFormat::e8m0) fail("only E8M0 block scales run on the GPU");
   if (in != out) fail("input has " + std::to_string(in) + " elements but output has " + std::to_string(out));
   if (options.block_size == 0 || options.block_size > kMaxMxBlock) {
     fail("block size must be 1.." + std::to_string(kMaxMxBlock) + ", got " + std::to_string(options.block_size));

@@ -1,0 +1,46 @@
+#pragma once
+// Block scaling with a scale format other than E8M0 (quant/mx.hpp has E8M0, MX proper): one FP32
+// multiplier per block, the same rounded down to a power of two, or NVFP4's two levels, an E4M3
+// decode scale per block under an FP32 scale of the whole tensor. docs/formats.md ("Block scale
+// formats") gives each definition and its source; these functions are those definitions, step by
+// step, in the sources' FP32 operation order.
+#include <cstddef>
+#include <span>
+
+#include "format/spec.hpp"
+#include "quant/mx.hpp"
+
+namespace altgrad::quant {
+
+// FP32 and FP32 power-of-two scale formats: the block's multiplier s (elements stored as
+// Q(fl(x·s)), read back as q / s) for the block's largest finite |x|: s = fl(max finite / amax),
+// at most FLT_MAX; its mantissa bits cleared for fp32_pow2. A zero or non-finite amax gives 1.
+float block_multiplier(const format::Format& element, float amax, BlockScaleFormat scale_format);
+
+// NVFP4's per-tensor level, from the largest finite |x| of the whole copy. `range` = 448 · the
+// element format's max finite (2688 for E2M1).
+struct TensorScale {
+  float amax = 0.0f;
+  float range = 0.0f;
+  float encode = 1.0f;  // S_enc = fl(range / amax), at most FLT_MAX; 1 where amax is 0
+  float decode = 1.0f;  // S_dec = fl(1 / S_enc)
+};
+TensorScale tensor_scale(const format::Format& element, float amax);
+
+// The block's E4M3 decode scale s_b (its value; E4M3 round to nearest even, saturating at 448) for
+// the block's largest finite |x|: fl(amax · fl(S_enc · fl(1 / max finite))). Can be an E4M3
+// subnormal, or 0 (a flushed block).
+float e4m3_block_scale(const format::Format& element, float block_amax, const TensorScale& tensor);
+
+// The factor elements are multiplied by before rounding: fl(1 / fl(s_b · S_dec)), at most FLT_MAX
+// (FLT_MAX for a flushed block).
+float e4m3_element_factor(float block_scale, const TensorScale& tensor);
+
+// quantize_mx and quantize_mx_columns for options.scale_format other than e8m0; quant/mx.cpp hands
+// them over. Same layouts, same random words, same statistics.
+MxStats quantize_scaled_rows(const format::Format& element, std::span<const float> in, std::span<float> out,
+                             std::size_t row_length, const MxOptions& options);
+MxStats quantize_scaled_columns(const format::Format& element, std::span<const float> in, std::span<float> out,
+                                std::size_t cols, std::size_t run, const MxOptions& options);
+
+}  // namespace altgrad::quant
