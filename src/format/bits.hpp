@@ -12,6 +12,7 @@ inline constexpr std::uint32_t kSignBit = 0x8000'0000u;
 inline constexpr std::uint32_t kFloatInfBits = 0x7F80'0000u;
 inline constexpr std::uint32_t kFloatQuietNanBits = 0x7FC0'0000u;
 inline constexpr int kFloatMantissaBits = 23;
+inline constexpr std::uint32_t kFloatFractionMask = (1u << kFloatMantissaBits) - 1u;
 inline constexpr int kFloatBias = 127;
 
 ALTGRAD_HD constexpr std::uint32_t float_bits(float x) {

@@ -15,9 +15,7 @@ namespace altgrad::quant {
 namespace {
 
 constexpr float kFloatMax = std::numeric_limits<float>::max();
-constexpr std::uint32_t kFloatFractionMask = (1u << format::kFloatMantissaBits) - 1u;
 constexpr float kE4m3Max = 448.0f;  // NVFP4's block scales are E4M3: the tensor scale aims a block max at it
-constexpr std::size_t kMaxTasks = 256;         // bounds the partial-statistics array on the stack
 constexpr std::size_t kMinBlocksPerTask = 64;  // below this a thread costs more than it saves
 
 const format::Format& e4m3() {
@@ -105,10 +103,10 @@ void quantize_one_block(const CallContext& c, const float* x, float* y, std::siz
 template <typename Place>
 MxStats quantize_placed_blocks(const CallContext& c, std::span<const float> in, std::span<float> out,
                                std::size_t blocks, Place place) {
-  const std::size_t per_task = std::max(kMinBlocksPerTask, (blocks + kMaxTasks - 1) / kMaxTasks);
+  const std::size_t per_task = std::max(kMinBlocksPerTask, (blocks + kMaxMxTasks - 1) / kMaxMxTasks);
   const std::size_t tasks = (blocks + per_task - 1) / per_task;
   const bool stochastic = format::is_stochastic(c.options.rounding);
-  MxStats partial[kMaxTasks];
+  MxStats partial[kMaxMxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
     float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
@@ -142,7 +140,7 @@ float block_multiplier(const format::Format& element, float amax, BlockScaleForm
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 1.0f;
   const float s = std::min(element.max_finite() / amax, kFloatMax);  // a tiny amax: FLT_MAX, not Inf
   if (scale_format != BlockScaleFormat::fp32_pow2) return s;
-  return format::bits_float(format::float_bits(s) & ~kFloatFractionMask);
+  return format::bits_float(format::float_bits(s) & ~format::kFloatFractionMask);
 }
 
 TensorScale tensor_scale(const format::Format& element, float amax) {

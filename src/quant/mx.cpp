@@ -22,10 +22,8 @@ namespace altgrad::quant {
 namespace {
 
 constexpr int kE8m0Bias = 127;
-constexpr std::uint32_t kFloatFractionMask = (1u << format::kFloatMantissaBits) - 1u;
 constexpr std::uint32_t kSmallestNormalBits = 1u << format::kFloatMantissaBits;  // FLT_MIN's bits
 constexpr std::size_t kMinRowsPerTask = 16;
-constexpr std::size_t kMaxTasks = 256;  // bounds the partial-statistics array on the stack
 constexpr std::size_t kMaxColumnTile = 16;  // columns per vector of the column-wise kernel
 
 // 16 float32 bit patterns in GCC's vector types (one AVX-512 register): with GCC 12, the
@@ -159,7 +157,7 @@ bool shared_exponents_16(const float* amax, int emax, std::int32_t threshold, in
     const MaskLanes8 no_scale = (a <= 0) | (a >= kInfBits);
     subnormal |= (a < kNormalBits) & ~no_scale;
     k[h] = (a >> format::kFloatMantissaBits) - (format::kFloatBias + emax);
-    k[h] -= (a & static_cast<std::int32_t>(kFloatFractionMask)) >= threshold;  // true is −1
+    k[h] -= (a & static_cast<std::int32_t>(format::kFloatFractionMask)) >= threshold;  // true is −1
     k[h] = k[h] < -kE8m0Bias ? MaskLanes8{} - kE8m0Bias : k[h];
     k[h] = k[h] > kE8m0Bias ? MaskLanes8{} + kE8m0Bias : k[h];
     k[h] = no_scale ? MaskLanes8{} : k[h];
@@ -173,12 +171,12 @@ bool shared_exponents_16(const float* amax, int emax, std::int32_t threshold, in
 
 // The fraction bits (of a normal amax) from which `rule` adds one to the floor exponent.
 std::int32_t rule_threshold(const format::Format& element, MxScaleRule rule) {
-  constexpr auto kNever = static_cast<std::int32_t>(kFloatFractionMask + 1u);
+  constexpr auto kNever = static_cast<std::int32_t>(format::kFloatFractionMask + 1u);
   switch (rule) {
     case MxScaleRule::floor:
       break;
     case MxScaleRule::round_up:
-      return static_cast<std::int32_t>(element.max_finite_bits & kFloatFractionMask) + 1;
+      return static_cast<std::int32_t>(element.max_finite_bits & format::kFloatFractionMask) + 1;
     case MxScaleRule::ceil:
       return 1;
     case MxScaleRule::even:
@@ -217,7 +215,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   const std::size_t block = options.block_size;
   const std::size_t blocks_per_row = (row_length + block - 1) / block;
   // Depends only on the shape, never on the thread count.
-  const std::size_t rows_per_task = std::max(kMinRowsPerTask, (rows + kMaxTasks - 1) / kMaxTasks);
+  const std::size_t rows_per_task = std::max(kMinRowsPerTask, (rows + kMaxMxTasks - 1) / kMaxMxTasks);
   const std::size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
   const bool stochastic = format::is_stochastic(options.rounding);
 
@@ -227,7 +225,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
   const std::size_t blocks_per_call = std::max<std::size_t>(1, kMaxMxBlock / block);
   const std::size_t rows_per_call =
       row_length % block == 0 && row_length <= kMaxMxBlock ? kMaxMxBlock / row_length : 1;
-  MxStats partial[kMaxTasks];
+  MxStats partial[kMaxMxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
     std::uint32_t words[kMaxMxBlock];
@@ -437,9 +435,9 @@ MxStats quantize_mx_columns(const format::Format& element, std::span<const float
   const std::size_t rows = in.size() / cols, block = options.block_size;
   const std::size_t bands = rows / run * ((run + block - 1) / block);
   // Depends only on the shape, never on the thread count; partials merge in task order.
-  const std::size_t bands_per_task = (bands + kMaxTasks - 1) / kMaxTasks;
+  const std::size_t bands_per_task = (bands + kMaxMxTasks - 1) / kMaxMxTasks;
   const std::size_t tasks = (bands + bands_per_task - 1) / bands_per_task;
-  MxStats partial[kMaxTasks];
+  MxStats partial[kMaxMxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1 && in.size() >= kMinRowsPerTask * kMaxMxBlock)
   for (std::size_t t = 0; t < tasks; ++t) {
     const std::size_t end = std::min(bands, (t + 1) * bands_per_task);

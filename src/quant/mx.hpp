@@ -32,6 +32,9 @@ enum class BlockScaleFormat : std::uint8_t {
 // The largest block the quantizer takes; recipes are checked against it when they are read.
 inline constexpr std::size_t kMaxMxBlock = 1024;
 
+// The most tasks one block-scaled call splits into: their partial statistics live on the stack.
+inline constexpr std::size_t kMaxMxTasks = 256;
+
 struct MxOptions {
   std::size_t block_size = 32;
   MxScaleRule rule = MxScaleRule::floor;
