@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "report/spread_test.hpp"
 #include "report/statistics.hpp"
 
 namespace altgrad::report {
@@ -15,6 +16,7 @@ struct Comparison {
   std::string baseline;           // the baseline group's name
   std::optional<double> gap_pct;  // between the two groups' mean final val losses
   PairedGap paired;               // seed by seed: the very gap the verdict judged, where there is one
+  std::optional<SpreadTest> spread;  // the two groups' seed-to-seed spreads, all their final val losses
 };
 
 // The baseline of the sweep's first criterion that judges this group (so the table, the verdicts

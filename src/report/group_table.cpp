@@ -7,15 +7,18 @@ using nlohmann::json;
 
 json number(const std::optional<double>& value) { return value ? json(*value) : json(); }
 
-// The baseline, the gap of the means, then the paired gap: mean, interval, seeds, seeds agreeing.
+// The baseline, the gap of the means, the paired gap (mean, interval, seeds, seeds agreeing), then
+// the spreads' ratio and its two tests.
 void add_comparison(std::vector<json>& row, const std::optional<Comparison>& c) {
   if (!c) {
-    row.insert(row.end(), 7, json());
+    row.insert(row.end(), 10, json());
     return;
   }
   const MeanEstimate& e = c->paired.gap_pct;
   row.insert(row.end(), {c->baseline, number(c->gap_pct), e.n ? json(e.mean) : json(), number(e.ci_low),
                          number(e.ci_high), e.n, e.n ? json(c->paired.same_sign) : json()});
+  const std::optional<SpreadTest>& s = c->spread;
+  row.insert(row.end(), {s ? json(s->sd_ratio) : json(), s ? json(s->f_p) : json(), s ? number(s->levene_p) : json()});
 }
 
 void add_warnings(std::vector<json>& row, const WarningCount& w) {
@@ -51,7 +54,7 @@ const std::vector<GroupColumn>& group_columns() {
       {"group"}, {"base preset"}, {"runs"}, {"diverged"}, {"seeds"},
       {"val loss mean"}, {"val loss ±95%"}, {"val loss sd"}, {"val loss min"}, {"val loss max"},
       {"baseline"}, {"gap %"}, {"paired gap %"}, {"paired low %"}, {"paired high %"}, {"paired seeds"},
-      {"seeds agreeing"},
+      {"seeds agreeing"}, {"sd ratio"}, {"sd F test p"}, {"sd Levene p"},
       {"warnings"}, {"warnings/run min"}, {"warnings/run max"},
       {"ended"}, {"reached target"}, {"tokens to target"}, {"s to target", true}, {"peak RSS MiB", true},
       {"checkpoint MiB"}};

@@ -56,6 +56,7 @@ void summarize_val_loss(const Report& report, GroupSummary& group) {
   std::vector<double> finals;
   for (const SeedValue& s : final_val_losses(report, group)) finals.push_back(s.value);
   group.val_loss = estimate_mean(finals);
+  group.val_losses = finals;
   if (finals.empty()) return;
   group.val_loss_min = *std::min_element(finals.begin(), finals.end());
   group.val_loss_max = *std::max_element(finals.begin(), finals.end());

@@ -25,6 +25,7 @@ struct GroupSummary {
   // Final val loss over the group's runs that did not diverge and logged one: its mean over seeds
   // with a 95% interval, and its range.
   MeanEstimate val_loss;
+  std::vector<double> val_losses;  // those final values, in run order
   std::optional<double> val_loss_min, val_loss_max;
   std::optional<std::string> bf16_baseline, fp32_baseline;  // the baseline groups' names
   std::optional<double> gap_bf16_pct, gap_fp32_pct;         // between the two groups' mean val losses

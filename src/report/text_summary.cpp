@@ -8,6 +8,12 @@
 namespace altgrad::report {
 namespace {
 
+std::string format_p(double p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", p);
+  return text;
+}
+
 std::string gap_text(const Report& report, const GroupSummary& g) {
   if (!g.val_loss_mean()) return "no val loss yet";
   const GroupSummary* base = g.bf16_baseline ? find_group(report, *g.bf16_baseline) : nullptr;
@@ -15,6 +21,16 @@ std::string gap_text(const Report& report, const GroupSummary& g) {
   char text[96];
   std::snprintf(text, sizeof text, "%+.2f%% vs bf16 (%.4f)  ", *g.gap_bf16_pct, *base->val_loss_mean());
   return text + describe(g.paired_bf16);
+}
+
+// "sd ×0.23 of bf16's (F p = 0.04, Levene p = 0.12)": the spread of the group table's comparison.
+std::string spread_text(const GroupSummary& g) {
+  if (!g.comparison || !g.comparison->spread) return "";
+  const SpreadTest& s = *g.comparison->spread;
+  char text[160];
+  std::snprintf(text, sizeof text, "sd ×%.3g of %s's (F p = %.3g, Levene p = ", s.sd_ratio, g.comparison->baseline.c_str(),
+                s.f_p);
+  return text + (s.levene_p ? format_p(*s.levene_p) : std::string("-")) + ")";
 }
 
 }  // namespace
@@ -33,6 +49,7 @@ std::string text_summary(const Report& report) {
       std::snprintf(loss, sizeof loss, "%.4f (1 seed)", g.val_loss.mean);
     }
     std::string line = g.name + std::string(width - g.name.size(), ' ') + "  val loss " + loss + "  " + gap_text(report, g);
+    if (const std::string spread = spread_text(g); !spread.empty()) line += "  " + spread;
     if (g.diverged > 0) {
       line += "  (" + std::to_string(g.diverged) + " of " + std::to_string(g.runs.size()) + " runs diverged)";
     }

@@ -3,6 +3,7 @@
 // it, beside the preset its recipe starts from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -12,6 +13,7 @@
 #include "report/group_table.hpp"
 #include "report/page_data.hpp"
 #include "report/report_model.hpp"
+#include "report/statistics.hpp"
 #include "report/tables.hpp"
 #include "report/text_summary.hpp"
 #include "sweep_writer.hpp"
@@ -25,7 +27,7 @@ using sweep_writer::TempSweep;
 const std::vector<std::string> kGroupColumns = {
     "group", "base preset", "runs", "diverged", "seeds", "val loss mean", "val loss ±95%", "val loss sd",
     "val loss min", "val loss max", "baseline", "gap %", "paired gap %", "paired low %", "paired high %",
-    "paired seeds", "seeds agreeing", "warnings", "warnings/run min", "warnings/run max", "ended", "reached target",
+    "paired seeds", "seeds agreeing", "sd ratio", "sd F test p", "sd Levene p", "warnings", "warnings/run min", "warnings/run max", "ended", "reached target",
     "tokens to target", "s to target", "peak RSS MiB", "checkpoint MiB"};
 
 // bf16 and e3m4 (fp8-hybrid with e3m4 activations) over three seeds, judged within 2% of bf16.
@@ -99,6 +101,19 @@ TEST(GroupTable, EveryNumberIsACellOfItsOwnEqualToTheStatisticsRecomputed) {
   EXPECT_NEAR(markdown_number(row, "paired high %"), mean + half, tolerance);
   EXPECT_EQ(row.at("paired seeds"), "3");
   EXPECT_EQ(row.at("seeds agreeing"), "2");  // the third seed's gap is negative
+  // The spreads: F = s²/s_b² on (2, 2), whose P(F ≤ f) is f/(1 + f); Brown–Forsythe's deviations
+  // from the medians 2.02 and 2.00 are {0, .03, .04} and {0, .03, .01}, and W on (1, 4) is T² on 4.
+  double base_squares = 0;
+  for (const double v : {2.00, 2.03, 1.99}) base_squares += (v - base) * (v - base);
+  const double f = loss_squares / base_squares;
+  EXPECT_NEAR(markdown_number(row, "sd ratio"), std::sqrt(f), tolerance);
+  EXPECT_NEAR(markdown_number(row, "sd F test p"), 2 * std::min(f / (1 + f), 1 / (1 + f)), tolerance);
+  const double za = 0.07 / 3, zb = 0.04 / 3, grand = (za + zb) / 2;
+  const double between = 3 * ((za - grand) * (za - grand) + (zb - grand) * (zb - grand));
+  double within = 0;
+  for (const double z : {0.0, 0.03, 0.04}) within += (z - za) * (z - za);
+  for (const double z : {0.0, 0.03, 0.01}) within += (z - zb) * (z - zb);
+  EXPECT_NEAR(markdown_number(row, "sd Levene p"), t_two_sided_p(std::sqrt(4 * between / within), 4), tolerance);
   // No sentence in a cell: each is a number, a dash, or a name.
   for (const auto& [column, cell] : row) {
     char* end = nullptr;

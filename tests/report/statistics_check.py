@@ -35,6 +35,35 @@ def t_critical(dof, confidence=0.95):
     return hi
 
 
+def f_cdf(f, d1, d2, intervals=20000):
+    """P(F <= f): the F density integrated by Simpson's rule in u = sqrt(x), where it is smooth."""
+    if f <= 0:
+        return 0.0
+    log_beta = math.lgamma(d1 / 2) + math.lgamma(d2 / 2) - math.lgamma((d1 + d2) / 2)
+    u = np.linspace(0, math.sqrt(f), intervals + 1)
+    x = u * u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = 2 * u * np.exp((d1 / 2 - 1) * np.log(x) + (d1 / 2) * math.log(d1 / d2)
+                           - ((d1 + d2) / 2) * np.log1p(d1 * x / d2) - log_beta)
+    g[0] = 2 * math.exp(0.5 * math.log(d1 / d2) - log_beta) if d1 == 1 else 0.0
+    h = u[1] - u[0]
+    return h / 3 * (g[0] + g[-1] + 4 * g[1:-1:2].sum() + 2 * g[2:-1:2].sum())
+
+
+def spread(values, base):
+    """(sd ratio, two-sided F test p, Brown-Forsythe p or None) of two samples."""
+    a, b = np.asarray(values, dtype=float), np.asarray(base, dtype=float)
+    ratio = a.std(ddof=1) / b.std(ddof=1)
+    lower = f_cdf(ratio * ratio, len(a) - 1, len(b) - 1)
+    za, zb = np.abs(a - np.median(a)), np.abs(b - np.median(b))
+    grand = np.concatenate([za, zb]).mean()
+    between = len(za) * (za.mean() - grand) ** 2 + len(zb) * (zb.mean() - grand) ** 2
+    within = ((za - za.mean()) ** 2).sum() + ((zb - zb.mean()) ** 2).sum()
+    n = len(a) + len(b)
+    levene = None if within == 0 else 1 - f_cdf((n - 2) * between / within, 1, n - 2)
+    return ratio, min(1.0, 2 * min(lower, 1 - lower)), levene
+
+
 def interval(values):
     """(mean, half width) of the 95% Student t interval, or (mean, None) for one value."""
     x = np.asarray(values, dtype=float)
@@ -80,6 +109,7 @@ def check_group(check, line, name, values, base=None):
     if base is None:
         return
     base_finals = {s: v for s, v in base.items() if v != "diverged"}
+    check_spread(check, line, name, finals, list(base_finals.values()))
     gaps = [100 * (v - base_finals[s]) / base_finals[s] for s, v in values.items() if v != "diverged" and s in base_finals]
     check.near(f"{name} gap of means %", float(re.search(NUMBER + r"% vs bf16", line).group(1)),
                100 * (mean - np.mean(list(base_finals.values()))) / np.mean(list(base_finals.values())), 5e-3)
@@ -102,6 +132,20 @@ def check_group(check, line, name, values, base=None):
     unpaired += sorted(f"bf16.seed{s}" for s in base_finals if s not in values or values[s] == "diverged")
     if unpaired:
         check.true(f"{name}: unpaired runs named", all(u in line for u in unpaired), line)
+
+
+def check_spread(check, line, name, finals, base_finals):
+    m = re.search(r"sd ×([\d.e+-]+) of bf16's \(F p = ([\d.e+-]+), Levene p = ([\d.e+-]+|-)\)", line)
+    testable = len(finals) >= 2 and len(base_finals) >= 2 and np.std(finals) > 0 and np.std(base_finals) > 0
+    check.true(f"{name}: spread against bf16 printed iff both have a spread", (m is not None) == testable, line)
+    if not m or not testable:
+        return
+    ratio, f_p, levene = spread(finals, base_finals)
+    check.near(f"{name} sd ratio", float(m.group(1)), ratio, 5e-3 * ratio)
+    check.near(f"{name} F test p", float(m.group(2)), f_p, 1e-3)
+    check.true(f"{name}: Levene p given iff defined", (m.group(3) == "-") == (levene is None), line)
+    if levene is not None:
+        check.near(f"{name} Levene p", float(m.group(3)), levene, 1e-3)
 
 
 LAST_STEP = 20  # every run's last metrics line
