@@ -16,13 +16,13 @@ ForestRow& row_for(std::vector<ForestRow>& rows, const VerdictRow& v, const std:
   return row;
 }
 
-Verdict loosest_verdict(const Report& report, const ForestRow& row) {
+std::size_t loosest_verdict(const Report& report, const ForestRow& row) {
   std::size_t loosest = row.verdicts.front();
   for (const std::size_t v : row.verdicts) {
     const double threshold = report.index.criteria[report.verdicts[v].criterion].max_gap_pct;
     if (threshold > report.index.criteria[report.verdicts[loosest].criterion].max_gap_pct) loosest = v;
   }
-  return report.verdicts[loosest].judgement.verdict;
+  return loosest;
 }
 
 }  // namespace
@@ -33,7 +33,10 @@ std::vector<ForestRow> forest_rows(const Report& report) {
     const VerdictRow& v = report.verdicts[i];
     row_for(rows, v, report.index.criteria[v.criterion].baseline).verdicts.push_back(i);
   }
-  for (ForestRow& row : rows) row.colour = loosest_verdict(report, row);
+  for (ForestRow& row : rows) {
+    row.coloured_by = loosest_verdict(report, row);
+    row.colour = report.verdicts[row.coloured_by].judgement.verdict;
+  }
   // Verdicts are listed per criterion; the plot reads down the groups as the tables do.
   const auto position = [&](const ForestRow& row) {
     return std::find_if(report.groups.begin(), report.groups.end(), [&](const GroupSummary& g) { return g.name == row.group; }) -

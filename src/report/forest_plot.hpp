@@ -1,7 +1,8 @@
 #pragma once
 // The forest plot at the top of report.html: one row per group and baseline the sweep's criteria
 // compare, its paired gap with the 95% interval, the criteria's thresholds as vertical lines, and
-// the verdict as the marker's colour. Its numbers are the verdicts' own gaps (VerdictRow::gap), so
+// the verdict as the marker's colour, with the interval that verdict was decided on (Holm's,
+// verdict_correction.hpp) drawn behind the 95% one. Its numbers are the verdicts' own gaps (VerdictRow::gap), so
 // the plot, the verdict table and the group table show one computation.
 #include <cstddef>
 #include <string>
@@ -19,6 +20,7 @@ struct ForestRow {
   // colour a reader takes as "how good can this recipe be called"; the tighter ones show as the
   // interval against their threshold lines, and each one's verdict is in the tooltip.
   Verdict colour = Verdict::inconclusive;
+  std::size_t coloured_by = 0;  // that verdict: an index into Report::verdicts
 };
 
 // In group order; no rows without criteria. The rows point into `report`.

@@ -268,9 +268,13 @@ void add_forest(const Report& report, json& data) {
       verdicts.push_back({{"criterion", criterion_name(report.index.criteria[verdict.criterion])},
                           {"verdict", verdict_name(verdict.judgement.verdict)}});
     }
+    // The interval the colour's verdict was decided on, where the sweep's correction decided it.
+    const std::optional<Correction>& c = report.verdicts[row.coloured_by].correction;
     rows.push_back({{"group", row.group}, {"baseline", row.baseline}, {"gap", e.n ? rounded(e.mean) : json()},
                     {"low", optional(e.ci_low)}, {"high", optional(e.ci_high)}, {"seeds", e.n},
-                    {"verdict", verdict_name(row.colour)}, {"verdicts", verdicts}});
+                    {"verdict", verdict_name(row.colour)}, {"verdicts", verdicts},
+                    {"corrected_low", c ? rounded(c->ci_low) : json()}, {"corrected_high", c ? rounded(c->ci_high) : json()},
+                    {"corrected_level", c ? json(c->level) : json()}});
   }
   data["forest"] = {{"thresholds", forest_thresholds(report)}, {"rows", rows}};
 }

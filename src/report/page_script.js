@@ -194,7 +194,9 @@
 
   // The forest plot: each compared group's paired gap to its baseline with its 95% interval as an
   // error bar, 0 and the criteria's thresholds as vertical lines, the marker coloured by the verdict
-  // on the loosest criterion. One scatter series per verdict, so that the legend names the colours.
+  // on the loosest criterion, and behind the bar, as a pale band, the wider interval at Holm's level
+  // that this verdict was decided on. One scatter series per verdict, so that the legend names the
+  // colours.
   const verdictColors = {pass: '#3ba272', inconclusive: '#e6a23c', fail: '#d94e4e'};
   function escapeHtml(text) {
     return String(text).replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
@@ -203,7 +205,8 @@
   // lines), widened to a round step so that its end labels read as the others do.
   function forestExtent(f) {
     const ends = [0].concat(f.thresholds);
-    f.rows.forEach((r) => [r.gap, r.low, r.high].forEach((v) => { if (v !== null) ends.push(v); }));
+    f.rows.forEach((r) => [r.gap, r.low, r.high, r.corrected_low, r.corrected_high]
+      .forEach((v) => { if (v !== null) ends.push(v); }));
     const lo = Math.min(...ends), hi = Math.max(...ends);
     const rough = (hi - lo) / 8 || 1, power = Math.pow(10, Math.floor(Math.log10(rough)));
     const step = power * ([1, 2, 5].find((m) => m * power >= rough) || 10);
@@ -214,7 +217,11 @@
     const interval = r.low === null ? '' : ' [' + fmt(r.low) + ', ' + fmt(r.high) + ']';
     const gap = r.gap === null ? 'no paired seeds'
       : 'paired gap ' + fmt(r.gap) + '%' + interval + ' over ' + r.seeds + (r.seeds === 1 ? ' seed' : ' seeds');
-    return escapeHtml(labels[i] + ': ' + gap) + r.verdicts.map((v) => '<br>' + escapeHtml(v.criterion + ': ' + v.verdict)).join('');
+    const corrected = r.corrected_low === null ? ''
+      : '<br>' + escapeHtml('decided at Holm\'s level ' + fmt(r.corrected_level, 3) + ': [' + fmt(r.corrected_low) + ', ' +
+                            fmt(r.corrected_high) + ']');
+    return escapeHtml(labels[i] + ': ' + gap) + corrected +
+      r.verdicts.map((v) => '<br>' + escapeHtml(v.criterion + ': ' + v.verdict)).join('');
   }
   function errorBar(params, api) {
     const low = api.coord([api.value(0), api.value(2)]), high = api.coord([api.value(1), api.value(2)]);
@@ -225,7 +232,14 @@
                                       segment(low[0], low[1] - cap, low[0], low[1] + cap),
                                       segment(high[0], high[1] - cap, high[0], high[1] + cap)]};
   }
-  // A scatter series per verdict for the markers, then the error bars, which carry the lines.
+  function band(params, api) {
+    const low = api.coord([api.value(0), api.value(2)]), high = api.coord([api.value(1), api.value(2)]);
+    const height = api.size([0, 1])[1] * 0.3;
+    return {type: 'rect', shape: {x: low[0], y: low[1] - height / 2, width: high[0] - low[0], height: height},
+            style: {fill: api.visual('color'), opacity: 0.25}};
+  }
+  // A scatter series per verdict for the markers, the corrected intervals' bands, then the error
+  // bars, which carry the lines.
   function forestSeries(f, several) {
     const lines = [{xAxis: 0, lineStyle: {type: 'solid'}, label: {formatter: several ? 'baseline' : f.rows[0].baseline}}]
       .concat(f.thresholds.map((t) => ({xAxis: t, label: {formatter: t + '%'}})));
@@ -234,6 +248,11 @@
       data: f.rows.map((r, i) => ({value: [r.gap, i], row: i, verdict: r.verdict}))
         .filter((d) => d.verdict === verdict && d.value[0] !== null),
     }));
+    const bands = f.rows.map((r, i) => ({value: [r.corrected_low, r.corrected_high, i], row: i,
+                                         itemStyle: {color: verdictColors[r.verdict]}}))
+      .filter((d) => d.value[0] !== null);
+    series.push({name: 'corrected interval', type: 'custom', renderItem: band, encode: {x: [0, 1], y: 2}, data: bands,
+                 z: 1});
     const bars = f.rows.map((r, i) => ({value: [r.low, r.high, i], row: i, itemStyle: {color: verdictColors[r.verdict]}}))
       .filter((d) => d.value[0] !== null);
     series.push({name: '95% interval', type: 'custom', renderItem: errorBar, encode: {x: [0, 1], y: 2}, data: bars, z: 2,

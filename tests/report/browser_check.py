@@ -210,20 +210,23 @@ def load(chromium, page, work, name, head="", tail=""):
 
 
 # Last in <body>: what the forest plot's ECharts instance holds (not what the page meant to draw):
-# row labels, each marker's row, series (its verdict), colour and gap, each error bar's ends, and
-# the vertical lines.
+# row labels, each marker's row, series (its verdict), colour and gap, each error bar's and each
+# corrected interval's ends, and the vertical lines.
 FOREST_DUMP = """<script>(() => {
   const box = document.querySelector('[data-chart="forest"]');
   const option = echarts.getInstanceByDom(box).getOption();
-  const points = [], bars = [], lines = [];
+  const points = [], bars = [], bands = [], lines = [];
   option.series.forEach((s) => {
     s.data.forEach((d) => {
       if (s.type === 'scatter') points.push({row: d.row, verdict: s.name, color: s.color, gap: d.value[0]});
-      if (s.type === 'custom') bars.push({row: d.row, low: d.value[0], high: d.value[1]});
+      if (s.type === 'custom') {
+        (s.name === 'corrected interval' ? bands : bars).push({row: d.row, low: d.value[0], high: d.value[1]});
+      }
     });
     ((s.markLine || {}).data || []).forEach((l) => lines.push(l.xAxis));
   });
-  document.body.dataset.forest = JSON.stringify({labels: option.yAxis[0].data, points: points, bars: bars, lines: lines});
+  document.body.dataset.forest = JSON.stringify({labels: option.yAxis[0].data, points: points, bars: bars, bands: bands,
+                                                 lines: lines});
 })();</script>"""
 
 
@@ -282,6 +285,10 @@ def check_forest(chromium, altgrad, work):
         if points.get(row, {}).get("verdict") != verdicts.get(group):
             failures.append(f"forest row {group}: colour {points.get(row, {}).get('verdict')}, "
                             f"verdict {loosest}: {verdicts.get(group)}")
+        # Holm's level is at most 5%: the interval the verdict was decided on holds the 95% one.
+        band = {b["row"]: b for b in forest["bands"]}.get(row)
+        if band is None or not band["low"] <= want[1] <= want[2] <= band["high"]:
+            failures.append(f"forest row {group}: corrected interval {band} does not hold the 95% one {want[1:]}")
     if {p["verdict"] for p in forest["points"]} != {"pass", "fail", "inconclusive"} or \
             len({str(p["color"]) for p in forest["points"]}) != 3:
         failures.append(f"the forest plot should show three verdicts in three colours: {forest['points']}")

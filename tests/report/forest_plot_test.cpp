@@ -60,7 +60,9 @@ TEST(ForestPlot, OneRowPerComparedGroupColouredByTheLoosestVerdict) {
 TEST(ForestPlot, ThePagesRowsReadTheGroupTablesNumbers) {
   TempSweep sweep;
   sweep.write(close_and_far(), {sweep_writer::criterion("bf16", 1), sweep_writer::criterion("bf16", 2)});
-  const json data = page_data(build_report(sweep.path()));
+  const Report report = build_report(sweep.path());
+  const json data = page_data(report);
+  const std::vector<ForestRow> model = forest_rows(report);
   EXPECT_EQ(data["forest"]["thresholds"], json::array({1.0, 2.0}));
   const json& rows = data["forest"]["rows"];
   ASSERT_EQ(rows.size(), 2u);
@@ -72,6 +74,14 @@ TEST(ForestPlot, ThePagesRowsReadTheGroupTablesNumbers) {
     EXPECT_EQ(rows[i]["high"], cells[column("paired high %")]);
     EXPECT_EQ(rows[i]["seeds"], cells[column("paired seeds")]);
     EXPECT_TRUE(rows[i]["low"].is_number()) << rows[i];
+    // Behind it, the interval the colour's verdict (within 2%, the loosest) was decided on.
+    const VerdictRow& coloured = report.verdicts[model[i].coloured_by];
+    EXPECT_EQ(report.index.criteria[coloured.criterion].max_gap_pct, 2.0);
+    ASSERT_TRUE(coloured.correction) << rows[i];
+    EXPECT_NEAR(rows[i]["corrected_low"].get<double>(), coloured.correction->ci_low, 1e-6);
+    EXPECT_NEAR(rows[i]["corrected_high"].get<double>(), coloured.correction->ci_high, 1e-6);
+    EXPECT_EQ(rows[i]["corrected_level"].get<double>(), coloured.correction->level);
+    EXPECT_LT(rows[i]["corrected_low"].get<double>(), rows[i]["low"].get<double>());
   }
   EXPECT_EQ(rows[0]["verdict"], "pass");
   EXPECT_EQ(rows[0]["verdicts"][0]["verdict"], "inconclusive");
