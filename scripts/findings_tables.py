@@ -194,6 +194,14 @@ def decomposition_table(groups, altgrad, scratch):
     row(["quantization error at the E7M0-trained weights: in E7M0 − in FP32", mean_ci(diff("qq", "qf"))])
     row(["optimization error: E7M0-trained − FP32-trained weights, both in FP32", mean_ci(diff("qf", "ff"))])
     row(["quantization error at the FP32-trained weights (the format alone)", mean_ci(diff("fq", "ff"))])
+    row(["optimization error: E7M0-trained − FP32-trained weights, both with E7M0 points", mean_ci(diff("qq", "fq"))])
+    # Which part is which depends on the order the two changes are made in: the Shapley split takes
+    # the mean of both orders, per seed, and its two parts still sum to the total.
+    half_sum = lambda a, b: [(x + y) / 2 for x, y in zip(diff(*a), diff(*b))]  # noqa: E731
+    row(["Shapley: quantization, ½[(in E7M0 − in FP32) at FP32-trained + at E7M0-trained weights]",
+         mean_ci(half_sum(("fq", "ff"), ("qq", "qf")))])
+    row(["Shapley: optimization, ½[(E7M0- − FP32-trained) in FP32 + with E7M0 points]",
+         mean_ci(half_sum(("qf", "ff"), ("qq", "fq")))])
     print()
     step = diagnostic_steps(fp32[0])[-1]
     header(["group", f"grad SNR (dB) at step {step}", f"top Hessian eigenvalue at step {step}"])
