@@ -162,7 +162,8 @@ if want findings; then
   # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
   # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
   # evaluations to 50 windows of the validation split.
-  for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules; do
+  for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules \
+      phase1_criterion; do
     sweep_file="$work/$study.toml"
     sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
     if ((quick)); then

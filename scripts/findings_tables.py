@@ -3,7 +3,7 @@
 
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
-         precision_schedules
+         precision_schedules | phase1_criterion
 
 Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
 checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
@@ -98,6 +98,22 @@ def paired_line(groups, a, b):
     signs = sum(d < 0 for d in diffs)
     print(f"\n{a} − {b}, final validation loss paired by seed: {mean_ci(diffs)} nats "
           f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)})")
+
+
+def factorial_table(groups, base, act, grad, both):
+    """Study 4's 2 x 2: E7M0 on activations, on gradients, on both, against `base`, by seed. The main
+    effects average each change over the other factor's two levels; the interaction is what the
+    two together cost beyond the sum of each alone."""
+    seeds = list(zip(*(map(final_val, groups[g]) for g in (base, act, grad, both))))
+    header(["effect on the final validation loss (nats, by seed)", "value"])
+    row([f"{act} − {base}: activations alone", mean_ci([a - b for b, a, g, ab in seeds])])
+    row([f"{grad} − {base}: gradients alone", mean_ci([g - b for b, a, g, ab in seeds])])
+    row([f"{both} − {base}: both", mean_ci([ab - b for b, a, g, ab in seeds])])
+    row(["main effect of E7M0 activations, ½[(act − base) + (both − grad)]",
+         mean_ci([((a - b) + (ab - g)) / 2 for b, a, g, ab in seeds])])
+    row(["main effect of E7M0 gradients, ½[(grad − base) + (both − act)]",
+         mean_ci([((g - b) + (ab - a)) / 2 for b, a, g, ab in seeds])])
+    row(["interaction, both − act − grad + base", mean_ci([ab - a - g + b for b, a, g, ab in seeds])])
 
 
 # The per-step measures the study tables show: column title -> value of one metrics line.
@@ -244,15 +260,24 @@ def main():
     elif study == "stochastic_power_of_two":
         rounding_table(groups, steps[-1])
         paired_line(groups, "e7m0-stochastic", "e7m0-nearest")
+        print()
+        factorial_table(groups, "fp8-hybrid", "e7m0-act", "e7m0-grad", "e7m0-nearest")
     elif study == "precision_schedules":
         header(["group", "final val loss"])
         for group, members in groups.items():
             row([group, mean_ci([final_val(r) for r in members])])
         print()
-        windows = [(1, 100), (201, 300), (301, 400), (501, 600), (601, 700), (701, 800)]
-        schedule_table(groups, "bf16", ["e4m3", "bf16-e4m3-e1m6", "e1m6-e4m3-bf16"], windows)
+        windows = [(1, 100), (201, 300), (301, 400), (401, 500), (501, 600), (601, 700), (701, 800)]
+        schedule_table(groups, "bf16", ["e4m3", "bf16-e4m3-e1m6", "e1m6-e4m3-bf16", "bf16-e4m3-e1m6-w", "e1m6-w"],
+                       windows)
         paired_line(groups, "e1m6-e4m3-bf16", "bf16")
         paired_line(groups, "ft-e1m6", "ft-e4m3")
+        paired_line(groups, "bf16-e4m3-e1m6-w", "e1m6-w")
+    elif study == "phase1_criterion":
+        # The verdicts at 1% and 2% are the report's (docs_numbers.sh prints its --summary above).
+        header(["group", "final val loss"])
+        for group, members in groups.items():
+            row([group, mean_ci([final_val(r) for r in members])])
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
     elif study == "e7m0_error_decomposition":
