@@ -9,6 +9,7 @@
 #include <string>
 
 #include "checkpoint/code_checkpoint.hpp"
+#include "checkpoint/state_codes_checkpoint.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_integer.hpp"
 #include "io/run_directory.hpp"
@@ -101,8 +102,10 @@ void save_optimizer(const fs::path& path, const optim::Optimizer& optimizer) {
   const std::int64_t n = static_cast<std::int64_t>(optimizer.parameter_count());
   std::vector<io::TensorRef> state;
   for (const auto& tensor : optimizer.state()) state.push_back({tensor.name, {n}, tensor.values});
-  io::write_safetensors(path, state,
-                    {{"optimizer", std::string(optimizer.name())}, {"step", std::to_string(optimizer.step_count())}});
+  std::map<std::string, std::string> metadata = {{"optimizer", std::string(optimizer.name())},
+                                                 {"step", std::to_string(optimizer.step_count())}};
+  for (const auto& tensor : optimizer.quantized_state()) add_state_codes(tensor, state, metadata);
+  io::write_safetensors(path, state, metadata);
 }
 
 // Every checkpoint names its optimizer; those written before optimizers were named (early
@@ -117,6 +120,9 @@ std::string saved_optimizer_name(const fs::path& path, const io::SafetensorsFile
 std::string state_names(const optim::Optimizer& optimizer) {
   std::string names;
   for (const auto& tensor : optimizer.state()) names += (names.empty() ? "" : ", ") + tensor.name;
+  for (const auto& tensor : optimizer.quantized_state()) {
+    for (const std::string& stored : state_code_tensor_names(tensor)) names += (names.empty() ? "" : ", ") + stored;
+  }
   return names.empty() ? "no state tensors" : names;
 }
 
@@ -264,9 +270,16 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer,
   }
   // Every check before the first copy, so a refused checkpoint leaves the optimizer untouched.
   const auto kept = optimizer.state();
+  for (const auto& tensor : kept) refuse_codes_for_fp32(file, path, tensor.name);
+  for (const auto& tensor : optimizer.quantized_state()) check_state_codes(file, path, tensor);
+  std::vector<std::string> kept_names;
+  for (const auto& tensor : kept) kept_names.push_back(tensor.name);
+  for (const auto& tensor : optimizer.quantized_state()) {
+    for (std::string& stored : state_code_tensor_names(tensor)) kept_names.push_back(std::move(stored));
+  }
   for (const auto& entry : file.tensors) {
     const std::string& name = entry.first;  // not a structured binding: clang before 16 cannot capture one
-    if (std::none_of(kept.begin(), kept.end(), [&](const auto& t) { return t.name == name; })) {
+    if (std::find(kept_names.begin(), kept_names.end(), name) == kept_names.end()) {
       fail(path, "unexpected state tensor '" + name + "': optimizer '" + std::string(optimizer.name()) +
                      "' with this config keeps " + state_names(optimizer));
     }
@@ -281,6 +294,11 @@ void load_optimizer(const fs::path& checkpoint_dir, optim::Optimizer& optimizer,
   }
   if (step < 0) fail(path, "missing or bad 'step' metadata");
   for (const auto& tensor : kept) optimizer.restore_state(tensor.name, file.tensors.at(tensor.name).data);
+  for (const auto& tensor : optimizer.quantized_state()) {
+    const std::string name = tensor.name();  // restore_quantized_state rewrites `tensor`
+    optimizer.restore_quantized_state(name, file.tensors.at(name + ".codes").bytes,
+                                      file.tensors.at(name + ".scales").data);
+  }
   optimizer.restore_step_count(step);
 }
 

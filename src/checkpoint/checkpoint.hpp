@@ -5,7 +5,8 @@
 //                          code-only weights as codes and scales instead (code_checkpoint.hpp)
 //   config.json            nanoGPT's GPTConfig fields plus this bench's variant fields
 //   optimizer.safetensors  the optimizer's named state tensors (AdamW: exp_avg, exp_avg_sq; SGD:
-//                          momentum_buffer), with its name and step count as metadata
+//                          momentum_buffer), with its name and step count as metadata; those kept
+//                          as codes are stored as codes and scales (state_codes_checkpoint.hpp)
 //   state.json             step, seed, validation losses, the gradient-norm history of the
 //                          spike detector
 //   recipe.json, quant.safetensors   the quantization recipe and its scaling state (quant_checkpoint.hpp)

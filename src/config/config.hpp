@@ -14,6 +14,7 @@
 #include "config/config_error.hpp"
 #include "config/quant_table.hpp"
 #include "data/corpus.hpp"
+#include "format/rounding.hpp"
 #include "model/config.hpp"
 #include "optim/make_optimizer.hpp"
 
@@ -94,6 +95,12 @@ struct TrainConfig {
   double adamw_learning_rate = 0.0;
   bool master_weights = true;        // false: gridwalk keeps its weights as codes only
   int code_headroom = 2;             // code-only weights: binades of headroom above the initial amax
+  // AdamW's moments as codes with one scale per group (docs/optimizers.md, "Low-precision optimizer
+  // state"); "fp32" keeps a moment in FP32, as AdamW always did.
+  std::string adam_m_format = "fp32";  // exp_avg: "fp32" or a signed format name
+  std::string adam_v_format = "fp32";  // exp_avg_sq: "fp32" or any format name
+  int adam_state_group = 128;          // consecutive elements of one tensor sharing a scale
+  format::Rounding adam_state_rounding = format::Rounding::nearest_even;  // on every write of a moment
 
   // warm start (docs/quantization.md, "Schedules and warm starts"): step 0 of this run starts from
   // the weights of another run's checkpoint instead of a fresh initialization

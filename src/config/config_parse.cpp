@@ -162,6 +162,25 @@ void check_fields(const TrainConfig& config, const Origins& origins) {
   }
 }
 
+// The moment-storage keys act on AdamW's own step only: the other optimizers refuse any value but
+// the default rather than ignore it (the bit-space optimizers' AdamW part keeps FP32 moments).
+void check_moment_storage_relations(const TrainConfig& config, const Origins& origins) {
+  if (config.optimizer == OptimizerKind::adamw) return;
+  const TrainConfig defaults;
+  const std::pair<std::string_view, bool> changed[] = {
+      {"adam_m_format", config.adam_m_format != defaults.adam_m_format},
+      {"adam_v_format", config.adam_v_format != defaults.adam_v_format},
+      {"adam_state_group", config.adam_state_group != defaults.adam_state_group},
+      {"adam_state_rounding", config.adam_state_rounding != defaults.adam_state_rounding},
+  };
+  for (const auto& [key, differs] : changed) {
+    if (differs) {
+      relation_broken(config, origins, key, "optimizer",
+                      std::string(key) + " applies only to optimizer = \"adamw\" (the others keep FP32 state)");
+    }
+  }
+}
+
 void check_relations(const TrainConfig& config, const Origins& origins) {
   if (config.n_embd % config.n_head != 0) {
     relation_broken(config, origins, "n_embd", "n_head", "n_embd must be a multiple of n_head");
@@ -180,6 +199,7 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
     relation_broken(config, origins, "master_weights", "optimizer",
                     "master_weights = false needs optimizer = \"gridwalk\" (the only optimizer that moves weights as codes)");
   }
+  check_moment_storage_relations(config, origins);
   if (config.adamw_learning_rate > 0.0 && !optim::is_bit_space(config.optimizer)) {
     relation_broken(config, origins, "adamw_learning_rate", "optimizer",
                     "adamw_learning_rate applies only to the bit-space optimizers (adamw and sgd use learning_rate "
@@ -198,11 +218,26 @@ void check_format_key(const Origins& origins, std::string_view key, const std::s
   }
 }
 
+// adam_m_format and adam_v_format: "fp32" or a format name; exp_avg takes both signs, so an
+// unsigned format (e8m0fnu) could not hold it, while exp_avg_sq >= 0 may use one.
+void check_moment_format(const Origins& origins, std::string_view key, const std::string& value, bool needs_sign) {
+  if (value == optim::kFp32State) return;
+  check_format_key(origins, key, value);
+  if (needs_sign && !format::make_format(format::parse_format(value)).has_sign) {
+    const auto found = origins.find(key);
+    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": " + std::string(key) +
+                      " = " + io::toml_string(value) + " is unsigned, but exp_avg takes both signs (use a signed " +
+                      "format or \"fp32\")");
+  }
+}
+
 void validate(const TrainConfig& config, const Origins& origins) {
   check_fields(config, origins);
   check_relations(config, origins);
   check_format_key(origins, "grid_format", config.grid_format);
   check_format_key(origins, "range_fit_format", config.range_fit_format);
+  check_moment_format(origins, "adam_m_format", config.adam_m_format, true);
+  check_moment_format(origins, "adam_v_format", config.adam_v_format, false);
 }
 
 std::string read_text(const std::filesystem::path& file) {

@@ -25,6 +25,7 @@ enum class RandomPurpose : std::uint64_t {
   grid_walk_rounding = 4,   // the bit-space optimizers' fractional steps (optim/gridwalk, optim/madam)
   text_sampling = 5,        // token sampling in text generation (model/sample)
   hessian_probe = 6,        // the start vector of the Hessian power iteration (diag/hessian_power_iteration)
+  adam_state_rounding = 7,  // stochastic rounding of AdamW's low-precision moments (optim/quantized_state)
 };
 
 inline constexpr std::uint64_t kPurposeTagMultiplier = 0x9E37'79B9'7F4A'7C15u;

@@ -9,7 +9,7 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, std::size_t
                                           std::vector<ParameterRange> ranges) {
   switch (spec.kind) {
     case OptimizerKind::adamw:
-      return std::make_unique<AdamW>(parameter_count, spec.adamw, std::move(ranges));
+      return std::make_unique<AdamW>(parameter_count, spec.adamw, std::move(ranges), spec.moments);
     case OptimizerKind::sgd:
       return std::make_unique<Sgd>(parameter_count, spec.sgd, std::move(ranges));
     case OptimizerKind::stiffness_adamw:

@@ -11,6 +11,7 @@
 #include "optim/bit_space.hpp"
 #include "optim/gridwalk.hpp"
 #include "optim/madam.hpp"
+#include "optim/moment_storage.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/sgd.hpp"
 #include "optim/stiffness_adamw.hpp"
@@ -28,6 +29,7 @@ constexpr bool is_bit_space(OptimizerKind kind) { return kind != OptimizerKind::
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adamw;
   AdamWConfig adamw;
+  MomentStorage moments;  // adamw only: how it stores exp_avg and exp_avg_sq
   SgdConfig sgd;
   BitSpaceConfig bit_space;
 };

@@ -14,6 +14,7 @@ MemoryFootprint memory_footprint(const Optimizer& optimizer, const CodeWeights* 
   m.weight_bytes = (optimizer.parameter_count() - m.code_weights) * sizeof(float) + (codes ? codes->bytes() : 0);
   m.decoded_weight_bytes = m.code_weights * sizeof(float);
   for (const StateTensor& t : optimizer.state()) m.state.push_back({t.name, t.values.size() * sizeof(float)});
+  for (const QuantizedState& t : optimizer.quantized_state()) m.state.push_back({t.name(), t.bytes()});
   return m;
 }
 

@@ -20,7 +20,9 @@ struct MemoryFootprint {
   // The weights carried from step to step: 4 bytes per FP32 parameter, and for code-only weights
   // their codes plus one 4-byte scale per tensor.
   std::size_t weight_bytes = 0;
-  std::vector<StateBytes> state;  // each state tensor as stored, in state() order
+  // Each state tensor as stored, in state() order, then those of quantized_state(): their codes
+  // plus 4 bytes per group scale.
+  std::vector<StateBytes> state;
   std::size_t code_weights = 0;   // parameters kept as codes
   // The FP32 values of code-only weights, decoded into the buffer the FP32 kernels read: rewritten
   // from the codes every step, never read back. Not part of weight_bytes.

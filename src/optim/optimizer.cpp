@@ -27,6 +27,21 @@ void Optimizer::restore_state(std::string_view name, std::span<const float> valu
   std::copy(values.begin(), values.end(), found->values.begin());
 }
 
+std::size_t Optimizer::add_quantized_state(QuantizedState state) {
+  quantized_.push_back(std::move(state));
+  return quantized_.size() - 1;
+}
+
+void Optimizer::restore_quantized_state(std::string_view name, std::span<const std::uint8_t> codes,
+                                        std::span<const float> scales) {
+  const auto found =
+      std::find_if(quantized_.begin(), quantized_.end(), [&](const QuantizedState& t) { return t.name() == name; });
+  if (found == quantized_.end()) {
+    throw std::invalid_argument(std::string(this->name()) + " keeps no quantized state tensor '" + std::string(name) + "'");
+  }
+  found->restore(codes, scales);
+}
+
 void Optimizer::restore_step_count(std::int64_t step) {
   if (step < 0) throw std::invalid_argument(std::string(name()) + ": negative step count " + std::to_string(step));
   step_ = step;

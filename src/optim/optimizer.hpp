@@ -4,7 +4,9 @@
 // carry from step to step is a list of named FP32 tensors the size of the buffer (AdamW's
 // `exp_avg` and `exp_avg_sq`, SGD's `momentum_buffer`) plus the step count. Checkpoints save and
 // restore that list by name without knowing which optimizer holds it, so a new optimizer touches
-// neither the training loop nor the checkpoint code.
+// neither the training loop nor the checkpoint code. A state tensor may instead be kept as codes
+// with per-group scales (optim/quantized_state.hpp: AdamW's low-precision moments); checkpoints
+// save and restore those by name too.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "optim/parameter_range.hpp"
+#include "optim/quantized_state.hpp"
 #include "optim/weight_grid.hpp"
 
 namespace altgrad::optim {
@@ -64,6 +67,12 @@ class Optimizer {
   // Overwrites the state tensor `name` (checkpoint resume). Throws std::invalid_argument when the
   // optimizer keeps no tensor of that name or the sizes differ.
   void restore_state(std::string_view name, std::span<const float> values);
+  // The state kept as codes and per-group scales, in a fixed order; empty unless configured.
+  std::span<const QuantizedState> quantized_state() const { return quantized_; }
+  // Overwrites the codes and scales of quantized state tensor `name` (checkpoint resume). Throws
+  // std::invalid_argument, naming the tensor, when there is none of that name or
+  // QuantizedState::restore refuses them.
+  void restore_quantized_state(std::string_view name, std::span<const std::uint8_t> codes, std::span<const float> scales);
   void restore_step_count(std::int64_t step);
 
  protected:
@@ -71,6 +80,9 @@ class Optimizer {
   // Adds a zero-filled state tensor and returns its index for state_values().
   std::size_t add_state(std::string name);
   std::span<float> state_values(std::size_t index) { return state_[index].values; }
+  // Adds a state tensor kept as codes and returns its index for quantized_values().
+  std::size_t add_quantized_state(QuantizedState state);
+  QuantizedState& quantized_values(std::size_t index) { return quantized_[index]; }
   std::int64_t advance_step() { return ++step_; }
   std::span<float> intended_sink() const { return intended_; }
   void check_step_sizes(std::string_view who, std::size_t params, std::size_t grads) const;
@@ -79,6 +91,7 @@ class Optimizer {
   std::size_t parameter_count_;
   std::vector<ParameterRange> ranges_;
   std::vector<StateTensor> state_;
+  std::vector<QuantizedState> quantized_;
   std::int64_t step_ = 0;
   std::span<float> intended_;
 };

@@ -28,6 +28,15 @@ std::size_t range_of(const optim::Optimizer& optimizer, const model::TensorSpec&
   return static_cast<std::size_t>(found - ranges.begin());
 }
 
+// {"exp_avg": {"format": "e4m3", "group": 128}}: the state kept as codes with per-group scales.
+nlohmann::json quantized_state_json(const optim::Optimizer& optimizer) {
+  nlohmann::json entries = nlohmann::json::object();
+  for (const auto& t : optimizer.quantized_state()) {
+    entries[t.name()] = {{"format", t.format_name()}, {"group", t.groups().group_size()}};
+  }
+  return entries;
+}
+
 }  // namespace
 
 // Whether a bit-space optimizer updates the tensor, rather than AdamW: matmul weights, and the
@@ -50,6 +59,8 @@ optim::OptimizerSpec optimizer_spec(const config::TrainConfig& c) {
   optim::OptimizerSpec spec;
   spec.kind = c.optimizer;
   spec.adamw = {static_cast<float>(c.beta1), static_cast<float>(c.beta2), 1e-8f, static_cast<float>(c.weight_decay)};
+  spec.moments = {c.adam_m_format, c.adam_v_format, static_cast<std::size_t>(c.adam_state_group), c.adam_state_rounding,
+                  c.seed};
   spec.sgd = {static_cast<float>(c.momentum), c.nesterov, static_cast<float>(c.weight_decay)};
   spec.bit_space = {c.stiffness_power,
                     c.precondition,
@@ -76,14 +87,16 @@ void write_optimizer_assignment(const std::filesystem::path& path, const optim::
     if (grids && optimizer.uses_grids() && !range.adamw_only) entry["grid"] = grids->describe(index);
     tensors.push_back(std::move(entry));
   }
-  const nlohmann::json json = {{"optimizer", optimizer.name()},
+  nlohmann::json json = {{"optimizer", optimizer.name()},
                                {"hyperparameters", hyperparameters},
                                {"state", [&] {
                                   nlohmann::json names = nlohmann::json::array();
                                   for (const auto& t : optimizer.state()) names.push_back(t.name);
+                                  for (const auto& t : optimizer.quantized_state()) names.push_back(t.name());
                                   return names;
                                 }()},
                                {"tensors", tensors}};
+  if (!optimizer.quantized_state().empty()) json["quantized_state"] = quantized_state_json(optimizer);
   io::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(2) << '\n'; });
 }
 

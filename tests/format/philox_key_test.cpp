@@ -17,7 +17,8 @@ using format::RandomPurpose;
 
 constexpr std::array kPurposes = {RandomPurpose::initialization, RandomPurpose::batch_sampling,
                                   RandomPurpose::stochastic_rounding, RandomPurpose::grid_walk_rounding,
-                                  RandomPurpose::text_sampling, RandomPurpose::hessian_probe};
+                                  RandomPurpose::text_sampling, RandomPurpose::hessian_probe,
+                                  RandomPurpose::adam_state_rounding};
 
 // The inverse of a mod 2^64 for odd a, by Newton's iteration x ← x(2 − a·x): each step doubles the
 // number of correct low bits, starting from 3 (a·a ≡ 1 mod 8 for odd a).

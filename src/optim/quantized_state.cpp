@@ -1,0 +1,130 @@
+#include "optim/quantized_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+
+#include "format/codec.hpp"
+#include "format/philox.hpp"
+
+namespace altgrad::optim {
+namespace {
+
+// torchao's floor on the group's amax: an all-zero group still gets a finite, positive scale.
+constexpr float kStateAmaxFloor = 1e-12f;
+// Codes are computed this many at a time into a stack buffer, then stored as 1 or 2 bytes each.
+constexpr std::size_t kStateEncodeChunk = 256;
+
+// Codes of the group's values, one rounding mode per instantiation so the loop has no dispatch.
+template <format::Rounding R>
+void encode_state_values(const format::Format& f, const float* values, std::size_t begin, std::size_t count, float d,
+                         std::uint64_t key, std::uint64_t stream, std::uint32_t* out) {
+  const float top = f.max_finite();
+  for (std::size_t k = 0; k < count; ++k) {
+    const float y = std::clamp(values[k] / d, -top, top);
+    const std::uint32_t random = format::is_stochastic(R) ? format::philox_word(key, stream, begin + k) : 0u;
+    format::RoundFlags flags;
+    out[k] = format::code_of_grid_value(f, format::round_bits<R>(f, format::float_bits(y), random, flags));
+  }
+}
+
+using StateEncoder = void (*)(const format::Format&, const float*, std::size_t, std::size_t, float, std::uint64_t,
+                              std::uint64_t, std::uint32_t*);
+
+// Indexed by format::Rounding, in its enum order.
+constexpr StateEncoder kStateEncoders[] = {
+    &encode_state_values<format::Rounding::nearest_even>,    &encode_state_values<format::Rounding::nearest_away>,
+    &encode_state_values<format::Rounding::toward_zero>,     &encode_state_values<format::Rounding::toward_positive>,
+    &encode_state_values<format::Rounding::toward_negative>, &encode_state_values<format::Rounding::odd>,
+    &encode_state_values<format::Rounding::stochastic>,      &encode_state_values<format::Rounding::stochastic_equal>,
+};
+static_assert(std::size(kStateEncoders) == std::size(format::kAllRoundings));
+
+}  // namespace
+
+float group_scale(const format::Format& f, float amax) {
+  const float d = std::max(amax, kStateAmaxFloor) / f.max_finite();
+  return std::isfinite(d) ? std::max(d, std::numeric_limits<float>::min()) : d;
+}
+
+QuantizedState::QuantizedState(std::string name, const format::Format& f, std::string format_name, StateGroups groups,
+                               std::size_t size)
+    : name_(std::move(name)),
+      format_(f),
+      format_name_(std::move(format_name)),
+      groups_(std::move(groups)),
+      size_(size),
+      codes_(size * code_bytes(), 0),
+      scales_(groups_.count(), 1.0f) {
+  // Code 0 is +0 in every format with a zero. fnu formats have none: their smallest value under the
+  // smallest scale, 2^-127 · 2^-126 for e8m0fnu, is below FP32's range and reads as 0 too.
+  if (!f.has_zero) {
+    const std::uint32_t smallest = format::encode(f, format::Rounding::nearest_even, f.min_positive());
+    for (std::size_t i = 0; i < size_; ++i) set_code(i, smallest);
+    std::fill(scales_.begin(), scales_.end(), std::numeric_limits<float>::min());
+  }
+}
+
+std::uint32_t QuantizedState::code(std::size_t i) const {
+  if (code_bytes() == 1) return codes_[i];
+  return static_cast<std::uint32_t>(codes_[2 * i]) | (static_cast<std::uint32_t>(codes_[2 * i + 1]) << 8);
+}
+
+void QuantizedState::set_code(std::size_t i, std::uint32_t code) {
+  if (code_bytes() == 1) {
+    codes_[i] = static_cast<std::uint8_t>(code);
+  } else {
+    codes_[2 * i] = static_cast<std::uint8_t>(code);
+    codes_[2 * i + 1] = static_cast<std::uint8_t>(code >> 8);
+  }
+}
+
+void QuantizedState::decode_group(std::size_t g, float* out) const {
+  const float d = scales_[g];
+  for (std::size_t i = groups_.begin(g), k = 0; i < groups_.end(g); ++i, ++k) out[k] = format::decode(format_, code(i)) * d;
+}
+
+void QuantizedState::encode_group(std::size_t g, const float* values, format::Rounding rounding, std::uint64_t key,
+                                  std::uint64_t stream) {
+  const std::size_t begin = groups_.begin(g), count = groups_.end(g) - begin;
+  float amax = 0.0f;
+  for (std::size_t k = 0; k < count; ++k) amax = std::max(amax, std::fabs(values[k]));
+  const float d = group_scale(format_, amax);
+  std::uint32_t out[kStateEncodeChunk];
+  for (std::size_t done = 0; done < count; done += kStateEncodeChunk) {
+    const std::size_t n = std::min(kStateEncodeChunk, count - done);
+    kStateEncoders[static_cast<std::size_t>(rounding)](format_, values + done, begin + done, n, d, key, stream, out);
+    for (std::size_t k = 0; k < n; ++k) set_code(begin + done + k, out[k]);
+  }
+  scales_[g] = d;
+}
+
+void QuantizedState::restore(std::span<const std::uint8_t> codes, std::span<const float> scales) {
+  const auto bad = [&](const std::string& why) { throw std::invalid_argument(name_ + ": " + why); };
+  if (codes.size() != size_ * code_bytes()) {
+    bad(std::to_string(codes.size()) + " code bytes for " + std::to_string(size_) + " elements of " + format_name_);
+  }
+  if (scales.size() != scales_.size()) {
+    bad(std::to_string(scales.size()) + " scales for " + std::to_string(scales_.size()) + " groups of " +
+        std::to_string(groups_.group_size()));
+  }
+  for (std::size_t g = 0; g < scales.size(); ++g) {
+    if (!(scales[g] > 0.0f) || !std::isfinite(scales[g])) {
+      bad("scale " + std::to_string(scales[g]) + " of group " + std::to_string(g) + " is not finite and positive");
+    }
+  }
+  QuantizedState next = *this;
+  std::copy(codes.begin(), codes.end(), next.codes_.begin());
+  for (std::size_t i = 0; i < size_; ++i) {
+    const std::uint32_t c = next.code(i);
+    if (c >= format_.code_count() || !std::isfinite(format::decode(format_, c))) {
+      bad("code " + std::to_string(c) + " at element " + std::to_string(i) + " is not a finite value of " + format_name_);
+    }
+  }
+  codes_ = std::move(next.codes_);
+  std::copy(scales.begin(), scales.end(), scales_.begin());
+}
+
+}  // namespace altgrad::optim
