@@ -77,7 +77,8 @@ void add_bench_command(CLI::App& app) {
                     "Instead, train real runs of this many steps with every diagnostic on and off and compare their "
                     "tokens/s");
   train->add_option("--recipe", train_args->recipe,
-                    "Compare this quantization preset's step time with FP32's (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper)");
+                    "Compare this quantization preset's step time with FP32's, without and with the error sums behind "
+                    "rel_error (unlogged and logged steps; fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper)");
   train->add_option("--optimizer", train_args->optimizers,
                     "Time this optimizer's step against AdamW's instead (repeatable; gridwalk-codes: gridwalk on code-only weights; docs/optimizers.md)");
   train->callback([train_args] {

@@ -2,11 +2,15 @@
 // Per-point statistics of the quantization passes, from the passes themselves (no extra read of
 // memory): every step they are checked against the overflow and underflow thresholds; at each
 // logged step their sums over the steps since the last log go to metrics.jsonl and TensorBoard.
+// The error sums behind rel_error are gathered on logged steps only (the trainer's begin_step), so
+// the interval's sums are its logged step's and rel_error is of that step alone
+// (docs/quantization.md, "Which steps gather what"); no warning reads them.
 //
 // Per point: overflow_pct and underflow_pct (of the values quantized), zero_in_pct and
 // zero_out_pct (exact zeros before and after quantization), non_finite (NaN and Inf
 // inputs), amax (largest |x| seen), scale (the last per-tensor scale; null under block scaling),
-// rel_error = ‖x − x̂‖ / ‖x‖ over finite inputs, and clipped_blocks_pct under block scaling.
+// rel_error = ‖x − x̂‖ / ‖x‖ over finite inputs of the logged step, and clipped_blocks_pct under
+// block scaling.
 // Under block scaling a point's column-wise copies (the ones its backward GEMMs block along tokens,
 // output features or queries; quant::PointQuantizer::column_stats) have the same statistics of
 // their own, under "colwise" in the point's entry, TensorBoard tags "quant/<point>/colwise/<stat>",

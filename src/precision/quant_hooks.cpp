@@ -51,7 +51,7 @@ ops::GridOperand QuantHooks::grid(const model::MatmulOperand& operand) {
   return {&point->settings().format, last_scale_[operand.index]};
 }
 
-void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile) {
+void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile, quant::ErrorSums error_sums) {
   step_ = step;
   first_non_finite_.reset();
   profiling_ = profile && candidate_.has_value();
@@ -60,7 +60,7 @@ void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile)
   }
   for (auto& point : points_) {
     if (!point) continue;
-    point->begin_step(step);
+    point->begin_step(step, error_sums);
     point->collect_codes(collect_codes);
   }
 }

@@ -42,8 +42,10 @@ class QuantHooks final : public model::MatmulHooks<float> {
   std::size_t size() const { return points_.size(); }
 
   // collect_codes: gather per-code histograms this step (diagnostic steps). profile: profile every
-  // point this step (needs enable_profiles()).
-  void begin_step(std::int64_t step, bool collect_codes, bool profile = false);
+  // point this step (needs enable_profiles()). error_sums: whether the points gather the error sums
+  // behind rel_error this step (the trainer: on the steps that write a metrics line).
+  void begin_step(std::int64_t step, bool collect_codes, bool profile = false,
+                  quant::ErrorSums error_sums = quant::ErrorSums::gather);
   void end_step();
   // Frozen: evaluation passes, which use the scales and change nothing.
   void set_frozen(bool frozen) { frozen_ = frozen; }

@@ -37,8 +37,9 @@ struct CallContext {
   TensorScale tensor;  // e4m3 only
 };
 
-// One element's share of the statistics, as the per-tensor quantizer counts them (quant/stats.hpp).
-void count_element(QuantStats& s, float x, float y, bool overflow, bool underflow) {
+// One element's share of the statistics, as the per-tensor quantizer counts them (quant/stats.hpp);
+// the error sums only under ErrorSums::gather.
+void count_element(QuantStats& s, float x, float y, bool overflow, bool underflow, ErrorSums sums) {
   const std::uint32_t a = format::float_bits(x) & ~format::kSignBit;
   ++s.count;
   s.overflow += overflow ? 1 : 0;
@@ -47,7 +48,7 @@ void count_element(QuantStats& s, float x, float y, bool overflow, bool underflo
   s.inf_inputs += a == format::kFloatInfBits ? 1 : 0;
   s.zero_inputs += a == 0 ? 1 : 0;
   if (a <= format::kFloatInfBits) s.amax = std::max(s.amax, format::bits_float(a));
-  if (a >= format::kFloatInfBits) return;
+  if (a >= format::kFloatInfBits || sums == ErrorSums::skip) return;
   const double err = static_cast<double>(x) - static_cast<double>(y);
   s.sum_sq_error += std::isfinite(y) ? err * err : std::numeric_limits<double>::infinity();
   s.sum_sq_input += static_cast<double>(x) * static_cast<double>(x);
@@ -58,7 +59,7 @@ void quantize_fp32_block(const CallContext& c, const float* x, float* y, std::si
                          MxStats& stats) {
   const float s = block_multiplier(c.element, finite_block_amax(x, n), c.options.scale_format);
   QuantStats block;
-  quantize_block(c.element, c.options.rounding, x, y, n, s, words, nullptr, block);
+  quantize_block(c.element, c.options.rounding, x, y, n, s, words, nullptr, block, c.options.error_sums);
   stats.clipped_blocks += block.overflow > 0 ? 1 : 0;
   stats.elements.merge(block);
 }
@@ -86,7 +87,7 @@ void quantize_e4m3_block(const CallContext& c, const float* x, float* y, std::si
     const bool overflow = !flushed && (product.overflow != 0 || flags.overflow);
     const bool underflow = flushed ? finite_nonzero : (product.underflow != 0 || flags.underflow);
     clipped |= overflow;
-    count_element(stats.elements, x[i], y[i], overflow, underflow);
+    count_element(stats.elements, x[i], y[i], overflow, underflow, c.options.error_sums);
   }
   stats.clipped_blocks += clipped ? 1 : 0;
 }

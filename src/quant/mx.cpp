@@ -245,7 +245,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
       }
       if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
       quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
-                             words, overflows, partial[t].elements, std::min(len, row_length));
+                             words, overflows, partial[t].elements, std::min(len, row_length), options.error_sums);
       for (std::size_t j = 0; j < blocks; ++j) partial[t].clipped_blocks += overflows[j] > 0;
     };
     const std::size_t row_end = std::min(rows, (t + 1) * rows_per_task);
@@ -370,7 +370,7 @@ void prefetch_tile(const float* in, float* out, std::size_t stride, std::size_t 
 // map every row to the same few cache sets); only the small tile is accessed with a stride.
 void quantize_gathered_columns(const format::Format& element, const float* in, float* out, std::size_t cols,
                                const Band& band, std::size_t c0, std::size_t width, const int* exponents,
-                               const std::uint32_t* words, format::Rounding rounding, MxStats& stats) {
+                               const std::uint32_t* words, const MxOptions& options, MxStats& stats) {
   float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
   std::uint64_t overflows[kMaxColumnTile];
   const std::size_t len = band.rows;
@@ -378,8 +378,8 @@ void quantize_gathered_columns(const format::Format& element, const float* in, f
     const float* row = in + (band.first_row + r) * cols + c0;
     for (std::size_t j = 0; j < width; ++j) tile_in[j * len + r] = row[j];
   }
-  quantize_scaled_blocks(element, rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
-                         stats.elements);
+  quantize_scaled_blocks(element, options.rounding, tile_in, tile_out, width * len, len, exponents, words, overflows,
+                         stats.elements, 0, options.error_sums);
   for (std::size_t r = 0; r < len; ++r) {
     float* row = out + (band.first_row + r) * cols + c0;
     for (std::size_t j = 0; j < width; ++j) row[j] = tile_out[j * len + r];
@@ -416,11 +416,11 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
     float* first_out = out + band.first_row * cols + c0;
     if (vector_tiles && quantize_column_blocks_vector(element, options.rounding, first, first_out, cols, len, width, amax,
                                                       all_finite, exponents, stochastic ? row_major_words : nullptr,
-                                                      clipped, stats.elements)) {
+                                                      clipped, stats.elements, options.error_sums)) {
       stats.clipped_blocks += static_cast<std::uint64_t>(std::popcount(clipped));
     } else {
       quantize_gathered_columns(element, in, out, cols, band, c0, width, exponents, stochastic ? words : nullptr,
-                                options.rounding, stats);
+                                options, stats);
     }
     stats.blocks += width;
   }

@@ -42,7 +42,8 @@ struct MxOptions {
   std::uint64_t seed = 0;
   std::uint64_t stream = 0;
   std::uint64_t first_index = 0;
-  BlockScaleFormat scale_format = BlockScaleFormat::e8m0;  // last: existing brace initializers keep their meaning
+  BlockScaleFormat scale_format = BlockScaleFormat::e8m0;  // after the rest: brace initializers keep their meaning
+  ErrorSums error_sums = ErrorSums::gather;                 // last, for the same reason (quant/stats.hpp)
 };
 
 struct MxStats {

@@ -44,9 +44,10 @@ void PointQuantizer::collect_codes(bool on) {
   if (collecting_codes_) std::fill(histogram_.begin(), histogram_.end(), 0);
 }
 
-void PointQuantizer::begin_step(std::int64_t step) {
+void PointQuantizer::begin_step(std::int64_t step, ErrorSums error_sums) {
   if (step < 0 || step >= kMaxSteps) throw SettingsError("PointQuantizer: step " + std::to_string(step) + " outside [0, 2^43)");
   step_number_ = step;
+  error_sums_ = error_sums;
   step_offset_ = 0;
   frozen_offset_ = 0;
   step_ = PointStats{};
@@ -119,15 +120,15 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   call.calls = 1;
   const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
-    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_, stream(frozen), offset,
-                            settings_.scale_format};
+    const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_,
+                            stream(frozen), offset, settings_.scale_format, error_sums_};
     const MxStats mx = quantize_blocks(in, out, layout, options);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), key_, stream(frozen), offset, {}};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), key_, stream(frozen), offset, {}, error_sums_};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = quantize(settings_.format, in, out, options);
     call.scale = options.scale;

@@ -56,8 +56,11 @@ class PointQuantizer {
 
   const PointSettings& settings() const { return settings_; }
 
-  // Throws SettingsError for a step outside [0, kMaxSteps).
-  void begin_step(std::int64_t step);
+  // Throws SettingsError for a step outside [0, kMaxSteps). `error_sums`: whether this step's calls,
+  // frozen ones included, gather the two error sums behind relative_error(); the trainer gathers
+  // them on the steps that write a metrics line only (docs/quantization.md, "Which steps gather
+  // what"). Every other statistic is gathered either way.
+  void begin_step(std::int64_t step, ErrorSums error_sums = ErrorSums::gather);
   void end_step();
 
   // Writes the quantized and dequantized `in` to `out` (same size, no overlap). `row_length` is the
@@ -103,6 +106,7 @@ class PointQuantizer {
   std::optional<float> fixed_scale_;
   std::int64_t step_number_ = 0;
   float step_scale_ = 1.0f;
+  ErrorSums error_sums_ = ErrorSums::gather;
   std::uint64_t step_offset_ = 0;    // elements seen this step: the next call's Philox counter
   std::uint64_t frozen_offset_ = 0;
   PointStats step_;

@@ -75,9 +75,28 @@ void round_any_step(const Format& f, const float* in, float* out, std::size_t n,
   round_step<R>(f, in, out, n, scale, unscale, random, events);
 }
 
-// Statistics of a step from its inputs, outputs and events (all in L1 by now), in two loops simple
-// enough to vectorize. The simd reduction fixes the summation order for a given build, whatever the
-// thread count.
+// The two error sums of a step, in a loop simple enough to vectorize. The simd reduction fixes the
+// summation order for a given build, whatever the thread count.
+void add_error_sums(const float* in, const float* out, std::size_t n, QuantStats& s) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr float kMaxFloat = std::numeric_limits<float>::max();
+  double sse = 0.0, ssi = 0.0;
+#pragma omp simd reduction(+ : sse, ssi)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = in[i];
+    const double err = x - static_cast<double>(out[i]);
+    const bool finite = std::fabs(in[i]) <= kMaxFloat;
+    const bool out_finite = std::fabs(out[i]) <= kMaxFloat;
+    sse += finite ? (out_finite ? err * err : kInf) : 0.0;
+    ssi += finite ? x * x : 0.0;
+  }
+  s.sum_sq_error += sse;
+  s.sum_sq_input += ssi;
+}
+
+// Statistics of a step from its inputs, outputs and events (all in L1 by now), in loops simple
+// enough to vectorize: the counts and amax, then, with kSums, the error sums.
+template <bool kSums>
 void count_step(const float* in, const float* out, const std::uint8_t* events, std::size_t n, QuantStats& s) {
   std::uint32_t overflow = 0, underflow = 0, nans = 0, infs = 0, zeros = 0, amax_bits = 0;
 #pragma omp simd reduction(+ : overflow, underflow, nans, infs, zeros) reduction(max : amax_bits)
@@ -92,18 +111,7 @@ void count_step(const float* in, const float* out, const std::uint8_t* events, s
     zeros += static_cast<std::uint32_t>(a == 0);
     amax_bits = std::max(amax_bits, a > format::kFloatInfBits ? 0u : a);
   }
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  constexpr float kMaxFloat = std::numeric_limits<float>::max();
-  double sse = 0.0, ssi = 0.0;
-#pragma omp simd reduction(+ : sse, ssi)
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = in[i];
-    const double err = x - static_cast<double>(out[i]);
-    const bool finite = std::fabs(in[i]) <= kMaxFloat;
-    const bool out_finite = std::fabs(out[i]) <= kMaxFloat;
-    sse += finite ? (out_finite ? err * err : kInf) : 0.0;
-    ssi += finite ? x * x : 0.0;
-  }
+  if constexpr (kSums) add_error_sums(in, out, n, s);
   s.count += n;
   s.overflow += overflow;
   s.underflow += underflow;
@@ -111,11 +119,9 @@ void count_step(const float* in, const float* out, const std::uint8_t* events, s
   s.inf_inputs += infs;
   s.zero_inputs += zeros;
   s.amax = std::max(s.amax, format::bits_float(amax_bits));
-  s.sum_sq_error += sse;
-  s.sum_sq_input += ssi;
 }
 
-template <Rounding R>
+template <Rounding R, bool kSums>
 void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n, float scale,
                      const std::uint32_t* random, QuantStats& s) {
   float buffer[kStep];
@@ -132,7 +138,7 @@ void quantize_kernel(const Format& f, const float* in, float* out, std::size_t n
     } else {
       round_any_step<R>(f, in + begin, rounded, len, scale, [scale](float q) { return q / scale; }, words, events);
     }
-    count_step(in + begin, rounded, events, len, s);
+    count_step<kSums>(in + begin, rounded, events, len, s);
     if (in_place) std::copy_n(buffer, len, out + begin);
   }
 }
@@ -186,35 +192,50 @@ void count_codes(const Format& f, Rounding rounding, const float* in, std::size_
 
 }  // namespace
 
-void quantize_block_portable(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
-                             float scale, const std::uint32_t* random, QuantStats& stats) {
+namespace {
+
+// quantize_block_portable with or without the error sums.
+template <bool kSums>
+void portable_block(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
+                    const std::uint32_t* random, QuantStats& stats) {
   switch (rounding) {
-    case Rounding::nearest_even: return quantize_kernel<Rounding::nearest_even>(f, in, out, n, scale, random, stats);
-    case Rounding::nearest_away: return quantize_kernel<Rounding::nearest_away>(f, in, out, n, scale, random, stats);
-    case Rounding::toward_zero: return quantize_kernel<Rounding::toward_zero>(f, in, out, n, scale, random, stats);
-    case Rounding::toward_positive: return quantize_kernel<Rounding::toward_positive>(f, in, out, n, scale, random, stats);
-    case Rounding::toward_negative: return quantize_kernel<Rounding::toward_negative>(f, in, out, n, scale, random, stats);
-    case Rounding::odd: return quantize_kernel<Rounding::odd>(f, in, out, n, scale, random, stats);
-    case Rounding::stochastic: return quantize_kernel<Rounding::stochastic>(f, in, out, n, scale, random, stats);
-    case Rounding::stochastic_equal: return quantize_kernel<Rounding::stochastic_equal>(f, in, out, n, scale, random, stats);
+    case Rounding::nearest_even: return quantize_kernel<Rounding::nearest_even, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::nearest_away: return quantize_kernel<Rounding::nearest_away, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::toward_zero: return quantize_kernel<Rounding::toward_zero, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::toward_positive:
+      return quantize_kernel<Rounding::toward_positive, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::toward_negative:
+      return quantize_kernel<Rounding::toward_negative, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::odd: return quantize_kernel<Rounding::odd, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::stochastic: return quantize_kernel<Rounding::stochastic, kSums>(f, in, out, n, scale, random, stats);
+    case Rounding::stochastic_equal:
+      return quantize_kernel<Rounding::stochastic_equal, kSums>(f, in, out, n, scale, random, stats);
   }
+}
+
+}  // namespace
+
+void quantize_block_portable(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
+                             float scale, const std::uint32_t* random, QuantStats& stats, ErrorSums sums) {
+  if (sums == ErrorSums::gather) return portable_block<true>(f, rounding, in, out, n, scale, random, stats);
+  portable_block<false>(f, rounding, in, out, n, scale, random, stats);
 }
 
 void quantize_block(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                     float scale, const std::uint32_t* random, std::uint64_t* histogram,
-                    QuantStats& stats) {
+                    QuantStats& stats, ErrorSums sums) {
   if (histogram) count_codes(f, rounding, in, n, scale, random, histogram);
-  if (has_vector_kernel(f, rounding)) return quantize_block_vector(f, rounding, in, out, n, scale, random, stats);
-  quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+  if (has_vector_kernel(f, rounding)) return quantize_block_vector(f, rounding, in, out, n, scale, random, stats, sums);
+  quantize_block_portable(f, rounding, in, out, n, scale, random, stats, sums);
 }
 
 void quantize_scaled_blocks_portable(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                                      std::size_t block, const int* exponents, const std::uint32_t* random,
-                                     std::uint64_t* overflows, QuantStats& stats) {
+                                     std::uint64_t* overflows, QuantStats& stats, ErrorSums sums) {
   for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
     QuantStats s;
     quantize_block_portable(f, rounding, in + begin, out + begin, std::min(block, n - begin),
-                            format::exp2_exact(-exponents[b]), random ? random + begin : nullptr, s);
+                            format::exp2_exact(-exponents[b]), random ? random + begin : nullptr, s, sums);
     overflows[b] = s.overflow;
     stats.merge(s);
   }
@@ -222,12 +243,12 @@ void quantize_scaled_blocks_portable(const Format& f, Rounding rounding, const f
 
 void quantize_scaled_blocks(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                             std::size_t block, const int* exponents, const std::uint32_t* random,
-                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment, ErrorSums sums) {
   if (has_vector_kernel(f, rounding)) {
     return quantize_scaled_blocks_vector(f, rounding, in, out, n, block, exponents, random, overflows, stats,
-                                         segment == 0 ? n : segment);
+                                         segment == 0 ? n : segment, sums);
   }
-  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats, sums);
 }
 
 QuantStats quantize(const Format& f, std::span<const float> in, std::span<float> out,
@@ -255,7 +276,7 @@ QuantStats quantize(const Format& f, std::span<const float> in, std::span<float>
       const std::size_t len = std::min(kTile, chunk_end - begin);
       if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
       quantize_block(f, options.rounding, in.data() + begin, out.data() + begin, len, options.scale,
-                     words, histogram ? local_histogram : nullptr, stats);
+                     words, histogram ? local_histogram : nullptr, stats, options.error_sums);
     }
     if (histogram) {
       for (std::size_t code = 0; code < options.code_histogram.size(); ++code) {

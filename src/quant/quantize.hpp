@@ -21,6 +21,7 @@ struct QuantizeOptions {
   std::uint64_t first_index = 0;
   // Optional per-code counts (size = the format's code count, 8-bit formats only); added to.
   std::span<std::uint64_t> code_histogram = {};
+  ErrorSums error_sums = ErrorSums::gather;  // last: existing brace initializers keep their meaning
 };
 
 // out may alias in (in-place). Throws std::invalid_argument on mismatched sizes or a histogram the
@@ -35,15 +36,17 @@ inline QuantStats quantize_in_place(const format::Format& f, std::span<float> da
 
 // Quantizes n contiguous elements on the calling thread; the building block of the quantizers.
 // `random` holds one word per element (ignored unless the rounding is stochastic); `histogram`
-// may be null. Uses the vector kernel where this build has one for (f, rounding).
+// may be null. Uses the vector kernel where this build has one for (f, rounding). Under
+// ErrorSums::skip the kernels leave the two error sums out of their loops.
 void quantize_block(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                     std::size_t n, float scale, const std::uint32_t* random,
-                    std::uint64_t* histogram, QuantStats& stats);
+                    std::uint64_t* histogram, QuantStats& stats, ErrorSums sums = ErrorSums::gather);
 
 // quantize_block without a histogram, through the portable kernel: every format and rounding, the
 // definition the vector kernel is held to.
 void quantize_block_portable(const format::Format& f, format::Rounding rounding, const float* in, float* out,
-                             std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats);
+                             std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats,
+                             ErrorSums sums = ErrorSums::gather);
 
 // Blocks of `block` consecutive elements (the last may be shorter) on the calling thread, block b
 // at scale 2^−exponents[b] (MX's shared exponents); overflows[b] receives how many of block b's
@@ -53,12 +56,14 @@ void quantize_block_portable(const format::Format& f, format::Rounding rounding,
 // row would.
 void quantize_scaled_blocks(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                             std::size_t n, std::size_t block, const int* exponents, const std::uint32_t* random,
-                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment = 0);
+                            std::uint64_t* overflows, QuantStats& stats, std::size_t segment = 0,
+                            ErrorSums sums = ErrorSums::gather);
 
 // quantize_scaled_blocks through the portable kernel, which adds each block's statistics in turn
 // (so any segment gives the same sums).
 void quantize_scaled_blocks_portable(const format::Format& f, format::Rounding rounding, const float* in,
                                      float* out, std::size_t n, std::size_t block, const int* exponents,
-                                     const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats);
+                                     const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats,
+                                     ErrorSums sums = ErrorSums::gather);
 
 }  // namespace altgrad::quant

@@ -127,7 +127,9 @@ double sum_lanes(const __m512d (&halves)[2]) {
 }
 
 // Statistics in registers until the end of the call: everything for the vectors the kernel
-// finished itself, and the sums of those it handed over too (add_handed_over()).
+// finished itself, and the sums of those it handed over too (add_handed_over()). Without kSums
+// (ErrorSums::skip) the two error sums are neither kept nor added.
+template <bool kSums>
 struct Accumulators {
   __m512 amax = _mm512_setzero_ps();
   __m512d sum_sq_error[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
@@ -150,6 +152,7 @@ struct Accumulators {
     underflow += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(
         _mm512_mask_testn_epi32_mask(nonzero, on_grid, on_grid))));
     zeros += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(valid & ~nonzero)));
+    if constexpr (!kSums) return;
     const auto low = static_cast<__mmask8>(valid), high = static_cast<__mmask8>(valid >> 8);
     add_squares(_mm256_maskz_loadu_ps(low, in), _mm512_castps512_ps256(y), 0);
     add_squares(_mm256_maskz_loadu_ps(high, in + 8), _mm512_extractf32x8_ps(y, 1), 1);
@@ -168,6 +171,7 @@ struct Accumulators {
   // add_squares(): whether a vector is handed over depends on where the array starts, the sums
   // must not.
   void add_handed_over(__m512 x, __m512 y) {
+    if constexpr (!kSums) return;
     const __m512 max_finite = _mm512_set1_ps(std::numeric_limits<float>::max());
     const __mmask16 x_finite = _mm512_cmp_ps_mask(_mm512_abs_ps(x), max_finite, _CMP_LE_OQ);
     const __mmask16 both_finite = x_finite & _mm512_cmp_ps_mask(_mm512_abs_ps(y), max_finite, _CMP_LE_OQ);
@@ -191,8 +195,10 @@ struct Accumulators {
     s.underflow = underflow;
     s.zero_inputs = zeros;
     s.amax = _mm512_reduce_max_ps(amax);
-    s.sum_sq_error = sum_lanes(sum_sq_error);
-    s.sum_sq_input = sum_lanes(sum_sq_input);
+    if constexpr (kSums) {
+      s.sum_sq_error = sum_lanes(sum_sq_error);
+      s.sum_sq_input = sum_lanes(sum_sq_input);
+    }
     return s;
   }
 };
@@ -206,9 +212,10 @@ struct Kernel {
 
   // Quantizes the lanes of `valid` (a prefix) at in/out; returns false, having stored nothing, when
   // a lane needs the portable kernel.
-  template <bool kExactInverse>
+  template <bool kExactInverse, bool kSums>
   [[gnu::always_inline]] bool quantize_vector(const float* in, float* out, const std::uint32_t* random,
-                                              __mmask16 valid, __m512 scale, __m512 back, Accumulators& acc) const {
+                                              __mmask16 valid, __m512 scale, __m512 back,
+                                              Accumulators<kSums>& acc) const {
     const __m512i magnitude_mask = splat(~format::kSignBit);
     const __m512 x = _mm512_maskz_loadu_ps(valid, in);
     const __m512i product = _mm512_castps_si512(_mm512_mul_ps(x, scale));
@@ -248,8 +255,10 @@ struct Kernel {
 
   // n elements at one scale for which has_vector_kernel() holds, element 0 in lane `first_lane` of
   // its vector; statistics into acc and, for the vectors handed over, into handed_over.
+  template <bool kSums>
   void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
-           const std::uint32_t* random, std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
+           const std::uint32_t* random, std::size_t first_lane, Accumulators<kSums>& acc,
+           QuantStats& handed_over) const {
     if (is_power_of_two_scale(scale_value)) {
       run<true>(f, in, out, n, scale_value, 1.0f / scale_value, random, first_lane, acc, handed_over);
     } else {
@@ -257,14 +266,14 @@ struct Kernel {
     }
   }
 
-  template <bool kExactInverse>
+  template <bool kExactInverse, bool kSums>
   [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, std::size_t n, float scale_value,
                                   float back_value, const std::uint32_t* random, std::size_t first_lane,
-                                  Accumulators& acc, QuantStats& handed_over) const {
+                                  Accumulators<kSums>& acc, QuantStats& handed_over) const {
     const __m512 scale = _mm512_set1_ps(scale_value), back = _mm512_set1_ps(back_value);
     // A copy that nothing outside this function can reach, so that the sums stay in registers
     // through the loop rather than going through memory for every vector.
-    Accumulators sums = acc;
+    Accumulators<kSums> sums = acc;
     // Elements [e, e + count) in lanes [lane, lane + count) of one vector.
     const auto step = [&](std::size_t e, std::size_t lane, std::size_t count) __attribute__((always_inline)) {
       const auto valid = static_cast<__mmask16>(((1u << count) - 1u) << lane);
@@ -289,25 +298,30 @@ struct Kernel {
     acc = sums;
   }
 
-  // The portable kernel's work on a vector this one does not cover, with its counts; its sums are
-  // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
+  // The portable kernel's work on a vector this one does not cover, with its counts and without its
+  // sums, which are added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so
+  // kept out of line.
   [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, std::size_t count, float scale,
                                           const std::uint32_t* words, QuantStats& handed_over) {
-    QuantStats portable;
-    quantize_block_portable(f, R, in, out, count, scale, words, portable);
-    portable.sum_sq_error = portable.sum_sq_input = 0.0;
-    handed_over.merge(portable);
+    quantize_block_portable(f, R, in, out, count, scale, words, handed_over, ErrorSums::skip);
   }
 };
 
-// quantize_block_vector and quantize_scaled_blocks_vector for one rounding and sign rule.
+// quantize_block_vector and quantize_scaled_blocks_vector for one rounding and sign rule; each entry
+// point with the error sums (kSums) and without.
 template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Quantizer {
+  // ErrorSums as the template argument of the instance that gathers (or skips) them.
+  static constexpr ErrorSums sums_of(bool gather) { return gather ? ErrorSums::gather : ErrorSums::skip; }
+
+  template <bool kSums>
   static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
                     const std::uint32_t* random, QuantStats& stats) {
-    if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
+    if (!outputs_stay_finite(f, scale)) {
+      return quantize_block_portable(f, R, in, out, n, scale, random, stats, sums_of(kSums));
+    }
     const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
-    Accumulators acc;
+    Accumulators<kSums> acc;
     QuantStats handed_over;  // counts of the vectors the portable kernel quantized (their sums are in acc)
     kernel.run(f, in, out, n, scale, random, lane_of(in), acc, handed_over);
     stats.merge(acc.totals());
@@ -316,11 +330,12 @@ struct Quantizer {
 
   // One grid for all the blocks and one set of register statistics per segment; a block's
   // overflows are what the counters gained during it.
+  template <bool kSums>
   static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n, std::size_t block,
                             const int* exponents, const std::uint32_t* random, std::uint64_t* overflows,
                             QuantStats& stats, std::size_t segment) {
     const Kernel<R, kNegativeZero, kPowersOfTwo> kernel{Grid(f)};
-    Accumulators acc;
+    Accumulators<kSums> acc;
     QuantStats handed_over;
     for (std::size_t begin = 0, b = 0; begin < n; begin += block, ++b) {
       const std::size_t len = std::min(block, n - begin);
@@ -332,13 +347,13 @@ struct Quantizer {
         kernel.template run<true>(f, in + begin, out + begin, len, scale, format::exp2_exact(exponents[b]), words, 0,
                                   acc, handed_over);
       } else {
-        quantize_block_portable(f, R, in + begin, out + begin, len, scale, words, handed_over);
+        quantize_block_portable(f, R, in + begin, out + begin, len, scale, words, handed_over, sums_of(kSums));
       }
       overflows[b] = acc.overflow + handed_over.overflow - before;
       if ((begin + len) % segment == 0 || begin + len == n) {
         stats.merge(acc.totals());
         stats.merge(handed_over);
-        acc = Accumulators{};
+        acc = Accumulators<kSums>{};
         handed_over = QuantStats{};
       }
     }
@@ -346,6 +361,7 @@ struct Quantizer {
 
   // quantize_column_blocks_vector(): every scale is checked before anything is stored, so the
   // kernel never hands a vector over halfway through the tile.
+  template <bool kSums>
   static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride, std::size_t rows,
                             std::size_t width, const float* finite_amax, bool all_finite, const int* exponents,
                             const std::uint32_t* random, std::uint32_t& clipped_columns, QuantStats& stats) {
@@ -364,7 +380,7 @@ struct Quantizer {
                                              splat(~format::kSignBit));
     if (_mm512_cmpgt_epu32_mask(largest, kernel.grid.own_limit)) return false;
     const auto valid = static_cast<__mmask16>((1u << width) - 1u);
-    Accumulators acc;
+    Accumulators<kSums> acc;
     for (std::size_t r = 0; r < rows; ++r) {
       kernel.template quantize_vector<true>(in + r * stride, out + r * stride, random ? random + kLanes * r : nullptr,
                                             valid, scale, back, acc);
@@ -382,28 +398,36 @@ bool has_vector_kernel(const Format& f, Rounding rounding) {
 }
 
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
-                           float scale, const std::uint32_t* random, QuantStats& stats) {
-  vector_lanes::with_quantizer<Quantizer>(f, rounding,
-                                          [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+                           float scale, const std::uint32_t* random, QuantStats& stats, ErrorSums sums) {
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
+    if (sums == ErrorSums::gather) return quantizer.template block<true>(f, in, out, n, scale, random, stats);
+    quantizer.template block<false>(f, in, out, n, scale, random, stats);
+  });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                                    std::size_t block, const int* exponents, const std::uint32_t* random,
-                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment, ErrorSums sums) {
   vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
-    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
+    if (sums == ErrorSums::gather) {
+      return quantizer.template scaled_blocks<true>(f, in, out, n, block, exponents, random, overflows, stats, segment);
+    }
+    quantizer.template scaled_blocks<false>(f, in, out, n, block, exponents, random, overflows, stats, segment);
   });
 }
 
 bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t stride,
                                    std::size_t rows, std::size_t width, const float* finite_amax, bool all_finite,
                                    const int* exponents, const std::uint32_t* random, std::uint32_t& clipped_columns,
-                                   QuantStats& stats) {
+                                   QuantStats& stats, ErrorSums sums) {
   if (!has_vector_kernel(f, rounding)) return false;
   bool done = false;
   vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
-    done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
-                                   clipped_columns, stats);
+    done = sums == ErrorSums::gather
+               ? quantizer.template column_blocks<true>(f, in, out, stride, rows, width, finite_amax, all_finite,
+                                                        exponents, random, clipped_columns, stats)
+               : quantizer.template column_blocks<false>(f, in, out, stride, rows, width, finite_amax, all_finite,
+                                                         exponents, random, clipped_columns, stats);
   });
   return done;
 }
@@ -417,20 +441,20 @@ namespace altgrad::quant {
 bool has_vector_kernel(const format::Format&, format::Rounding) { return false; }
 
 void quantize_block_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
-                           std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats) {
-  quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
+                           std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats, ErrorSums sums) {
+  quantize_block_portable(f, rounding, in, out, n, scale, random, stats, sums);
 }
 
 void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                                    std::size_t n, std::size_t block, const int* exponents,
                                    const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats,
-                                   std::size_t) {
-  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+                                   std::size_t, ErrorSums sums) {
+  quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats, sums);
 }
 
 bool quantize_column_blocks_vector(const format::Format&, format::Rounding, const float*, float*, std::size_t,
                                    std::size_t, std::size_t, const float*, bool, const int*, const std::uint32_t*,
-                                   std::uint32_t&, QuantStats&) {
+                                   std::uint32_t&, QuantStats&, ErrorSums) {
   return false;
 }
 

@@ -23,14 +23,17 @@ bool has_vector_kernel(const format::Format& f, format::Rounding rounding);
 // At a scale through which max finite does not come back finite (0, NaN, or tiny enough), the
 // portable kernel does the work. The error sums are taken in another order than the portable
 // kernel's, so they may differ from its sums in their last bits; every other output is identical.
+// Under ErrorSums::skip each kernel runs an instance without the sums (a template argument, so the
+// loops carry no test for it).
 void quantize_block_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
-                           std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats);
+                           std::size_t n, float scale, const std::uint32_t* random, QuantStats& stats,
+                           ErrorSums sums = ErrorSums::gather);
 
 // quantize_scaled_blocks' contract, for a (format, rounding) with has_vector_kernel().
 void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                                    std::size_t n, std::size_t block, const int* exponents,
                                    const std::uint32_t* random, std::uint64_t* overflows, QuantStats& stats,
-                                   std::size_t segment);
+                                   std::size_t segment, ErrorSums sums = ErrorSums::gather);
 
 // Blocks down the columns (MX scaling of a matrix's columns): `rows` rows at row stride `stride` of
 // `width` ≤ 16 adjacent columns, column j one block at scale 2^−exponents[j], each row's columns in
@@ -42,6 +45,7 @@ void quantize_scaled_blocks_vector(const format::Format& f, format::Rounding rou
 bool quantize_column_blocks_vector(const format::Format& f, format::Rounding rounding, const float* in, float* out,
                                    std::size_t stride, std::size_t rows, std::size_t width, const float* finite_amax,
                                    bool all_finite, const int* exponents, const std::uint32_t* random,
-                                   std::uint32_t& clipped_columns, QuantStats& stats);
+                                   std::uint32_t& clipped_columns, QuantStats& stats,
+                                   ErrorSums sums = ErrorSums::gather);
 
 }  // namespace altgrad::quant

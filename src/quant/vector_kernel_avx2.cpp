@@ -214,7 +214,9 @@ __m256d quarter_mask(__m256i mask, int q) {
 // subtracting it counts one) rather than through masks and popcounts: a half's lanes past the array
 // are zeros in and out, so they add as many to zero_tally as to grid_zero_tally, and totals() takes
 // them back out. Each lane counts at most two per half, so the 32-bit tallies hold 2^31 halves,
-// more elements than one call is ever given.
+// more elements than one call is ever given. Without kSums (ErrorSums::skip) the two error sums are
+// neither kept nor added: the instance's loops hold no trace of them.
+template <bool kSums>
 struct Accumulators {
   __m256 amax = _mm256_setzero_ps();  // both halves' lanes: a maximum's order changes nothing
   __m256d sum_sq_error[2][2] = {{_mm256_setzero_pd(), _mm256_setzero_pd()}, {_mm256_setzero_pd(), _mm256_setzero_pd()}};
@@ -243,10 +245,12 @@ struct Accumulators {
     const __m256i zero = _mm256_setzero_si256();
     zero_tally = _mm256_sub_epi32(zero_tally, _mm256_cmpeq_epi32(_mm256_castps_si256(magnitude), zero));
     grid_zero_tally = _mm256_sub_epi32(grid_zero_tally, _mm256_cmpeq_epi32(on_grid, zero));
-    for (int q = 0; q < 2; ++q) {
-      const __m256d xd = quarter(x, q), error = _mm256_sub_pd(xd, quarter(y, q));
-      sum_sq_error[H][q] = _mm256_fmadd_pd(error, error, sum_sq_error[H][q]);
-      sum_sq_input[H][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[H][q]);
+    if constexpr (kSums) {
+      for (int q = 0; q < 2; ++q) {
+        const __m256d xd = quarter(x, q), error = _mm256_sub_pd(xd, quarter(y, q));
+        sum_sq_error[H][q] = _mm256_fmadd_pd(error, error, sum_sq_error[H][q]);
+        sum_sq_input[H][q] = _mm256_fmadd_pd(xd, xd, sum_sq_input[H][q]);
+      }
     }
   }
 
@@ -254,6 +258,7 @@ struct Accumulators {
   // quantized (lanes past the array are 0 in and out).
   template <int H>
   void add_handed_over(__m256 x, __m256 y) {
+    if constexpr (!kSums) return;
     const __m256 magnitude_mask = _mm256_castsi256_ps(splat(~format::kSignBit));
     const __m256 max_finite = _mm256_set1_ps(std::numeric_limits<float>::max());
     const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
@@ -275,6 +280,7 @@ struct Accumulators {
   // Adds the error and input sums to `s` and clears them. A call's segments add their sums one by
   // one; its counts and amax are the same whenever they are taken, and wait for totals().
   void move_sums_to(QuantStats& s) {
+    if constexpr (!kSums) return;
     s.sum_sq_error += sum_lanes(sum_sq_error);
     s.sum_sq_input += sum_lanes(sum_sq_input);
     for (int h = 0; h < 2; ++h) {
@@ -291,8 +297,10 @@ struct Accumulators {
     s.underflow = tally_sum(grid_zero_tally) - zero_lanes;
     s.zero_inputs = zero_lanes - padding;
     s.amax = largest_amax_lane(amax);
-    s.sum_sq_error = sum_lanes(sum_sq_error);
-    s.sum_sq_input = sum_lanes(sum_sq_input);
+    if constexpr (kSums) {
+      s.sum_sq_error = sum_lanes(sum_sq_error);
+      s.sum_sq_input = sum_lanes(sum_sq_input);
+    }
     return s;
   }
 };
@@ -322,9 +330,9 @@ struct Kernel {
   // Half H of the vector at `in` whose lanes `valid` (this half's only) are elements: quantized
   // and counted, or false, having written and counted nothing, where a lane's product is past the
   // kernel's reach.
-  template <int H, bool kExactInverse, bool kAmax = true>
+  template <int H, bool kExactInverse, bool kAmax = true, bool kSums>
   [[gnu::always_inline]] bool quantize_half(const float* in, float* out, const std::uint32_t* random, unsigned valid,
-                                            __m256 scale, __m256 back, Accumulators& acc) const {
+                                            __m256 scale, __m256 back, Accumulators<kSums>& acc) const {
     const __m256 x = load_half(in, valid, H);
     const __m256i product = _mm256_castps_si256(_mm256_mul_ps(x, scale));
     const __m256i a = _mm256_and_si256(product, splat(~format::kSignBit));
@@ -352,8 +360,9 @@ struct Kernel {
     return true;
   }
 
+  template <bool kSums>
   void run(const Format& f, const float* in, float* out, const std::uint32_t* random, std::size_t n, float scale_value,
-           std::size_t first_lane, Accumulators& acc, QuantStats& handed_over) const {
+           std::size_t first_lane, Accumulators<kSums>& acc, QuantStats& handed_over) const {
     if (is_power_of_two_scale(scale_value)) {
       run<true>(f, in, out, random, n, scale_value, 1.0f / scale_value, first_lane, acc, handed_over);
     } else {
@@ -361,13 +370,13 @@ struct Kernel {
     }
   }
 
-  template <bool kExactInverse>
+  template <bool kExactInverse, bool kSums>
   [[gnu::always_inline]] void run(const Format& f, const float* in, float* out, const std::uint32_t* random,
                                   std::size_t n, float scale_value, float back_value, std::size_t first_lane,
-                                  Accumulators& acc, QuantStats& handed_over) const {
+                                  Accumulators<kSums>& acc, QuantStats& handed_over) const {
     // A copy that nothing outside this function can reach, so that the sums stay in registers
     // through the loop rather than going through memory for every vector.
-    Accumulators sums = acc;
+    Accumulators<kSums> sums = acc;
     const __m256 scale = _mm256_set1_ps(scale_value), back = _mm256_set1_ps(back_value);
     const Elements at{in, out, random};
     pass<0, kExactInverse>(f, at, n, first_lane, scale, back, scale_value, sums, handed_over);
@@ -386,9 +395,9 @@ struct Kernel {
   };
 
   // Half H of every vector over the n elements at `at`, which begin at lane `first_lane`.
-  template <int H, bool kExactInverse>
+  template <int H, bool kExactInverse, bool kSums>
   [[gnu::always_inline]] void pass(const Format& f, const Elements& at, std::size_t n, std::size_t first_lane,
-                                   __m256 scale, __m256 back, float scale_value, Accumulators& sums,
+                                   __m256 scale, __m256 back, float scale_value, Accumulators<kSums>& sums,
                                    QuantStats& handed_over) const {
     std::size_t e = 0;
     if (first_lane != 0) {
@@ -404,9 +413,9 @@ struct Kernel {
   // Half H of the `count` elements at `at` taken as one vector from lane `lane` on: this kernel's,
   // or where it does not cover them, the portable kernel's (hand_over), whose sums are added in
   // this kernel's lanes.
-  template <int H, bool kExactInverse>
+  template <int H, bool kExactInverse, bool kSums>
   [[gnu::always_inline]] void step(const Format& f, const Elements& at, std::size_t lane, std::size_t count,
-                                   __m256 scale, __m256 back, float scale_value, Accumulators& sums,
+                                   __m256 scale, __m256 back, float scale_value, Accumulators<kSums>& sums,
                                    QuantStats& handed_over) const {
     const unsigned valid = (((1u << count) - 1u) << lane) & (0xFFu << (8 * H));
     if (valid == 0) return;
@@ -424,29 +433,34 @@ struct Kernel {
     sums.template add_handed_over<H>(x, load_half(out_vector, valid, H));
   }
 
-  // The portable kernel's work on lanes this one does not cover, with its counts; its sums are
-  // added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so kept out of line.
+  // The portable kernel's work on lanes this one does not cover, with its counts and without its
+  // sums, which are added in this kernel's lanes instead (Accumulators::add_handed_over). Rare, so
+  // kept out of line.
   [[gnu::noinline]] static void hand_over(const Format& f, const float* in, float* out, const std::uint32_t* random,
                                           std::size_t count, float scale, QuantStats& handed_over) {
-    QuantStats portable;
-    quantize_block_portable(f, R, in, out, count, scale, random, portable);
-    portable.sum_sq_error = portable.sum_sq_input = 0.0;
-    handed_over.merge(portable);
+    quantize_block_portable(f, R, in, out, count, scale, random, handed_over, ErrorSums::skip);
   }
 };
 
 // The AVX-512 kernel's Quantizer, for one rounding, sign rule and (nearest-even) kind of grid. Its
 // entry points stay functions of their own: inlined into the dispatch, all instances in one body,
 // GCC kept the column tiles' sums in memory.
+// Each entry point comes in two instances: with the error sums (kSums) and without.
 template <Rounding R, bool kNegativeZero, bool kPowersOfTwo>
 struct Quantizer {
   using QuantKernel = Kernel<R, kNegativeZero, kPowersOfTwo>;
 
+  // ErrorSums as the template argument of the instance that gathers (or skips) them.
+  static constexpr ErrorSums sums_of(bool gather) { return gather ? ErrorSums::gather : ErrorSums::skip; }
+
+  template <bool kSums>
   [[gnu::noinline]] static void block(const Format& f, const float* in, float* out, std::size_t n, float scale,
                                       const std::uint32_t* random, QuantStats& stats) {
-    if (!outputs_stay_finite(f, scale)) return quantize_block_portable(f, R, in, out, n, scale, random, stats);
+    if (!outputs_stay_finite(f, scale)) {
+      return quantize_block_portable(f, R, in, out, n, scale, random, stats, sums_of(kSums));
+    }
     const QuantKernel kernel(f);
-    Accumulators acc;
+    Accumulators<kSums> acc;
     QuantStats handed_over;
     kernel.run(f, in, out, random, n, scale, lane_of(in), acc, handed_over);
     stats.merge(acc.totals());
@@ -457,12 +471,13 @@ struct Quantizer {
   // (end_segment); a block's overflows are what the counters gained during it. A block's scale is
   // checked by its exponent: per block, a division by the scale costs as much as the rounding.
   // Blocks of other lengths, or with an exponent past the kernel's reach, go one at a time.
+  template <bool kSums>
   [[gnu::noinline]] static void scaled_blocks(const Format& f, const float* in, float* out, std::size_t n,
                                               std::size_t block, const int* exponents, const std::uint32_t* random,
                                               std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
     const QuantKernel kernel(f);
     const int largest_exponent = largest_finite_exponent(f);
-    Accumulators sums;
+    Accumulators<kSums> sums;
     QuantStats handed_over;
     const std::size_t blocks = (n + block - 1) / block;
     if (block % kLanes == 0 && n % block == 0 &&
@@ -479,7 +494,7 @@ struct Quantizer {
           kernel.template run<true>(f, in + begin, out + begin, words, len, scale_value, format::exp2_exact(exponents[b]),
                                     0, sums, handed_over);
         } else {
-          quantize_block_portable(f, R, in + begin, out + begin, len, scale_value, words, handed_over);
+          quantize_block_portable(f, R, in + begin, out + begin, len, scale_value, words, handed_over, sums_of(kSums));
         }
         overflows[b] = sums.overflow + handed_over.overflow - before;
         if (begin + len >= segment_end) {
@@ -506,9 +521,10 @@ struct Quantizer {
     std::uint64_t* overflows;
   };
 
+  template <bool kSums>
   static void whole_vector_blocks(const QuantKernel& kernel, const Format& f, const float* in, float* out,
                                   const std::uint32_t* random, std::size_t n, std::size_t block, const int* exponents,
-                                  std::uint64_t* overflows, std::size_t segment, Accumulators& sums,
+                                  std::uint64_t* overflows, std::size_t segment, Accumulators<kSums>& sums,
                                   QuantStats& handed_over, QuantStats& stats) {
     std::fill_n(overflows, n / block, std::uint64_t{0});
     alignas(32) float scales[kGroupBlocks], backs[kGroupBlocks];
@@ -536,8 +552,8 @@ struct Quantizer {
 
   // Half H of every vector of a group; adds each block's overflows. With kVectors (mx8's 32
   // elements: two) the loop over a block's vectors is unrolled; other sizes (kVectors = 0) loop.
-  template <int H, std::size_t kVectors>
-  static void blocks_pass(const QuantKernel& kernel, const Format& f, const Group& g, Accumulators& sums,
+  template <int H, std::size_t kVectors, bool kSums>
+  static void blocks_pass(const QuantKernel& kernel, const Format& f, const Group& g, Accumulators<kSums>& sums,
                           QuantStats& handed_over) {
     const std::size_t vectors_per_block = kVectors ? kVectors : g.block / kLanes;
     for (std::size_t b = 0; b < g.blocks; ++b) {
@@ -552,7 +568,8 @@ struct Quantizer {
 
   // A segment's sums into `stats`, in the order a call of its own would add them: the vector
   // kernel's, then the handed-over vectors'.
-  static void end_segment(Accumulators& sums, QuantStats& handed_over, QuantStats& stats) {
+  template <bool kSums>
+  static void end_segment(Accumulators<kSums>& sums, QuantStats& handed_over, QuantStats& stats) {
     sums.move_sums_to(stats);
     stats.sum_sq_error += handed_over.sum_sq_error;
     stats.sum_sq_input += handed_over.sum_sq_input;
@@ -569,9 +586,9 @@ struct Quantizer {
   };
 
   // Half H of every row of a tile, its lanes `valid`.
-  template <int H>
+  template <int H, bool kSums>
   [[gnu::always_inline]] static void tile_half(const QuantKernel& kernel, const Tile& t, unsigned valid, __m256 scale,
-                                               __m256 back, Accumulators& acc) {
+                                               __m256 back, Accumulators<kSums>& acc) {
     for (std::size_t r = 0; r < t.rows; ++r) {
       const std::uint32_t* words = R == kStochastic ? t.random + kLanes * r : nullptr;
       kernel.template quantize_half<H, true, false>(t.in + r * t.stride, t.out + r * t.stride, words, valid, scale, back,
@@ -579,6 +596,7 @@ struct Quantizer {
     }
   }
 
+  template <bool kSums>
   [[gnu::noinline]] static bool column_blocks(const Format& f, const float* in, float* out, std::size_t stride,
                                               std::size_t rows, std::size_t width, const float* finite_amax,
                                               bool all_finite, const int* exponents, const std::uint32_t* random,
@@ -611,7 +629,7 @@ struct Quantizer {
     }
     // Every value is finite, so the tile's amax is the columns' largest; and every product is
     // within the kernel's reach (checked above), so no half is refused.
-    Accumulators acc;
+    Accumulators<kSums> acc;
     const Tile tile{in, out, random, stride, rows};
     if (width == kLanes) {
       tile_half<0>(kernel, tile, 0xFFu, scale[0], back[0], acc);  // the common tile: no masks
@@ -635,32 +653,42 @@ bool has_vector_kernel(const Format& f, Rounding rounding) {
 }
 
 void quantize_block_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n, float scale,
-                           const std::uint32_t* random, QuantStats& stats) {
-  if (!has_vector_kernel(f, rounding)) return quantize_block_portable(f, rounding, in, out, n, scale, random, stats);
-  vector_lanes::with_quantizer<Quantizer>(f, rounding,
-                                          [&](auto quantizer) { quantizer.block(f, in, out, n, scale, random, stats); });
+                           const std::uint32_t* random, QuantStats& stats, ErrorSums sums) {
+  if (!has_vector_kernel(f, rounding)) {
+    return quantize_block_portable(f, rounding, in, out, n, scale, random, stats, sums);
+  }
+  vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
+    if (sums == ErrorSums::gather) return quantizer.template block<true>(f, in, out, n, scale, random, stats);
+    quantizer.template block<false>(f, in, out, n, scale, random, stats);
+  });
 }
 
 void quantize_scaled_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t n,
                                    std::size_t block, const int* exponents, const std::uint32_t* random,
-                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment) {
+                                   std::uint64_t* overflows, QuantStats& stats, std::size_t segment, ErrorSums sums) {
   if (!has_vector_kernel(f, rounding)) {
-    return quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats);
+    return quantize_scaled_blocks_portable(f, rounding, in, out, n, block, exponents, random, overflows, stats, sums);
   }
   vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
-    quantizer.scaled_blocks(f, in, out, n, block, exponents, random, overflows, stats, segment);
+    if (sums == ErrorSums::gather) {
+      return quantizer.template scaled_blocks<true>(f, in, out, n, block, exponents, random, overflows, stats, segment);
+    }
+    quantizer.template scaled_blocks<false>(f, in, out, n, block, exponents, random, overflows, stats, segment);
   });
 }
 
 bool quantize_column_blocks_vector(const Format& f, Rounding rounding, const float* in, float* out, std::size_t stride,
                                    std::size_t rows, std::size_t width, const float* finite_amax, bool all_finite,
                                    const int* exponents, const std::uint32_t* random, std::uint32_t& clipped_columns,
-                                   QuantStats& stats) {
+                                   QuantStats& stats, ErrorSums sums) {
   if (!has_vector_kernel(f, rounding)) return false;
   bool done = false;
   vector_lanes::with_quantizer<Quantizer>(f, rounding, [&](auto quantizer) {
-    done = quantizer.column_blocks(f, in, out, stride, rows, width, finite_amax, all_finite, exponents, random,
-                                   clipped_columns, stats);
+    done = sums == ErrorSums::gather
+               ? quantizer.template column_blocks<true>(f, in, out, stride, rows, width, finite_amax, all_finite,
+                                                        exponents, random, clipped_columns, stats)
+               : quantizer.template column_blocks<false>(f, in, out, stride, rows, width, finite_amax, all_finite,
+                                                         exponents, random, clipped_columns, stats);
   });
   return done;
 }

@@ -478,7 +478,10 @@ class Run {
     observe(&monitor::StepObserver::before_step, run, record);
     const auto t0 = Clock::now();
     observe(&monitor::StepObserver::before_forward, run, record);
-    if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details);
+    // The error sums behind rel_error only where a metrics line will report them
+    // (docs/quantization.md, "Which steps gather what"); they change no bit of the step.
+    const quant::ErrorSums error_sums = record.plan.logged ? quant::ErrorSums::gather : quant::ErrorSums::skip;
+    if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details, error_sums);
     s_.model.zero_gradients();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {

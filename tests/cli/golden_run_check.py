@@ -10,6 +10,10 @@ and says why in its commit. docs/determinism.md says the engine gives these bits
 CPU it supports, so the digests do not depend on the machine; the quantizer's logged statistics
 are left out, since its error sums may differ between builds (docs/determinism.md).
 
+The recipes run a second time logging only their last step, so that the steps before it skip the
+error sums behind rel_error (docs/quantization.md, "Which steps gather what"): their checkpoints
+must still have the digests recorded for the run that logs every step.
+
 Before it trusts a comparison, it checks that a one-bit change in a saved parameter changes the digest.
 
 Usage: golden_run_check.py PATH_TO_ALTGRAD [--record]
@@ -25,6 +29,10 @@ from thread_invariance_check import BASE, MODEL_VARIANTS, RECIPES, outputs, trai
 GOLDEN = Path(__file__).with_name("golden_runs.json")
 TRAJECTORY_KEYS = ("step", "loss", "val_loss", "val_perplexity", "lr", "grad_norm", "grad")
 CASES = {name: MODEL_VARIANTS[name] for name in ("layernorm-gelu-nobias", "rmsnorm-swiglu-bias")} | RECIPES
+# BASE with a metrics line at the last step only (no diagnostic step before it).
+LAST_STEP_LOGGED = BASE.replace("log_interval = 1\n", "log_interval = 3\n").replace("diag_interval = 1\n",
+                                                                                  "diag_interval = 100\n")
+assert "\nlog_interval = 3\n" in LAST_STEP_LOGGED and "\ndiag_interval = 100\n" in LAST_STEP_LOGGED
 
 
 def digests(run):
@@ -45,21 +53,28 @@ def check_digest_sees_one_bit(run):
     return digests(flipped)[name] != digests(run)[name]
 
 
+def train_digests(altgrad, scratch, corpus, name, base, extra):
+    config = scratch / f"{name}.toml"
+    config.write_text(f'data = "{corpus}"\n' + base + extra)
+    train(altgrad, config, scratch / name, 1)
+    run = outputs(scratch / name)
+    if not check_digest_sees_one_bit(run):
+        sys.exit("FAIL the digest does not see a one-bit change")
+    return digests(run)
+
+
 def main():
     altgrad, record = sys.argv[1], "--record" in sys.argv[2:]
-    found = {}
+    found, last_step_logged = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         corpus = scratch / "corpus.txt"
         write_corpus(corpus)
         for name, extra in CASES.items():
-            config = scratch / f"{name}.toml"
-            config.write_text(f'data = "{corpus}"\n' + BASE + extra)
-            train(altgrad, config, scratch / name, 1)
-            run = outputs(scratch / name)
-            if not check_digest_sees_one_bit(run):
-                sys.exit("FAIL the digest does not see a one-bit change")
-            found[name] = digests(run)
+            found[name] = train_digests(altgrad, scratch, corpus, name, BASE, extra)
+        for name, extra in ({} if record else RECIPES).items():
+            last_step_logged[name] = train_digests(altgrad, scratch, corpus, f"{name}-last-step-logged",
+                                                   LAST_STEP_LOGGED, extra)
     if record:
         GOLDEN.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
         print(f"recorded {GOLDEN}")
@@ -71,6 +86,14 @@ def main():
         if differing:
             failed += 1
             print(f"FAIL {name}: differs from {GOLDEN.name} in {', '.join(differing)}")
+        else:
+            passed += 1
+    for name, digest in last_step_logged.items():
+        checkpoints = sorted(set(golden[name]) - {"metrics.jsonl"})
+        differing = [f for f in checkpoints if golden[name][f] != digest.get(f)]
+        if differing or not checkpoints:
+            failed += 1
+            print(f"FAIL {name}, logged at its last step only: differs from {GOLDEN.name} in {', '.join(differing)}")
         else:
             passed += 1
     print(f"{passed} passed, {failed} failed")

@@ -241,5 +241,31 @@ TEST(DeviceQuantizerElement, MxPathMatchesTheCpuBitForBit) {
   }
 }
 
+// ElementStats::add<false>, what the kernels' instances for ErrorSums::skip take: the counts and
+// amax of add<true> against the CPU's quantizer under skip, and sums of 0 where add<true> has them.
+TEST(DeviceQuantizerElement, StatsWithoutTheErrorSumsMatchTheCpuWithout) {
+  for (const char* name : {"e4m3", "e2m1", "bf16", "e8m0fnu"}) {
+    const format::Format f = parity_format(name);
+    const std::vector<float> in = tensor_inputs(f, 0.37f, 1027, 19);
+    quant::QuantizeOptions o;
+    o.scale = 0.37f;
+    o.error_sums = quant::ErrorSums::skip;
+    std::vector<float> cpu(in.size());
+    const quant::QuantStats cpu_stats = quant::quantize(f, in, cpu, o);
+    const Unscale unscale = Unscale::for_scale(o.scale);
+    ElementStats with, without;
+    for (const float x : in) {
+      const QuantizedElement q =
+          quant::cuda::quantize_element<Rounding::nearest_even>(f, format::has_simple_grid(f), x, o.scale, unscale, 0);
+      with.add(x, q);
+      without.add<false>(x, q);
+    }
+    expect_same_stats(quant_stats(without, in.size()), cpu_stats, name);
+    EXPECT_EQ(without.sum_sq_error, 0.0) << name;
+    EXPECT_EQ(without.sum_sq_input, 0.0) << name;
+    EXPECT_GT(with.sum_sq_input, 0.0) << name;
+  }
+}
+
 }  // namespace
 }  // namespace altgrad::quant_test

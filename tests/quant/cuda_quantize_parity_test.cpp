@@ -2,10 +2,10 @@
 // format (and a few variants), every rounding, per-tensor scales and MX blocks, the device output
 // equals quant::quantize's / quant::quantize_mx's bit for bit, as do the E8M0 codes and every
 // statistic that is a count or a maximum; the two error sums agree to 1e-9 (their summation orders
-// differ) and repeat bit for bit from call to call. Inputs: tests/quant/device_parity.hpp's edges
-// (±0, subnormals, max finite and beyond, ties, NaN, Inf) and random values and bit patterns, at
-// aligned and unaligned addresses, in place and not, and large enough for every CUDA block of a
-// launch to loop.
+// differ) and repeat bit for bit from call to call, and without them (ErrorSums::skip) both sides'
+// are 0. Inputs: tests/quant/device_parity.hpp's edges (±0, subnormals, max finite and beyond,
+// ties, NaN, Inf) and random values and bit patterns, at aligned and unaligned addresses, in place
+// and not, and large enough for every CUDA block of a launch to loop.
 //
 // Label gpu. Where the process sees no GPU the tests skip, naming CUDA's error; with
 // ALTGRAD_REQUIRE_GPU=1 (scripts/gpu_check.sh) that is a failure instead.
@@ -212,6 +212,32 @@ TEST_F(DeviceQuantizeParity, MxEveryFormatRoundingAndRule) {
       }
     }
   }
+}
+
+// ErrorSums::skip (quant/stats.hpp), as training's unlogged steps ask for it: the GPU's kernel
+// instances without the error sums write the CPU's bits and counts, and their sums are 0 as the
+// CPU's are (expect_same_stats then holds them to exactly 0), per tensor and in MX blocks, aligned
+// or not, in place or not.
+TEST_F(DeviceQuantizeParity, WithoutTheErrorSumsEveryFormatAndRounding) {
+  for (const std::string& name : parity_format_names()) {
+    const format::Format f = parity_format(name);
+    const std::vector<float> tensor = tensor_inputs(f, 0.37f, 4099, 41);
+    const std::vector<float> blocks = mx_inputs(f, 3 * 100, 43);
+    for (const Rounding rounding : format::kAllRoundings) {
+      quant::QuantizeOptions o = tensor_options(rounding, 0.37f);
+      o.error_sums = quant::ErrorSums::skip;
+      expect_tensor_parity(f, tensor, o, describe_case(name, rounding, "no error sums"));
+      expect_tensor_parity(f, tensor, o, describe_case(name, rounding, "no error sums, unaligned, in place"), 1, true);
+      quant::MxOptions m = mx_options(rounding, quant::MxScaleRule::round_up, 32);
+      m.error_sums = quant::ErrorSums::skip;
+      expect_mx_parity(f, blocks, 100, m, describe_case(name, rounding, "MX, no error sums"));
+    }
+  }
+  const format::Format f = parity_format("e4m3");
+  const std::vector<float> large = mx_inputs(f, 2048 * 768, 45);
+  quant::MxOptions m = mx_options(Rounding::stochastic, quant::MxScaleRule::floor, 32);
+  m.error_sums = quant::ErrorSums::skip;
+  expect_mx_parity(f, large, 768, m, describe_case("e4m3", Rounding::stochastic, "1.5M elements, no error sums"));
 }
 
 // FP32 and E4M3 block scales run on the CPU only (quant/block_scale.hpp): the GPU says so.

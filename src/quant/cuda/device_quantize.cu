@@ -30,9 +30,10 @@ struct TensorLaunch {
 };
 
 // x → Q(x·scale)/scale for every element, four per thread per step, statistics from the same
-// pass; one StatsPartial per CUDA block into partials[blockIdx.x]. The quad at element i draws
-// the Philox words of indices first_index + i .. + 3, as the CPU's elements i .. i + 3 do.
-template <Rounding R>
+// pass (the error sums with kSums only); one StatsPartial per CUDA block into partials[blockIdx.x].
+// The quad at element i draws the Philox words of indices first_index + i .. + 3, as the CPU's
+// elements i .. i + 3 do.
+template <Rounding R, bool kSums>
 __global__ void __launch_bounds__(kThreads)
     quantize_tensor(TensorLaunch p, const float* in, float* out, std::size_t n, StatsPartial* partials) {
   ElementStats stats;
@@ -46,7 +47,7 @@ __global__ void __launch_bounds__(kThreads)
       if (j >= count) break;
       const QuantizedElement q = quantize_element<R>(p.format, p.simple_grid, x[j], p.scale, p.unscale, words[j]);
       y[j] = q.value;
-      stats.add(x[j], q);
+      stats.template add<kSums>(x[j], q);
     }
     store_quad(out, i, count, p.vector, y);
   }
@@ -75,21 +76,28 @@ __global__ void __launch_bounds__(kThreads)
 
 template <Rounding R>
 void launch_tensor(unsigned grid, const TensorLaunch& p, const float* in, float* out, std::size_t n,
-                   StatsPartial* partials) {
-  quantize_tensor<R><<<grid, kThreads>>>(p, in, out, n, partials);
+                   StatsPartial* partials, ErrorSums sums) {
+  if (sums == ErrorSums::gather) {
+    quantize_tensor<R, true><<<grid, kThreads>>>(p, in, out, n, partials);
+  } else {
+    quantize_tensor<R, false><<<grid, kThreads>>>(p, in, out, n, partials);
+  }
 }
 
 void launch_tensor(Rounding rounding, unsigned grid, const TensorLaunch& p, const float* in, float* out,
-                   std::size_t n, StatsPartial* partials) {
+                   std::size_t n, StatsPartial* partials, ErrorSums sums) {
   switch (rounding) {
-    case Rounding::nearest_even: return launch_tensor<Rounding::nearest_even>(grid, p, in, out, n, partials);
-    case Rounding::nearest_away: return launch_tensor<Rounding::nearest_away>(grid, p, in, out, n, partials);
-    case Rounding::toward_zero: return launch_tensor<Rounding::toward_zero>(grid, p, in, out, n, partials);
-    case Rounding::toward_positive: return launch_tensor<Rounding::toward_positive>(grid, p, in, out, n, partials);
-    case Rounding::toward_negative: return launch_tensor<Rounding::toward_negative>(grid, p, in, out, n, partials);
-    case Rounding::odd: return launch_tensor<Rounding::odd>(grid, p, in, out, n, partials);
-    case Rounding::stochastic: return launch_tensor<Rounding::stochastic>(grid, p, in, out, n, partials);
-    case Rounding::stochastic_equal: return launch_tensor<Rounding::stochastic_equal>(grid, p, in, out, n, partials);
+    case Rounding::nearest_even: return launch_tensor<Rounding::nearest_even>(grid, p, in, out, n, partials, sums);
+    case Rounding::nearest_away: return launch_tensor<Rounding::nearest_away>(grid, p, in, out, n, partials, sums);
+    case Rounding::toward_zero: return launch_tensor<Rounding::toward_zero>(grid, p, in, out, n, partials, sums);
+    case Rounding::toward_positive:
+      return launch_tensor<Rounding::toward_positive>(grid, p, in, out, n, partials, sums);
+    case Rounding::toward_negative:
+      return launch_tensor<Rounding::toward_negative>(grid, p, in, out, n, partials, sums);
+    case Rounding::odd: return launch_tensor<Rounding::odd>(grid, p, in, out, n, partials, sums);
+    case Rounding::stochastic: return launch_tensor<Rounding::stochastic>(grid, p, in, out, n, partials, sums);
+    case Rounding::stochastic_equal:
+      return launch_tensor<Rounding::stochastic_equal>(grid, p, in, out, n, partials, sums);
   }
   throw std::invalid_argument("device quantize: unknown rounding " + std::to_string(static_cast<int>(rounding)));
 }
@@ -141,7 +149,7 @@ QuantStats DeviceQuantizer::quantize(const format::Format& f, std::span<const fl
                        options.first_index};
   auto* partials = static_cast<StatsPartial*>(partials_);
   const unsigned grid = grid_for((n + 3) / 4);
-  launch_tensor(options.rounding, grid, p, in.data(), out.data(), n, partials);
+  launch_tensor(options.rounding, grid, p, in.data(), out.data(), n, partials, options.error_sums);
   check_cuda(cudaGetLastError(), kCaller, "launch of the quantizing kernel");
   return quant_stats_of(reduce_partials(partials, grid, kCaller), n);
 }

@@ -12,7 +12,8 @@
 // zero counts and amax equal the CPU's exactly (a count or a max is order independent), and so
 // do MX's blocks and clipped_blocks. The two sums behind relative_error() are taken in double in
 // the GPU's order, which is not the CPU's lane order: they differ from the CPU's in their last bits
-// (they repeat bit for bit from call to call).
+// (they repeat bit for bit from call to call). Under options.error_sums = ErrorSums::skip a kernel
+// instance without them runs, and both are 0, as on the CPU.
 //
 // Every call runs on the current device's default stream and waits for it (the statistics come
 // back to the host). No call allocates: the reduction's scratch is the DeviceQuantizer's, so one

@@ -51,9 +51,9 @@ __device__ inline BlockSpan block_span(const MxLaunch& p, std::size_t b) {
 }
 
 // Each group of kLanesPerBlock lanes quantizes blocks group, group + groups, ...; one StatsPartial
-// per CUDA block into partials[blockIdx.x]. Element i of the array draws the word of index
-// first_index + i, as on the CPU.
-template <Rounding R>
+// per CUDA block into partials[blockIdx.x], its error sums with kSums only. Element i of the array
+// draws the word of index first_index + i, as on the CPU.
+template <Rounding R, bool kSums>
 __global__ void __launch_bounds__(kThreads)
     quantize_mx_blocks(MxLaunch p, const float* in, float* out, StatsPartial* partials) {
   const unsigned lane = threadIdx.x % kLanesPerBlock;
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
         if (j >= count) break;
         const QuantizedElement q = quantize_element<R>(p.element, p.simple_grid, x[j], scale, unscale, words[j]);
         y[j] = q.value;
-        stats.add(x[j], q);
+        stats.template add<kSums>(x[j], q);
         overflowed |= q.overflow;
       }
       store_quad(out, i, count, p.vector, y);
@@ -122,21 +122,26 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <Rounding R>
-void launch_mx(unsigned grid, const MxLaunch& p, const float* in, float* out, StatsPartial* partials) {
-  quantize_mx_blocks<R><<<grid, kThreads>>>(p, in, out, partials);
+void launch_mx(unsigned grid, const MxLaunch& p, const float* in, float* out, StatsPartial* partials,
+               ErrorSums sums) {
+  if (sums == ErrorSums::gather) {
+    quantize_mx_blocks<R, true><<<grid, kThreads>>>(p, in, out, partials);
+  } else {
+    quantize_mx_blocks<R, false><<<grid, kThreads>>>(p, in, out, partials);
+  }
 }
 
 void launch_mx(Rounding rounding, unsigned grid, const MxLaunch& p, const float* in, float* out,
-               StatsPartial* partials) {
+               StatsPartial* partials, ErrorSums sums) {
   switch (rounding) {
-    case Rounding::nearest_even: return launch_mx<Rounding::nearest_even>(grid, p, in, out, partials);
-    case Rounding::nearest_away: return launch_mx<Rounding::nearest_away>(grid, p, in, out, partials);
-    case Rounding::toward_zero: return launch_mx<Rounding::toward_zero>(grid, p, in, out, partials);
-    case Rounding::toward_positive: return launch_mx<Rounding::toward_positive>(grid, p, in, out, partials);
-    case Rounding::toward_negative: return launch_mx<Rounding::toward_negative>(grid, p, in, out, partials);
-    case Rounding::odd: return launch_mx<Rounding::odd>(grid, p, in, out, partials);
-    case Rounding::stochastic: return launch_mx<Rounding::stochastic>(grid, p, in, out, partials);
-    case Rounding::stochastic_equal: return launch_mx<Rounding::stochastic_equal>(grid, p, in, out, partials);
+    case Rounding::nearest_even: return launch_mx<Rounding::nearest_even>(grid, p, in, out, partials, sums);
+    case Rounding::nearest_away: return launch_mx<Rounding::nearest_away>(grid, p, in, out, partials, sums);
+    case Rounding::toward_zero: return launch_mx<Rounding::toward_zero>(grid, p, in, out, partials, sums);
+    case Rounding::toward_positive: return launch_mx<Rounding::toward_positive>(grid, p, in, out, partials, sums);
+    case Rounding::toward_negative: return launch_mx<Rounding::toward_negative>(grid, p, in, out, partials, sums);
+    case Rounding::odd: return launch_mx<Rounding::odd>(grid, p, in, out, partials, sums);
+    case Rounding::stochastic: return launch_mx<Rounding::stochastic>(grid, p, in, out, partials, sums);
+    case Rounding::stochastic_equal: return launch_mx<Rounding::stochastic_equal>(grid, p, in, out, partials, sums);
   }
   throw std::invalid_argument("device quantize_mx: unknown rounding " + std::to_string(static_cast<int>(rounding)));
 }
@@ -185,7 +190,7 @@ MxStats DeviceQuantizer::quantize_mx(const format::Format& element, std::span<co
                    scale_codes.empty() ? nullptr : scale_codes.data()};
   auto* partials = static_cast<StatsPartial*>(partials_);
   const unsigned grid = grid_for(p.blocks * kLanesPerBlock);
-  launch_mx(options.rounding, grid, p, in.data(), out.data(), partials);
+  launch_mx(options.rounding, grid, p, in.data(), out.data(), partials, options.error_sums);
   check_cuda(cudaGetLastError(), kCaller, "launch of the quantizing kernel");
   const StatsPartial total = reduce_partials(partials, grid, kCaller);
   stats.elements = quant_stats_of(total, in.size());

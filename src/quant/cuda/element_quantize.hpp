@@ -74,7 +74,8 @@ ALTGRAD_HD inline std::uint32_t finite_magnitude_bits(float x) {
 // One thread's share of QuantStats, element by element as count_step counts it. The counts are
 // 32-bit: a thread sees far fewer than 2^32 elements (the launchers' grids). The sums are in double
 // in this thread's element order, so they differ from the CPU's lane order in their last bits;
-// the counts and amax are exact and order independent.
+// the counts and amax are exact and order independent. add<false> leaves the sums out
+// (ErrorSums::skip, quant/stats.hpp): a kernel instance of its own, with no test per element.
 struct ElementStats {
   std::uint32_t overflow = 0;
   std::uint32_t underflow = 0;
@@ -85,6 +86,7 @@ struct ElementStats {
   double sum_sq_error = 0.0;    // Σ (x − out)² over finite x (Inf where out is not finite)
   double sum_sq_input = 0.0;    // Σ x² over finite x
 
+  template <bool kSums = true>
   ALTGRAD_HD void add(float x, const QuantizedElement& q) {
     const std::uint32_t a = format::float_bits(x) & ~format::kSignBit;
     overflow += q.overflow;
@@ -94,7 +96,7 @@ struct ElementStats {
     zero_inputs += a == 0 ? 1u : 0u;
     const std::uint32_t counted = a > format::kFloatInfBits ? 0u : a;
     amax_bits = counted > amax_bits ? counted : amax_bits;
-    if (a < format::kFloatInfBits) {
+    if (kSums && a < format::kFloatInfBits) {
       const double err = static_cast<double>(x) - static_cast<double>(q.value);
       const bool out_finite = (format::float_bits(q.value) & ~format::kSignBit) < format::kFloatInfBits;
       sum_sq_error += out_finite ? err * err : __builtin_huge_val();
