@@ -119,6 +119,11 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
       throw py::value_error(source + ": accumulate: GEMM accumulation is emulated by the C++ engine (altgrad train) "
                             "and altgrad.gemm; quantize_model's matmuls are PyTorch's");
     }
+    if (spec.hadamard.any()) {
+      throw py::value_error(source + ": hadamard: a GEMM's Hadamard transforms are applied by the C++ engine "
+                            "(altgrad train); quantize_model's matmuls are PyTorch's (altgrad.hadamard transforms a "
+                            "tensor)");
+    }
     resolved = recipe::resolve(read.phases.front().spec, names);
   } catch (const config::ConfigError& e) {
     throw py::value_error(message(e.what()));

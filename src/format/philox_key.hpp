@@ -26,6 +26,7 @@ enum class RandomPurpose : std::uint64_t {
   text_sampling = 5,        // token sampling in text generation (model/sample)
   hessian_probe = 6,        // the start vector of the Hessian power iteration (diag/hessian_power_iteration)
   adam_state_rounding = 7,  // stochastic rounding of AdamW's low-precision moments (optim/quantized_state)
+  hadamard_signs = 8,       // the seeded sign vectors of Hadamard transforms (precision/hadamard_operands)
 };
 
 inline constexpr std::uint64_t kPurposeTagMultiplier = 0x9E37'79B9'7F4A'7C15u;

@@ -8,7 +8,8 @@
 
 namespace altgrad::precision {
 
-QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& recipe) {
+QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& recipe)
+    : hadamard_(points, recipe), recipe_hadamard_(recipe.hadamard.any()) {
   if (recipe.points.size() != points.operand_count()) {
     throw std::invalid_argument("QuantHooks: the recipe has " + std::to_string(recipe.points.size()) +
                                 " points, the model " + std::to_string(points.operand_count()));
@@ -19,7 +20,8 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& 
     names_.push_back(recipe.points[i].name);
     if (recipe.points[i].settings.enabled) points_[i].emplace(recipe.points[i].settings, recipe.seed, i);
   }
-  last_scale_.assign(recipe.points.size(), 1.0f);
+  last_scale_.assign(recipe.points.size(), {1.0f, 1.0f});
+  hadamard_stats_.resize(recipe.points.size());
   for (const model::MatmulPoint& matmul : points.all()) {
     auto& models = accumulation_.emplace_back();
     for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
@@ -48,7 +50,7 @@ const format::AccumulatorModel* QuantHooks::attention_accumulation(std::size_t l
 ops::GridOperand QuantHooks::grid(const model::MatmulOperand& operand) {
   const quant::PointQuantizer* point = this->point(operand.index);
   if (point == nullptr || point->settings().scaling == quant::Scaling::block) return {};
-  return {&point->settings().format, last_scale_[operand.index]};
+  return {&point->settings().format, last_scale_[operand.index][static_cast<std::size_t>(operand.reduction)]};
 }
 
 void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile, quant::ErrorSums error_sums) {
@@ -81,7 +83,20 @@ bool QuantHooks::injecting(std::size_t index) const {
 }
 
 bool QuantHooks::active(const model::MatmulOperand& operand) {
-  return points_[operand.index].has_value() || injecting(operand.index) || profiling();
+  // An operand some of whose GEMMs are transformed is copied for each of them, also where its point
+  // is off: a GEMM that is not transformed would otherwise fall back to another GEMM's copy.
+  return points_[operand.index].has_value() || injecting(operand.index) || profiling() ||
+         hadamard_.differs_by_gemm(operand);
+}
+
+void QuantHooks::gather_hadamard_statistics(bool on) {
+  gathering_hadamard_ = on && recipe_hadamard_;
+  for (auto& gemms : hadamard_stats_) gemms.fill(std::nullopt);
+}
+
+const HadamardStats* QuantHooks::hadamard_stats(std::size_t index, recipe::Gemm gemm) const {
+  const auto& stats = hadamard_stats_.at(index)[static_cast<std::size_t>(gemm)];
+  return stats ? &*stats : nullptr;
 }
 
 void QuantHooks::enable_profiles(const format::Format& candidate) {
@@ -145,20 +160,58 @@ void QuantHooks::range_fit(PointProfile& p, std::span<const float> in, const qua
 
 bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
   const auto& point = points_[operand.index];
-  return point && point->settings().scaling == quant::Scaling::block;
+  return (point && point->settings().scaling == quant::Scaling::block) || hadamard_.differs_by_gemm(operand);
+}
+
+// The values the point quantizes: `in` itself, or its transform for the GEMM that reads the copy,
+// written straight to `out` where the point is off (the transform is then the copy).
+std::span<const float> QuantHooks::transformed(const model::MatmulOperand& operand, std::span<const float> in,
+                                               std::span<float> out) {
+  if (hadamard_.signs(operand) == nullptr) return in;
+  if (!points_[operand.index]) {
+    hadamard_.transform(operand, in, out);
+    return out;
+  }
+  if (hadamard_copy_.size() < in.size()) hadamard_copy_.resize(in.size());
+  const std::span<float> copy = std::span<float>(hadamard_copy_).first(in.size());
+  hadamard_.transform(operand, in, copy);
+  return copy;
+}
+
+// grid() reads the scale of the copy its GEMM multiplies: where the copies differ by GEMM (a
+// transformed GEMM beside a plain one under current scaling), each axis keeps its own.
+void QuantHooks::record_scale(const model::MatmulOperand& operand, float scale) {
+  std::array<float, 2>& scales = last_scale_[operand.index];
+  if (hadamard_.differs_by_gemm(operand)) {
+    scales[static_cast<std::size_t>(operand.reduction)] = scale;
+  } else {
+    scales.fill(scale);
+  }
 }
 
 void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
-  if (profiling()) profile_call(operand, in);
+  // One profile per operand and pass, of its values as they arrive: a tensor whose GEMMs read
+  // different copies is profiled at its row-wise one.
+  const bool second_copy = operand.reduction == model::Reduction::along_rows && hadamard_.differs_by_gemm(operand);
+  if (profiling() && !second_copy) profile_call(operand, in);
+  const std::span<const float> values = transformed(operand, in, out);
   std::uint64_t non_finite = 0;
   if (auto& point = points_[operand.index]) {
     const quant::OperandLayout layout{operand.cols, operand.reduction == model::Reduction::along_rows, operand.run,
                                        operand.causal};
-    const quant::PointStats call = point->apply(in, out, layout, frozen_);
+    const quant::PointStats call = point->apply(values, out, layout, frozen_);
     non_finite = call.values.nan_inputs + call.values.inf_inputs;
-    last_scale_[operand.index] = call.scale;
-  } else {
+    record_scale(operand, call.scale);
+  } else if (values.data() != out.data()) {
     std::copy(in.begin(), in.end(), out.begin());
+  }
+  if (gathering_hadamard_ && !frozen_ && values.data() != in.data()) {
+    const std::span<const float> quantized = points_[operand.index] ? std::span<const float>(out)
+                                                                    : std::span<const float>();
+    const HadamardStats call = measure_hadamard(in, values, quantized);
+    auto& stats = hadamard_stats_[operand.index][static_cast<std::size_t>(*gemm_of(operand))];
+    if (!stats) stats.emplace();
+    stats->merge(call);
   }
   const bool injected = injecting(operand.index) && !out.empty();
   if (injected) out[0] = std::numeric_limits<float>::quiet_NaN();

@@ -1,7 +1,8 @@
 #pragma once
 // The model's MatmulHooks for a quantization recipe: one PointQuantizer per enabled point, the
-// step boundaries that delayed scaling and statistics need, evaluation without state changes, and
-// the first point of a step at which a non-finite value appeared.
+// step boundaries that delayed scaling and statistics need, evaluation without state changes, the
+// first point of a step at which a non-finite value appeared, and the recipe's Hadamard transforms
+// of the GEMMs it names (hadamard_operands.hpp) with their statistics (hadamard_stats.hpp).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,8 @@
 #include "diag/value_profile.hpp"
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
+#include "precision/hadamard_operands.hpp"
+#include "precision/hadamard_stats.hpp"
 #include "quant/point_quantizer.hpp"
 #include "quant/range_fit.hpp"
 
@@ -56,6 +59,15 @@ class QuantHooks final : public model::MatmulHooks<float> {
 
   const std::optional<NonFinitePoint>& first_non_finite() const { return first_non_finite_; }
 
+  // Hadamard statistics (hadamard_stats.hpp) of the transformed copies from now on, the earlier ones
+  // dropped; or none. The trainer gathers them on the steps that write a metrics line.
+  void gather_hadamard_statistics(bool on);
+  // Whether the recipe transforms some GEMM's operands (recipe/hadamard_recipe.hpp).
+  bool transforms() const { return recipe_hadamard_; }
+  // What the transform did to the point's copy for GEMM `gemm` since gathering began; null where
+  // that copy was not transformed or nothing was gathered.
+  const HadamardStats* hadamard_stats(std::size_t index, recipe::Gemm gemm) const;
+
   // Value profiles with range fit for `candidate`: in a step begun with profile = true, every point,
   // quantized or not, is routed through apply() and profiled there before quantization. A point
   // that is off is copied unchanged, so the step computes the same bits.
@@ -63,10 +75,16 @@ class QuantHooks final : public model::MatmulHooks<float> {
   // The point's profile of the last profiled step; null where the point was not seen.
   const PointProfile* profile(std::size_t index) const { return profiles_[index] ? &*profiles_[index] : nullptr; }
 
+  // True also for both operands of a GEMM the recipe's Hadamard element transforms, for each GEMM
+  // that reads them.
   bool active(const model::MatmulOperand& operand) override;
-  // Quantizes along the operand's reduction axis (block scaling blocks along it).
+  // Quantizes along the operand's reduction axis (block scaling blocks along it). Where the GEMM
+  // reading the copy is transformed, the copy is the transform of `in` along that axis, quantized
+  // as the point says, or left as transformed where the point is off.
   void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
-  // True for block-scaled points: each GEMM gets its own copy, blocked along its reduction axis.
+  // True for block-scaled points and for the operands of a transformed GEMM: each GEMM gets its own
+  // copy, blocked or transformed along its reduction axis (X's forward copy stays plain when only
+  // wgrad is transformed).
   bool axis_dependent(const model::MatmulOperand& operand) override;
   // The recipe's model for the GEMM where both of its operands are quantized, else null.
   const format::AccumulatorModel* accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) override;
@@ -81,12 +99,21 @@ class QuantHooks final : public model::MatmulHooks<float> {
   bool profiling() const { return profiling_ && !frozen_; }
   void profile_call(const model::MatmulOperand& operand, std::span<const float> in);
   void range_fit(PointProfile& profile, std::span<const float> in, const quant::PointQuantizer* point);
+  std::span<const float> transformed(const model::MatmulOperand& operand, std::span<const float> in,
+                                     std::span<float> out);
+  void record_scale(const model::MatmulOperand& operand, float scale);
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
   std::vector<std::array<format::AccumulatorModel, recipe::kGemmCount>> accumulation_;  // by matmul index
   // By layer: the models of the attention's forward products.
   std::vector<std::array<format::AccumulatorModel, model::kAttentionGemmCount>> attention_accumulation_;
-  std::vector<float> last_scale_;                                                      // by point
+  // By point, by model::Reduction: the scale of the last call for the GEMMs reading along that axis.
+  std::vector<std::array<float, 2>> last_scale_;
+  HadamardOperands hadamard_;
+  bool recipe_hadamard_ = false;
+  std::vector<float> hadamard_copy_;  // a quantized point's transform, before it is quantized into the copy
+  bool gathering_hadamard_ = false;
+  std::vector<std::array<std::optional<HadamardStats>, recipe::kGemmCount>> hadamard_stats_;  // by point
   std::vector<std::string> names_;
   std::int64_t step_ = 0;
   bool frozen_ = false;

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "recipe/recipe_table.hpp"
+#include "recipe/hadamard_layers.hpp"
+#include "recipe/hadamard_recipe.hpp"
 #include "format/accumulator.hpp"
 #include "format/parse.hpp"
 #include "io/json_integer.hpp"
@@ -80,16 +82,49 @@ void check_accumulation(const Recipe& recipe, const model::MatmulPoints& points,
   check_attention_accumulation(recipe, points, origins.attention);
 }
 
-Recipe resolved(const RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed) {
+// `sequence_length`: the tokens of one training sequence, which wgrad's Hadamard groups must
+// divide; 0 where no training run is configured (a preset for evaluation).
+Recipe resolved(const RecipeSpec& spec, const model::MatmulPoints& points, std::uint64_t seed,
+                std::size_t sequence_length) {
   const std::vector<PointName> names = recipe_points(points);
   Recipe recipe;
   try {
-    recipe = Recipe{spec.preset, seed, resolve(spec, names), spec.accumulate, spec.accumulate_attention};
+    recipe = Recipe{spec.preset, seed, resolve(spec, names), spec.accumulate, spec.accumulate_attention, spec.hadamard};
   } catch (const quant::SettingsError& e) {
     throw ConfigError(e.what());
   }
   check_accumulation(recipe, points, {spec.accumulate_origin, spec.accumulate_attention_origin});
+  check_hadamard_layers(recipe.hadamard, points, sequence_length);
   return recipe;
+}
+
+// recipe.json's "hadamard", written where some GEMM is transformed; recipe_from_json reports the throw.
+nlohmann::json hadamard_to_json(const HadamardSpec& spec) {
+  nlohmann::json gemms = nlohmann::json::array();
+  for (std::size_t g = 0; g < kGemmCount; ++g) {
+    if (spec.gemms[g]) gemms.push_back(std::string(kGemmNames[g]));
+  }
+  return {{"gemms", gemms}, {"size", spec.size}, {"signs", hadamard_signs_name(spec.signs)}, {"match", spec.match}};
+}
+
+HadamardSpec hadamard_from_json(const nlohmann::json& object, const std::string& source) {
+  HadamardSpec spec;
+  spec.origin = source;
+  for (const nlohmann::json& name : object.at("gemms")) {
+    const std::optional<Gemm> gemm = parse_gemm(name.get<std::string>());
+    if (!gemm) throw std::invalid_argument("'hadamard.gemms' names no GEMM " + name.dump() + " (forward, dgrad, wgrad)");
+    spec.gemms[static_cast<std::size_t>(*gemm)] = true;
+  }
+  spec.size = object.at("size").get<std::size_t>();
+  const std::string signs = object.at("signs").get<std::string>();
+  if (const auto parsed = parse_hadamard_signs(signs)) {
+    spec.signs = *parsed;
+  } else {
+    throw std::invalid_argument("'hadamard.signs' is \"" + signs + "\", not te, seeded or none");
+  }
+  spec.match = object.at("match").get<std::string>();
+  check_hadamard_values(spec);
+  return spec;
 }
 
 // recipe.json's "accumulate": every Linear GEMM's model by name, and the attention products' where
@@ -184,7 +219,10 @@ Schedule resolve_schedule(const config::TrainConfig& config) {
   const std::uint64_t seed = table.seed.value_or(config.seed);
   const model::MatmulPoints points(config::gpt_config(config));
   Schedule schedule;
-  for (const PhaseSpec& phase : table.phases) schedule.phases.push_back(Phase{phase.start, resolved(phase.spec, points, seed)});
+  const auto sequence_length = static_cast<std::size_t>(config.block_size);
+  for (const PhaseSpec& phase : table.phases) {
+    schedule.phases.push_back(Phase{phase.start, resolved(phase.spec, points, seed, sequence_length)});
+  }
   return schedule;
 }
 
@@ -199,7 +237,7 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
 
 Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset, std::uint64_t seed) {
   try {
-    return resolved(recipe::preset(preset), points, seed);
+    return resolved(recipe::preset(preset), points, seed, 0);
   } catch (const quant::SettingsError& e) {
     throw ConfigError(std::string("--recipe: ") + e.what());
   }
@@ -223,14 +261,18 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
   if (emulated(recipe.accumulate) || recipe.accumulate_attention.emulated()) {
     json["accumulate"] = accumulation_to_json(recipe);
   }
+  if (recipe.hadamard.any()) json["hadamard"] = hadamard_to_json(recipe.hadamard);
   return json;
 }
 
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source) {
   try {
-    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}, {}, {}};
+    Recipe recipe{json.at("preset").get<std::string>(), recipe_integer<std::uint64_t>(json, "seed"), {}, {}, {}, {}};
     if (const auto accumulate = json.find("accumulate"); accumulate != json.end()) {
       accumulation_from_json(*accumulate, recipe);
+    }
+    if (const auto hadamard = json.find("hadamard"); hadamard != json.end()) {
+      recipe.hadamard = hadamard_from_json(*hadamard, source);
     }
     const nlohmann::json& entries = json.at("points");
     if (entries.size() != points.operand_count()) {
@@ -266,6 +308,7 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
     origins.gemms.fill(source);
     try {
       check_accumulation(recipe, points, origins);
+      check_hadamard_layers(recipe.hadamard, points, 0);
     } catch (const ConfigError& e) {
       throw io::CheckpointError(e.what());
     }

@@ -15,6 +15,9 @@
 //   forward = "hopper_fast"      # forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X
 //   dgrad = "aligned,group=32,bits=16,promote=128"
 //   attention = "hopper"         # the attention's q·kᵀ and probs·v; only ever named here
+//   [quant.hadamard]             # Hadamard transforms (hadamard_recipe.hpp); a phase's replaces it
+//   gemms = ["wgrad"]            # forward, dgrad, wgrad: both operands, along the GEMM's reduction
+//   size = 16                    # 16 | 32 | 64 | 128; signs = "te" | "seeded" | "none"; match = "h.*"
 //
 //   [[quant.phase]]              # from step `start` on (docs/quantization.md, "Schedules")
 //   start = 1000                 # after this many steps; strictly increasing
@@ -53,6 +56,7 @@ struct Recipe {
   std::vector<ResolvedPoint> points;  // by the model's dense point index
   GemmAccumulation accumulate{};      // by Gemm, as the recipe states it; see accumulation()
   format::AccumulatorModel accumulate_attention{};  // as stated; see attention_accumulation()
+  HadamardSpec hadamard{};  // the GEMMs whose operands are transformed (hadamard_layers.hpp)
 
   bool any_enabled() const;
   // How GEMM `gemm` of matmul `matmul_index` (its index in MatmulPoints::all()) adds its products:
@@ -82,7 +86,8 @@ struct Schedule {
 };
 
 // Reads config.quant, its phases included, and resolves every phase for config's model. Throws
-// config::ConfigError.
+// config::ConfigError, also where a Hadamard size does not divide an axis it runs along (the
+// wgrad GEMM's tokens: config.block_size).
 Schedule resolve_schedule(const config::TrainConfig& config);
 // The first phase's recipe.
 Recipe resolve_recipe(const config::TrainConfig& config);
@@ -94,7 +99,8 @@ Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset,
 // recipe_from_json throws CheckpointError naming `source` on a malformed file or on points that
 // differ from the model's. "accumulate" ({"forward", "dgrad", "wgrad"}: model names, and
 // "attention" where that model is not FP32's) is written only when some GEMM's model is not FP32's,
-// so an FP32-accumulating recipe's file is as before; absent, each reads as FP32.
+// so an FP32-accumulating recipe's file is as before; absent, each reads as FP32. "hadamard"
+// ({"gemms", "size", "signs", "match"}) likewise only where some GEMM is transformed.
 nlohmann::json recipe_to_json(const Recipe& recipe);
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source);
 // The run directory's recipe.json: the recipe itself for one phase, else {"phases": [{"start",

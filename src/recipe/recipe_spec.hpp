@@ -73,6 +73,29 @@ bool emulated(const GemmAccumulation& accumulation);
 // recipe.json's "accumulate". The one-name `accumulate = "<model>"` names the Linear GEMMs only.
 inline constexpr std::string_view kAttentionAccumulateKey = "attention";
 
+// The Hadamard transform element (recipe/hadamard_recipe.hpp has its grammar and checks).
+enum class HadamardSigns : std::uint8_t { te, seeded, none };
+inline constexpr std::array<std::string_view, 3> kHadamardSignsNames = {"te", "seeded", "none"};
+
+// The Linear layers the element selects when its table names no `match`: the blocks' layers, not
+// the LM head, whose points a recipe also leaves off unless it names them.
+inline constexpr std::string_view kDefaultHadamardMatch = "h.*";
+
+struct HadamardSpec {
+  std::array<bool, kGemmCount> gemms{};  // by Gemm: whether its operands are transformed
+  std::size_t size = 16;
+  HadamardSigns signs = HadamardSigns::seeded;
+  std::string match = std::string(kDefaultHadamardMatch);
+  std::string origin = "recipe";  // "configs/x.toml:12", for messages
+
+  // Whether any GEMM is transformed: a recipe without one has no Hadamard element.
+  bool any() const;
+  bool transforms(Gemm gemm) const { return gemms[static_cast<std::size_t>(gemm)]; }
+  bool operator==(const HadamardSpec& o) const {
+    return gemms == o.gemms && size == o.size && signs == o.signs && match == o.match;
+  }
+};
+
 // Settings a role table or an override names; the others are left as they are.
 struct SettingsPatch {
   std::optional<bool> enabled;
@@ -106,6 +129,7 @@ struct RecipeSpec {
   std::array<std::string, kGemmCount> accumulate_origin;  // where each GEMM's model was set, for messages
   format::AccumulatorModel accumulate_attention{};        // q·kᵀ and probs·v; FP32 by default
   std::string accumulate_attention_origin;                 // where it was set, for messages
+  HadamardSpec hadamard{};                                 // no GEMM transformed by default
 };
 
 // The preset names, in the order docs and errors list them.

@@ -11,6 +11,7 @@
 #include "config/nearest_name.hpp"
 #include "format/accumulator.hpp"
 #include "format/parse.hpp"
+#include "recipe/hadamard_recipe.hpp"
 #include "quant/mx.hpp"
 #include "quant/point_quantizer.hpp"
 
@@ -21,10 +22,10 @@ using config::ConfigError;
 using config::nearest_name;
 
 constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
-constexpr std::array<std::string_view, 8> kQuantKeys = {"preset", "seed",     "act",   "weight",
-                                                        "grad",   "override", "phase", "accumulate"};
-constexpr std::array<std::string_view, 7> kPhaseKeys = {"start", "preset",   "act",       "weight",
-                                                        "grad",  "override", "accumulate"};
+constexpr std::array<std::string_view, 9> kQuantKeys = {"preset", "seed",  "act",        "weight",  "grad",
+                                                        "override", "phase", "accumulate", "hadamard"};
+constexpr std::array<std::string_view, 8> kPhaseKeys = {"start",    "preset",     "act",     "weight",
+                                                        "grad",     "override",   "accumulate", "hadamard"};
 // [quant.accumulate]'s keys: the Linear GEMMs, then the attention products.
 constexpr std::array<std::string_view, kGemmCount + 1> kAccumulateKeys = {kGemmNames[0], kGemmNames[1], kGemmNames[2],
                                                                          kAttentionAccumulateKey};
@@ -213,6 +214,59 @@ void read_accumulate(RecipeSpec& spec, const toml::node& node) {
   spec.accumulate_origin.fill(where(node));
 }
 
+constexpr std::array<std::string_view, 4> kHadamardKeys = {"gemms", "size", "signs", "match"};
+
+// `gemms = [...]`: Linear GEMM names. The attention's products are named apart, since they are
+// refused for a reason of their own rather than as a typo.
+std::array<bool, kGemmCount> hadamard_gemms_of(const toml::node& node) {
+  const std::string expected = "an array of GEMM names: forward, dgrad, wgrad";
+  const toml::array* names = node.as_array();
+  if (!names) bad_value(node, "hadamard.gemms", expected);
+  std::array<bool, kGemmCount> gemms{};
+  for (const toml::node& entry : *names) {
+    const std::string name = text_of(entry, "hadamard.gemms", expected);
+    if (name == kAttentionAccumulateKey) {
+      throw ConfigError(where(entry) + ": quant: hadamard.gemms names \"attention\": the attention products take no "
+                        "Hadamard transform (Linear GEMMs only: forward, dgrad, wgrad)");
+    }
+    const std::optional<Gemm> gemm = parse_gemm(name);
+    if (!gemm) {
+      std::string message = where(entry) + ": quant: hadamard.gemms names no GEMM \"" + name + "\"";
+      if (const auto near = nearest_name(name, kGemmNames)) message += " (did you mean \"" + std::string(*near) + "\"?)";
+      throw ConfigError(message + "; expected " + expected);
+    }
+    gemms[static_cast<std::size_t>(*gemm)] = true;
+  }
+  return gemms;
+}
+
+// [quant.hadamard] (or a phase's): the whole element, keys left out at their defaults.
+HadamardSpec read_hadamard(const toml::table& table) {
+  HadamardSpec spec;
+  spec.origin = where(table);
+  const toml::node* gemms = table.get("gemms");
+  if (!gemms) throw ConfigError(where(table) + ": quant: [quant.hadamard] needs gemms = [...] (forward, dgrad, wgrad)");
+  for (auto&& [key, node] : table) {
+    if (key.str() == "gemms") {
+      spec.gemms = hadamard_gemms_of(node);
+    } else if (key.str() == "size") {
+      spec.size = static_cast<std::size_t>(integer_of(node, "hadamard.size", 1, 1 << 20));
+    } else if (key.str() == "signs") {
+      spec.signs = choice_of<HadamardSigns>(node, "hadamard.signs", parse_hadamard_signs, kHadamardSignsNames);
+    } else if (key.str() == "match") {
+      spec.match = text_of(node, "hadamard.match", "a glob over Linear layer names such as \"h.*.mlp.*\"");
+    } else {
+      unknown_key(node, key.str(), kHadamardKeys, "hadamard.");
+    }
+  }
+  try {
+    check_hadamard_values(spec);
+  } catch (const quant::SettingsError& e) {
+    throw ConfigError(e.what());
+  }
+  return spec;
+}
+
 // A recipe table: [quant] itself, or one [[quant.phase]] entry on top of `base` (the previous
 // phase's recipe) when it names no preset. `keys` are the table's valid keys.
 template <std::size_t N>
@@ -237,6 +291,8 @@ RecipeSpec read_spec(const toml::table& quant, RecipeSpec base, const std::array
       read_overrides(spec, node);
     } else if (key.str() == "accumulate") {
       read_accumulate(spec, node);
+    } else if (key.str() == "hadamard") {
+      spec.hadamard = read_hadamard(table_of(node, "hadamard"));
     } else if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) {
       unknown_key(node, key.str(), keys);
     }

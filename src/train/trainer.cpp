@@ -103,7 +103,7 @@ struct Session {
   static std::optional<precision::QuantHooks> make_hooks(const config::TrainConfig& c, const model::Gpt<float>& model,
                                                          const recipe::Recipe& recipe) {
     std::optional<precision::QuantHooks> hooks;
-    if (!recipe.any_enabled() && !c.profile_points) return hooks;
+    if (!recipe.any_enabled() && !c.profile_points && !recipe.hadamard.any()) return hooks;
     hooks.emplace(model.matmuls(), recipe);
     if (c.profile_points) hooks->enable_profiles(format::make_format(format::parse_format(c.range_fit_format)));
     return hooks;
@@ -482,6 +482,7 @@ class Run {
     // (docs/quantization.md, "Which steps gather what"); they change no bit of the step.
     const quant::ErrorSums error_sums = record.plan.logged ? quant::ErrorSums::gather : quant::ErrorSums::skip;
     if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details, error_sums);
+    if (s_.hooks) s_.hooks->gather_hadamard_statistics(record.plan.logged);
     s_.model.zero_gradients();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {

@@ -21,6 +21,7 @@
 #include "model/gpt.hpp"
 #include "model/init.hpp"
 #include "quant/point_quantizer.hpp"
+#include "recipe/recipe_spec.hpp"
 #include "support/one_block_model.hpp"
 
 namespace altgrad::train {
