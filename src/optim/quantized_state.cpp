@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "format/codec.hpp"
-#include "format/philox.hpp"
+#include "quant/random_words.hpp"
 
 namespace altgrad::optim {
 namespace {
@@ -18,20 +18,31 @@ constexpr float kStateAmaxFloor = 1e-12f;
 constexpr std::size_t kStateEncodeChunk = 256;
 
 // Codes of the group's values, one rounding mode per instantiation so the loop has no dispatch.
+// The codec's short paths for formats with a simple grid (tested bit for bit against
+// round_to_grid and code_of_grid_value) give the same codes in a fraction of the operations.
 template <format::Rounding R>
-void encode_state_values(const format::Format& f, const float* values, std::size_t begin, std::size_t count, float d,
-                         std::uint64_t key, std::uint64_t stream, std::uint32_t* out) {
+void encode_state_values(const format::Format& f, const float* values, std::size_t count, float d,
+                         const std::uint32_t* random, std::uint32_t* out) {
   const float top = f.max_finite();
+  const bool simple_grid = format::has_simple_grid(f), simple_code = format::has_simple_code(f);
   for (std::size_t k = 0; k < count; ++k) {
-    const float y = std::clamp(values[k] / d, -top, top);
-    const std::uint32_t random = format::is_stochastic(R) ? format::philox_word(key, stream, begin + k) : 0u;
-    format::RoundFlags flags;
-    out[k] = format::code_of_grid_value(f, format::round_bits<R>(f, format::float_bits(y), random, flags));
+    const std::uint32_t y = format::float_bits(std::clamp(values[k] / d, -top, top));
+    std::uint32_t bits = 0;
+    if constexpr (R == format::Rounding::nearest_even) {
+      bits = simple_grid ? format::round_nearest_even_simple(f, y).bits : format::round_to_grid<R>(f, y, 0).bits;
+    } else if constexpr (R == format::Rounding::stochastic) {
+      bits = simple_grid ? format::round_stochastic_simple(f, y, random[k]).bits
+                         : format::round_to_grid<R>(f, y, random[k]).bits;
+    } else {
+      bits = format::round_to_grid<R>(f, y, format::is_stochastic(R) ? random[k] : 0u).bits;
+    }
+    const bool finite = (bits & 0x7FFF'FFFFu) < 0x7F80'0000u;
+    out[k] = simple_code && finite ? format::code_of_simple_grid_value(f, bits) : format::code_of_grid_value(f, bits);
   }
 }
 
-using StateEncoder = void (*)(const format::Format&, const float*, std::size_t, std::size_t, float, std::uint64_t,
-                              std::uint64_t, std::uint32_t*);
+using StateEncoder = void (*)(const format::Format&, const float*, std::size_t, float, const std::uint32_t*,
+                              std::uint32_t*);
 
 // Indexed by format::Rounding, in its enum order.
 constexpr StateEncoder kStateEncoders[] = {
@@ -57,7 +68,9 @@ QuantizedState::QuantizedState(std::string name, const format::Format& f, std::s
       groups_(std::move(groups)),
       size_(size),
       codes_(size * code_bytes(), 0),
-      scales_(groups_.count(), 1.0f) {
+      scales_(groups_.count(), 1.0f),
+      code_values_(f.code_count()) {
+  for (std::uint32_t c = 0; c < f.code_count(); ++c) code_values_[c] = format::decode(f, c);
   // Code 0 is +0 in every format with a zero. fnu formats have none: their smallest value under the
   // smallest scale, 2^-127 · 2^-126 for e8m0fnu, is below FP32's range and reads as 0 too.
   if (!f.has_zero) {
@@ -83,7 +96,7 @@ void QuantizedState::set_code(std::size_t i, std::uint32_t code) {
 
 void QuantizedState::decode_group(std::size_t g, float* out) const {
   const float d = scales_[g];
-  for (std::size_t i = groups_.begin(g), k = 0; i < groups_.end(g); ++i, ++k) out[k] = format::decode(format_, code(i)) * d;
+  for (std::size_t i = groups_.begin(g), k = 0; i < groups_.end(g); ++i, ++k) out[k] = code_values_[code(i)] * d;
 }
 
 void QuantizedState::encode_group(std::size_t g, const float* values, format::Rounding rounding, std::uint64_t key,
@@ -92,10 +105,11 @@ void QuantizedState::encode_group(std::size_t g, const float* values, format::Ro
   float amax = 0.0f;
   for (std::size_t k = 0; k < count; ++k) amax = std::max(amax, std::fabs(values[k]));
   const float d = group_scale(format_, amax);
-  std::uint32_t out[kStateEncodeChunk];
+  std::uint32_t out[kStateEncodeChunk], random[kStateEncodeChunk] = {};
   for (std::size_t done = 0; done < count; done += kStateEncodeChunk) {
     const std::size_t n = std::min(kStateEncodeChunk, count - done);
-    kStateEncoders[static_cast<std::size_t>(rounding)](format_, values + done, begin + done, n, d, key, stream, out);
+    if (format::is_stochastic(rounding)) quant::fill_random(key, stream, begin + done, std::span(random, n));
+    kStateEncoders[static_cast<std::size_t>(rounding)](format_, values + done, n, d, random, out);
     for (std::size_t k = 0; k < n; ++k) set_code(begin + done + k, out[k]);
   }
   scales_[g] = d;

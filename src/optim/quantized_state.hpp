@@ -73,6 +73,9 @@ class QuantizedState {
   std::size_t size_;
   std::vector<std::uint8_t> codes_;
   std::vector<float> scales_;  // one per group
+  // decode(code) for every code (at most 2^16): decoding is a lookup. Derived from the format, so
+  // neither stored nor counted as state.
+  std::vector<float> code_values_;
 };
 
 }  // namespace altgrad::optim
