@@ -45,7 +45,7 @@ constexpr Case kCases[] = {
     {"e7m0 nearest-even", "e7m0", Rounding::nearest_even, Scaling::per_tensor, kNearestTarget},
     {"mx e4m3 rows", "e4m3", Rounding::nearest_even, Scaling::mx_rows, 0.0},
     {"mx e4m3 columns", "e4m3", Rounding::nearest_even, Scaling::mx_columns, 0.0},
-    {"e4m3 nearest, no sums", "e4m3", Rounding::nearest_even, Scaling::per_tensor, kNearestTarget,
+    {"e4m3 no sums", "e4m3", Rounding::nearest_even, Scaling::per_tensor, kNearestTarget,
      quant::ErrorSums::skip},
     {"mx rows, no sums", "e4m3", Rounding::nearest_even, Scaling::mx_rows, 0.0, quant::ErrorSums::skip},
     {"mx columns, no sums", "e4m3", Rounding::nearest_even, Scaling::mx_columns, 0.0, quant::ErrorSums::skip},

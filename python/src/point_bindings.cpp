@@ -197,7 +197,10 @@ void bind_points(py::module_& m) {
       // quant::SettingsError is a std::invalid_argument, which pybind11 raises as ValueError with its message.
       .def(py::init<const quant::PointSettings&, std::uint64_t, std::uint64_t>(), py::arg("settings"),
            py::arg("seed"), py::arg("index"))
-      .def("begin_step", &quant::PointQuantizer::begin_step, py::arg("step"))
+      .def("begin_step", [](quant::PointQuantizer& p, std::int64_t step, bool error_sums) {
+             p.begin_step(step, error_sums ? quant::ErrorSums::gather : quant::ErrorSums::skip);
+           }, py::arg("step"), py::arg("error_sums") = true,
+           "error_sums=False: the step's calls skip the sums behind rel_error (the trainer's unlogged steps)")
       .def_property_readonly("settings", [](const quant::PointQuantizer& p) { return p.settings(); })
       .def("end_step", &quant::PointQuantizer::end_step)
       .def("apply", &apply, py::arg("x").noconvert(), py::arg("out").noconvert(), py::arg("along_rows"),

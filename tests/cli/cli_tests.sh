@@ -112,7 +112,7 @@ check "bench MX rows at one thread" 2 "$(awk '$1 == "mx" && $4 == 1' <<<"$bench"
 check "bench rows: ratio and verdict follow from the rates" "ok" "$(python3 -c '
 import re, sys
 rows = [l for l in sys.stdin if re.match(r"e\dm\d ", l)]
-pattern = r"(\S+) (\S+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+)% +>=(\d+)% (met|NOT MET)$"
+pattern = r"(\S+) (.+?) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+)% +>=(\d+)% (met|NOT MET)$"
 bad = [l for l in rows if not re.match(pattern, l.strip())]
 for l in rows:
     m = re.match(pattern, l.strip())
