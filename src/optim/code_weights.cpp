@@ -14,19 +14,9 @@ int floor_log2(double x) { return static_cast<int>(std::floor(std::log2(x))); }
 
 }  // namespace
 
-std::uint32_t CodeTensor::code(std::size_t i) const {
-  if (code_bytes() == 1) return codes[i];
-  return static_cast<std::uint32_t>(codes[2 * i]) | (static_cast<std::uint32_t>(codes[2 * i + 1]) << 8);
-}
+std::uint32_t CodeTensor::code(std::size_t i) const { return read_code(codes, code_bytes(), i); }
 
-void CodeTensor::set_code(std::size_t i, std::uint32_t code) {
-  if (code_bytes() == 1) {
-    codes[i] = static_cast<std::uint8_t>(code);
-  } else {
-    codes[2 * i] = static_cast<std::uint8_t>(code);
-    codes[2 * i + 1] = static_cast<std::uint8_t>(code >> 8);
-  }
-}
+void CodeTensor::set_code(std::size_t i, std::uint32_t code) { write_code(codes, code_bytes(), i, code); }
 
 float CodeTensor::value(std::size_t i) const { return format::decode(format, code(i)) / scale; }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/spec.hpp"
+#include "optim/code_bytes.hpp"
 
 namespace altgrad::optim {
 
@@ -24,7 +25,7 @@ struct CodeTensor {
   float scale = 1.0f;
   std::vector<std::uint8_t> codes;  // code_bytes() per element, little-endian
 
-  std::size_t code_bytes() const { return format.width <= 8 ? 1 : 2; }
+  std::size_t code_bytes() const { return optim::code_bytes(format); }
   std::uint32_t code(std::size_t i) const;
   void set_code(std::size_t i, std::uint32_t code);
   float value(std::size_t i) const;

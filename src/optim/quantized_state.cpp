@@ -80,19 +80,9 @@ QuantizedState::QuantizedState(std::string name, const format::Format& f, std::s
   }
 }
 
-std::uint32_t QuantizedState::code(std::size_t i) const {
-  if (code_bytes() == 1) return codes_[i];
-  return static_cast<std::uint32_t>(codes_[2 * i]) | (static_cast<std::uint32_t>(codes_[2 * i + 1]) << 8);
-}
+std::uint32_t QuantizedState::code(std::size_t i) const { return read_code(codes_, code_bytes(), i); }
 
-void QuantizedState::set_code(std::size_t i, std::uint32_t code) {
-  if (code_bytes() == 1) {
-    codes_[i] = static_cast<std::uint8_t>(code);
-  } else {
-    codes_[2 * i] = static_cast<std::uint8_t>(code);
-    codes_[2 * i + 1] = static_cast<std::uint8_t>(code >> 8);
-  }
-}
+void QuantizedState::set_code(std::size_t i, std::uint32_t code) { write_code(codes_, code_bytes(), i, code); }
 
 void QuantizedState::decode_group(std::size_t g, float* out) const {
   const float d = scales_[g];

@@ -22,6 +22,7 @@
 
 #include "format/rounding.hpp"
 #include "format/spec.hpp"
+#include "optim/code_bytes.hpp"
 #include "optim/state_groups.hpp"
 
 namespace altgrad::optim {
@@ -42,7 +43,7 @@ class QuantizedState {
   const StateGroups& groups() const { return groups_; }
   std::size_t size() const { return size_; }
   // 1 for formats of up to 8 bits, else 2; codes are little-endian.
-  std::size_t code_bytes() const { return format_.width <= 8 ? 1 : 2; }
+  std::size_t code_bytes() const { return optim::code_bytes(format_); }
   std::span<const std::uint8_t> code_data() const { return codes_; }
   std::span<const float> scales() const { return scales_; }
   std::uint32_t code(std::size_t i) const;
