@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA engine's check, on a machine with an NVIDIA GPU (docs/cuda.md): builds the engine for the
 # GPU it finds, runs every test labelled gpu and the CPU engine's golden runs, prints the speed table
-# (the engine's passes beside PyTorch's on this GPU), and ends with one summary line. Within 5 minutes on an
+# (the engine's training steps beside PyTorch's on this GPU), and ends with one summary line. Within 5 minutes on an
 # H100, the build included (16 cores).
 # Usage: scripts/gpu_check.sh [DEB_DIR]
 #   DEB_DIR: Debian packages to unpack into / first (dpkg -x), for a machine without network that
@@ -41,15 +41,16 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DALTGRAD_CUDA=ON -DCMAK
 cmake --build "$build" -j "$(nproc)" >/dev/null || fail "the build failed; rerun: cmake --build $build"
 built=$((SECONDS - started))
 
-# The gpu tests, then the CPU engine's bits on this machine (the golden runs). A gpu test that
-# finds no device fails here instead of skipping.
+# The gpu tests (training on the GPU against the CPU engine among them), then the CPU engine's
+# bits on this machine (the golden runs). A gpu test that finds no device fails here instead of
+# skipping.
 export ALTGRAD_REQUIRE_GPU=1
 status=0
 (cd "$build" && ctest --output-on-failure -L gpu) || status=1
 (cd "$build" && ctest --output-on-failure -R '^golden_runs$') || status=1
-# The speed table: the engine's forward and backward pass beside PyTorch's on this GPU.
-echo "gpu_check: speed (tokens/s of one forward and backward pass; bench/gpu_speed_table.py)" >&2
-python3 "$root/bench/gpu_speed_table.py" "$build/bench/cuda_pass_bench" || status=1
+# The speed table: the engine's training steps, recipe by recipe, beside PyTorch's on this GPU.
+echo "gpu_check: speed (tokens/s of training steps; bench/gpu_speed_table.py)" >&2
+python3 "$root/bench/gpu_speed_table.py" "$build/altgrad" || status=1
 summary="$gpu, sm_$arch: build ${built} s, all $((SECONDS - started)) s"
 if ((status == 0)); then
   echo "gpu_check: PASS ($summary)"

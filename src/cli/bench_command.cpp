@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "ops/cpu_arithmetic.hpp"
+#include "device_train_bench.hpp"
 #include "gemm_bench.hpp"
 #include "optimizer_bench.hpp"
 #include "quantize_bench.hpp"
@@ -60,6 +61,7 @@ void add_bench_command(CLI::App& app) {
     int diagnostics_steps = 0;
     std::string recipe;
     std::vector<std::string> optimizers;
+    std::string device;
   };
   auto train_args = std::make_shared<TrainArgs>();
   train->add_option("config", train_args->config, "TOML config (default: the default training config)");
@@ -79,6 +81,10 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--recipe", train_args->recipe,
                     "Compare this quantization preset's step time with FP32's, without and with the error sums behind "
                     "rel_error (unlogged and logged steps; fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper)");
+  train->add_option("--device", train_args->device,
+                    "Time real runs on this device instead, recipe by recipe: bf16, fp32, fp8-hybrid and mx8, or bf16 "
+                    "and --recipe (docs/cuda.md, \"Speed\")")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   train->add_option("--optimizer", train_args->optimizers,
                     "Time this optimizer's step against AdamW's instead (repeatable; gridwalk-codes: gridwalk on code-only weights; docs/optimizers.md)");
   train->callback([train_args] {
@@ -91,6 +97,13 @@ void add_bench_command(CLI::App& app) {
     bench_options.diagnostics_steps = train_args->diagnostics_steps;
     bench_options.recipe = train_args->recipe;
     print_machine();
+    if (!train_args->device.empty()) {
+      altgrad::bench::DeviceTrainBenchOptions device{bench_options.config, train_args->steps};
+      device.config.device = train_args->device == "cuda" ? config::Device::cuda : config::Device::cpu;
+      if (!train_args->recipe.empty() && train_args->recipe != "bf16") device.recipes = {"bf16", train_args->recipe};
+      altgrad::bench::run_device_train_bench(device, std::cout);
+      return;
+    }
     if (!train_args->optimizers.empty()) {
       altgrad::bench::run_optimizer_bench({bench_options.config, train_args->optimizers, train_args->steps}, std::cout);
       return;

@@ -72,7 +72,7 @@ void block_backward(Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t l
   // Straight-through: the products at the operands the forward pass multiplied (or, where the
   // hooks block along the reduction axis, at copies along the backward products' axes), the
   // softmax at the probabilities it produced.
-  const AttentionCopies<Scalar> attention_copies{g.qkv_hooked, g.att_probs_hooked, acts.qkv_third,
+  const AttentionCopies<Scalar> attention_copies{&memory, g.qkv_hooked, g.att_probs_hooked, acts.qkv_third,
                                                  acts.qkv_third_hooked};
   const AttentionShape shape{B, T, C, config.n_head};
   const ops::AttentionOperands<Scalar> attention_used = self_attention_backward_operands<Scalar>(

@@ -46,6 +46,7 @@ template <typename Scalar>
 void block_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::size_t layer,
                    std::span<const Scalar> residual, MatmulHooks<Scalar>* hooks) {
   const GptConfig& config = model.config();
+  ops::Memory& memory = *model.backend().memory;
   ops::Kernels<Scalar>& kernels = *model.backend().kernels;
   const std::span<const Scalar> params = model.parameters();
   const BlockSlots& p = model.layout().block(layer);
@@ -64,7 +65,7 @@ void block_forward(const Gpt<Scalar>& model, Activations<Scalar>& acts, std::siz
   norm_forward<Scalar>(kernels, config.norm, l.ln_1, l.ln_1_mean, l.ln_1_rstd, residual, p.ln_1_weight.in(params),
                        p.ln_1_bias.in(params), N, C);
   linear(BlockMatmul::attn_c_attn, l.qkv, l.ln_1, p.attn_c_attn_weight, p.attn_c_attn_bias, l.ln_1_hooked);
-  const AttentionCopies<Scalar> attention_copies{l.qkv_hooked, l.att_probs_hooked, acts.qkv_third,
+  const AttentionCopies<Scalar> attention_copies{&memory, l.qkv_hooked, l.att_probs_hooked, acts.qkv_third,
                                                  acts.qkv_third_hooked};
   l.attention_used = self_attention_forward<Scalar>(kernels, l.att_y, l.att_probs, l.qkv, attention_copies,
                                                     model.matmuls(), layer, hooks, {B, T, C, config.n_head});

@@ -1,6 +1,5 @@
 #include "model/self_attention.hpp"
 
-#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -53,22 +52,18 @@ std::span<Scalar> room_for(const MatmulOperand& operand, std::span<Scalar> buffe
 
 // third (N, C) = qkv[:, part·C : (part + 1)·C] for qkv (N, 3C); part 0, 1, 2 is q, k, v.
 template <typename Scalar>
-void gather_third(std::span<Scalar> third, std::span<const Scalar> qkv, std::size_t part, std::size_t N,
-                  std::size_t C) {
-  for (std::size_t n = 0; n < N; ++n) {
-    const Scalar* row = qkv.data() + n * 3 * C + part * C;
-    std::copy(row, row + C, third.data() + n * C);
-  }
+void gather_third(ops::Memory& memory, std::span<Scalar> third, std::span<const Scalar> qkv, std::size_t part,
+                  std::size_t N, std::size_t C) {
+  memory.copy_rows(third.data(), C * sizeof(Scalar), qkv.data() + part * C, 3 * C * sizeof(Scalar), C * sizeof(Scalar),
+                   N);
 }
 
 // qkv[:, part·C : (part + 1)·C] = third: the inverse of gather_third.
 template <typename Scalar>
-void scatter_third(std::span<Scalar> qkv, std::span<const Scalar> third, std::size_t part, std::size_t N,
-                   std::size_t C) {
-  for (std::size_t n = 0; n < N; ++n) {
-    const Scalar* row = third.data() + n * C;
-    std::copy(row, row + C, qkv.data() + n * 3 * C + part * C);
-  }
+void scatter_third(ops::Memory& memory, std::span<Scalar> qkv, std::span<const Scalar> third, std::size_t part,
+                   std::size_t N, std::size_t C) {
+  memory.copy_rows(qkv.data() + part * C, 3 * C * sizeof(Scalar), third.data(), C * sizeof(Scalar), C * sizeof(Scalar),
+                   N);
 }
 
 // The qkv the products are to read: `start` while no third needs a new copy, else copies.qkv,
@@ -90,13 +85,13 @@ std::span<const Scalar> hooked_qkv(std::span<const Scalar> qkv, std::span<const 
     if (backward && !hooks.axis_dependent(described)) continue;
     if (copy.empty()) {
       copy = room_for(described, copies.qkv, N * 3 * C);
-      std::copy(start.begin(), start.end(), copy.begin());
+      copies.memory->copy(copy.data(), start.data(), copy.size_bytes());
     }
     const std::span<Scalar> in = room_for(described, copies.third, N * C);
     const std::span<Scalar> out = room_for(described, copies.third_hooked, N * C);
-    gather_third<Scalar>(in, qkv, part, N, C);
+    gather_third<Scalar>(*copies.memory, in, qkv, part, N, C);
     hooks.apply(described, in, out);
-    scatter_third<Scalar>(copy, out, part, N, C);
+    scatter_third<Scalar>(*copies.memory, copy, out, part, N, C);
   }
   return copy.empty() ? start : std::span<const Scalar>(copy);
 }

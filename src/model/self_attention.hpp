@@ -21,12 +21,15 @@
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
 #include "ops/kernels.hpp"
+#include "ops/memory.hpp"
 
 namespace altgrad::model {
 
-// Where the hooks' attention operands go; all may be empty when hooks is null.
+// Where the hooks' attention operands go; all may be empty when hooks is null. They and the
+// operands lie in `memory` (the backend's), through which the copies between them are made.
 template <typename Scalar>
 struct AttentionCopies {
+  ops::Memory* memory;
   std::span<Scalar> qkv;           // (B, T, 3C) hooked q, k, v side by side
   std::span<Scalar> probs;         // (B, NH, T, T) hooked probabilities
   std::span<Scalar> third;         // (B·T, C) scratch: one of q, k, v gathered, the hook's input

@@ -142,7 +142,7 @@ class StepDiagnostics final : public StepObserver {
 
   void after_backward(RunView& run, StepRecord& step) override {
     if (!due(step.done)) return;
-    step.diag().update(step_diagnostics({run.model, run.acts, run.hooks, fp32_gradients_}, step.done, config_,
+    step.diag().update(step_diagnostics({run.model, run.activations(), run.hooks, fp32_gradients_}, step.done, config_,
                                         run.warnings, step.scalars, kurtosis_));
   }
 

@@ -47,7 +47,8 @@ struct StepPlan {
 struct RunView {
   const config::TrainConfig& config;
   model::Gpt<float>& model;
-  const model::Activations<float>& acts;
+  // The last pass's activations, on the host (a device run copies them there at the first call).
+  std::function<const model::Activations<float>&()> activations;
   const precision::QuantHooks* hooks;  // null when nothing is quantized or profiled
   optim::Optimizer& optimizer;
   const precision::WeightGrids& grids;

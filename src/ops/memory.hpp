@@ -6,6 +6,7 @@
 // Every span a backend's kernels (ops/kernels.hpp) take lies in memory that backend allocated;
 // a std::span over device memory is only a pointer and a length, passed on and never read here.
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,19 @@ class Memory {
   // Within this memory; the two ranges do not overlap.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void zero(void* dst, std::size_t bytes) = 0;
+  // The most bytes this memory has held allocated at once since the last reset_peak(), where it
+  // keeps count (a GPU's: a device run's end event reports it); nothing where it does not.
+  virtual std::optional<std::size_t> peak_allocated_bytes() const { return std::nullopt; }
+  virtual void reset_peak() {}
+  // `rows` strided rows of `row_bytes` each within this memory, row r from src + r·src_pitch to
+  // dst + r·dst_pitch (pitches in bytes): a column slice of a matrix, gathered or scattered. The
+  // ranges do not overlap. One copy() per row unless the memory has a faster way.
+  virtual void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                         std::size_t row_bytes, std::size_t rows) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      copy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, row_bytes);
+    }
+  }
 };
 
 // The host's memory: the CPU backend's.

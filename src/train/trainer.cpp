@@ -33,6 +33,7 @@
 #include "precision/phase_switch.hpp"
 #include "precision/quant_hooks.hpp"
 #include "precision/weight_grids.hpp"
+#include "train/device_replica.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/run_cost.hpp"
@@ -46,19 +47,24 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The backend of the config's device; never another one in its place. The optimizer, the
-// quantization hooks, the observers and the checkpoints read the model's buffers on the host, so a
-// device whose memory the host cannot read is refused by name until they run on it (docs/cuda.md).
-ops::Backend<float> compute_backend(const config::TrainConfig& c) {
+// The backend that runs the passes: the config's device's (or a test's), never another one in its
+// place: backend_for throws where this build or this machine lacks the device.
+ops::Backend<float> passes_backend(const config::TrainConfig& c, const TrainOptions& options) {
+  if (options.passes_backend) return *options.passes_backend;
   const std::string_view name = config::kDeviceNames[static_cast<std::size_t>(c.device)];
-  const ops::Backend<float> backend = ops::backend_for<float>(*ops::parse_device(name));
-  if (!backend.memory->host_accessible()) {
-    throw std::runtime_error("device = \"" + std::string(name) +
-                             "\": this build has the CUDA engine's layer kernels (ctest -L gpu), but training does "
-                             "not run on them yet: the optimizer, the quantizer hooks, the diagnostics and the "
-                             "checkpoints still read host memory (docs/cuda.md); use device = \"cpu\"");
+  return ops::backend_for<float>(*ops::parse_device(name));
+}
+
+// What a device run cannot do yet, refused before step 0 by the key that asks for it: the GPU's
+// kernels have no emulated accumulation (docs/accumulation.md), and none runs in their place.
+void check_device_support(const config::TrainConfig& c, const recipe::Schedule& schedule) {
+  for (const recipe::Phase& p : schedule.phases) {
+    if (recipe::recipe_to_json(p.recipe).contains("accumulate")) {
+      throw config::ConfigError("device = \"" + std::string(config::kDeviceNames[static_cast<std::size_t>(c.device)]) +
+                                "\": [quant] accumulate names a tensor-core accumulator model, which only the CPU "
+                                "engine emulates (docs/cuda.md); use device = \"cpu\"");
+    }
   }
-  return backend;
 }
 
 optim::CosineSchedule schedule_of(const config::TrainConfig& c) {
@@ -68,32 +74,51 @@ optim::CosineSchedule schedule_of(const config::TrainConfig& c) {
 // Everything one run holds, allocated once before the loop.
 struct Session {
   const config::TrainConfig& config;
+  // The run's model: the one the passes run on in a CPU run; in a device run its master copy in
+  // host memory, beside `device`, the replica that runs the passes (device_replica.hpp).
   model::Gpt<float> model;
   recipe::Schedule schedule;
   std::size_t phase = 0;  // the schedule's phase the hooks, grids and codes are set up for
   recipe::Recipe recipe;  // that phase's
   std::optional<precision::QuantHooks> hooks;  // none when nothing is quantized or profiled: the FP32 path, uncopied
-  model::Activations<float> acts;
+  std::optional<DeviceReplica> device;         // a device run's passes; none in a CPU run
+  std::optional<model::Activations<float>> acts;  // a CPU run's passes' activations; none in a device run
   std::unique_ptr<optim::Optimizer> optimizer;
   precision::WeightGrids grids;
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
 
-  Session(const config::TrainConfig& c, const fs::path& repo_root)
+  Session(const config::TrainConfig& c, const ops::Backend<float>& passes, const fs::path& repo_root)
       : config(c),
-        model(config::gpt_config(c), compute_backend(c)),
+        model(config::gpt_config(c), passes.memory->host_accessible() ? passes : ops::cpu_backend<float>()),
         schedule(recipe::resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
         hooks(make_hooks(c, model, recipe)),
-        acts(model.config(), static_cast<std::size_t>(c.batch_size), static_cast<std::size_t>(c.block_size),
-             hooks ? model::OperandCopies::allocated : model::OperandCopies::none),
         optimizer(optim::make_optimizer(optimizer_spec(c), model.layout().size(), parameter_ranges(model.layout(), c))),
         grids(model.layout(), model.matmuls(), recipe, c.grid_format),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()) {
+    const model::OperandCopies copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
+    if (passes.memory->host_accessible()) {
+      acts.emplace(model.config(), batch(), static_cast<std::size_t>(c.block_size), copies);
+    } else {
+      check_device_support(c, schedule);
+      device.emplace(model, passes, batch(), static_cast<std::size_t>(c.block_size), copies);
+    }
     check_code_ranges();
+  }
+
+  std::size_t batch() const { return static_cast<std::size_t>(config.batch_size); }
+
+  // Room for hooked operands in the passes' activations, or none.
+  void use_copies(model::OperandCopies copies) {
+    if (device) {
+      device->use_copies(copies);
+    } else if (acts->copies != copies) {
+      acts.emplace(model.config(), acts->B, acts->T, copies);
+    }
   }
 
   precision::QuantHooks* quant() { return hooks ? &*hooks : nullptr; }
@@ -123,8 +148,7 @@ struct Session {
     phase = index;
     recipe = schedule.phases[index].recipe;
     hooks = make_hooks(config, model, recipe);
-    const auto copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
-    if (acts.copies != copies) acts = model::Activations<float>(model.config(), acts.B, acts.T, copies);
+    use_copies(hooks ? model::OperandCopies::allocated : model::OperandCopies::none);
     grids = precision::WeightGrids(model.layout(), model.matmuls(), recipe, config.grid_format);
   }
 
@@ -145,14 +169,46 @@ struct Session {
     return report;
   }
 
+  // Before a sequence of passes: a device run's replica takes the parameters as they are now (the
+  // optimizer or an observer may have changed them since), and the gradients start from zero.
+  void begin_passes() {
+    if (device) {
+      device->begin(model.parameters());
+    } else {
+      model.zero_gradients();
+    }
+  }
+
   float forward(const data::BatchKey& key, model::MatmulHooks<float>* with) {
     data.get_batch(key, config.batch_size, config.block_size, x, y);
-    return model::gpt_forward(model, acts, x, y, with);
+    if (device) return device->forward(x, y, with);
+    return model::gpt_forward(model, *acts, x, y, with);
   }
+
+  void backward(model::MatmulHooks<float>* with) {
+    if (device) {
+      device->backward(with);
+    } else {
+      model::gpt_backward(model, *acts, with);
+    }
+  }
+
+  // After the backward passes: their summed gradients in model.gradients(), averaged over the
+  // micro-batches.
+  void end_passes() {
+    if (device) device->gradients_to(model.gradients());
+    if (config.gradient_accumulation_steps == 1) return;
+    const float inverse = 1.0f / static_cast<float>(config.gradient_accumulation_steps);
+    for (float& g : model.gradients()) g *= inverse;
+  }
+
+  // The last pass's activations, on the host.
+  const model::Activations<float>& activations() { return device ? device->activations_on_host(model) : *acts; }
 
   // Validation loss with the recipe's forward pass, changing no quantization state.
   double evaluate() {
     if (hooks) hooks->set_frozen(true);
+    if (device) device->begin(model.parameters());
     double sum = 0.0;
     for (int i = 0; i < config.eval_iters; ++i) {
       sum += forward(data::BatchKey::evaluation(data::Split::val, static_cast<std::uint64_t>(i)), quant());
@@ -165,29 +221,25 @@ struct Session {
   // Touches no quantization state, and the step's own forward and backward overwrite everything
   // else it writes (activations, model gradients).
   void unquantized_gradient(std::int64_t step, std::span<float> out) {
-    model.zero_gradients();
+    begin_passes();
     for (int micro = 0; micro < config.gradient_accumulation_steps; ++micro) {
       forward(data::BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), nullptr);
-      model::gpt_backward(model, acts, static_cast<model::MatmulHooks<float>*>(nullptr));
+      backward(nullptr);
     }
-    average_gradients();
+    end_passes();
     std::copy(model.gradients().begin(), model.gradients().end(), out.begin());
   }
 
-  void average_gradients() {
-    if (config.gradient_accumulation_steps == 1) return;
-    const float inverse = 1.0f / static_cast<float>(config.gradient_accumulation_steps);
-    for (float& g : model.gradients()) g *= inverse;
-  }
-
-  // Where the first NaN or Inf of this step was: a quantization point, else a layer.
-  std::string locate_non_finite() const {
+  // Where the first NaN or Inf of this step was: a quantization point, else a layer. A device
+  // run's gradients are brought to the host first, as they stand.
+  std::string locate_non_finite() {
     if (hooks && hooks->first_non_finite()) {
       const precision::NonFinitePoint& p = *hooks->first_non_finite();
       return "first non-finite value at quantization point " + p.name +
              (p.injected ? " (NaN injected there by --inject-nan)" : " (" + std::to_string(p.count) + " NaN/Inf inputs)");
     }
-    if (const auto layer = first_non_finite_activation(acts)) return "first non-finite activation: " + *layer;
+    if (const auto layer = first_non_finite_activation(activations())) return "first non-finite activation: " + *layer;
+    if (device) device->gradients_to(model.gradients());
     if (const auto tensor = first_non_finite_gradient(model)) return "first non-finite gradient: " + *tensor;
     return "no tensor holds the non-finite value any more";
   }
@@ -234,7 +286,7 @@ class Run {
   Run(const config::TrainConfig& config, const TrainOptions& options)
       : config_(config),
         options_(options),
-        s_(config, options.repo_root),
+        s_(config, passes_backend(config, options), options.repo_root),
         state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan(""), {}},
         observers_(monitor::step_observers(config, s_.model.layout().size())) {
     if (options.resume) {
@@ -255,6 +307,7 @@ class Run {
   }
 
   TrainOutcome run() {
+    if (s_.device) s_.device->memory().reset_peak();
     clock_.emplace(options_.run_dir, options_.resume ? std::optional<std::int64_t>(state_.step) : std::nullopt);
     if (options_.resume) target_event_ = earlier_target_event(options_.run_dir, state_.step);
     monitor::RunLog log(options_.run_dir, options_.resume ? state_.step : -1);
@@ -266,6 +319,7 @@ class Run {
     const ops::CpuArithmetic cpu = ops::cpu_arithmetic();
     nlohmann::json start = {{io::run_directory::kEventKey, options_.resume ? io::run_directory::kResumeEvent : io::run_directory::kStartEvent}, {"step", state_.step},
                             {"parameters", s_.model.layout().size()}, {"recipe", s_.recipe.preset},
+                            {"device", config::kDeviceNames[static_cast<std::size_t>(config_.device)]},
                             {"optimizer", s_.optimizer->name()}, {"blas_kernel", cpu.blas_kernel},
                             {"blas_kernel_source", cpu.blas_kernel_source},
                             {"blas_kernel_openblas_pick", cpu.blas_openblas_pick}, {"blas_library", cpu.blas_library},
@@ -273,6 +327,11 @@ class Run {
     if (scheduled()) start.update({{"phases", s_.schedule.phases.size()}, {"phase", s_.phase}});
     if (!warm_start_.is_null()) start["init_from"] = warm_start_;
     log.event(start);
+    if (s_.device) {
+      progress.note("device " + std::string(config::kDeviceNames[static_cast<std::size_t>(config_.device)]) +
+                    ": the forward and backward passes run there; the optimizer, the quantizer and the diagnostics "
+                    "on the host (docs/cuda.md, \"Training\")");
+    }
     Loop loop{log, progress, warnings, tensorboard};
     TrainOutcome outcome{options_.run_dir, {}, state_.step, std::nan(""), std::string(io::run_directory::kCompleted), 0, false, 0, {}};
     const auto started = Clock::now();
@@ -410,9 +469,7 @@ class Run {
       throw config::ConfigError("--inject-nan: no quantization point named \"" + where.first + "\"");
     }
     if (!s_.hooks) s_.hooks.emplace(s_.model.matmuls(), s_.recipe);
-    if (s_.acts.copies != model::OperandCopies::allocated) {
-      s_.acts = model::Activations<float>(s_.model.config(), s_.acts.B, s_.acts.T, model::OperandCopies::allocated);
-    }
+    s_.use_copies(model::OperandCopies::allocated);
     // Step N is the N-th optimizer update; the hooks number the step in progress from 0.
     s_.hooks->inject_nan(found->index, where.second - 1);
   }
@@ -457,7 +514,8 @@ class Run {
 
   monitor::RunView view_of(std::int64_t step, Loop& loop) {
     const auto unquantized_gradient = [this, step](std::span<float> out) { s_.unquantized_gradient(step, out); };
-    return {config_, s_.model, s_.acts, s_.quant(), *s_.optimizer, s_.grids, loop.warnings, unquantized_gradient};
+    const auto activations = [this]() -> const model::Activations<float>& { return s_.activations(); };
+    return {config_, s_.model, activations, s_.quant(), *s_.optimizer, s_.grids, loop.warnings, unquantized_gradient};
   }
 
   // Every observer's `phase` of this step, in their order.
@@ -483,18 +541,18 @@ class Run {
     const quant::ErrorSums error_sums = record.plan.logged ? quant::ErrorSums::gather : quant::ErrorSums::skip;
     if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details, error_sums);
     if (s_.hooks) s_.hooks->gather_hadamard_statistics(record.plan.logged);
-    s_.model.zero_gradients();
+    s_.begin_passes();
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
       const float micro_loss = s_.forward(data::BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
       if (!std::isfinite(micro_loss)) return stop(done, "non-finite loss", loop, outcome);
       loss += micro_loss;
-      model::gpt_backward(s_.model, s_.acts, static_cast<model::MatmulHooks<float>*>(s_.quant()));
+      s_.backward(s_.quant());
     }
     loss /= config_.gradient_accumulation_steps;
     if (!std::isfinite(state_.initial_loss)) state_.initial_loss = loss;
     if (loss_diverged(loss)) return stop_diverged(done, loss, loop, outcome);
-    s_.average_gradients();
+    s_.end_passes();
     if (s_.hooks) s_.hooks->end_step();
     record.loss = loss;
     observe(&monitor::StepObserver::after_backward, run, record);
@@ -543,7 +601,7 @@ class Run {
   nlohmann::json cost_json(const TrainOutcome& outcome) const {
     const bool reached = !target_event_.is_null();
     const auto field = [&](const char* key) { return reached ? target_event_.at(key) : nlohmann::json(); };
-    return {{"target_loss", config_.target_loss > 0 ? nlohmann::json(config_.target_loss) : nlohmann::json()},
+    nlohmann::json cost = {{"target_loss", config_.target_loss > 0 ? nlohmann::json(config_.target_loss) : nlohmann::json()},
             {"reached", reached},
             {"step", field("step")},
             {"tokens", field("tokens")},
@@ -551,6 +609,10 @@ class Run {
             {"train_seconds", clock_->seconds()},
             {"peak_rss_bytes", peak_rss_bytes()},
             {"checkpoint_bytes", outcome.last_checkpoint.empty() ? 0 : directory_bytes(outcome.last_checkpoint)}};
+    if (s_.device) {
+      if (const auto peak = s_.device->memory().peak_allocated_bytes()) cost["peak_device_bytes"] = *peak;
+    }
+    return cost;
   }
 
   static nlohmann::json memory_json(const optim::MemoryFootprint& m) {

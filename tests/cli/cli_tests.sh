@@ -186,10 +186,11 @@ contains "--dump-batch names the allowed steps" "steps run from 1 to max_iters (
 err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --out "$scratch/run" 2>&1); status=$?
 check "a second run into the same directory is refused" 2 "$status"
 contains "refusal suggests --resume" "--resume" "$err"
-# device = "cuda" never trains on the CPU in its place: a build without the CUDA engine says so, one
-# with it says what does not run on the GPU yet (docs/cuda.md); no run directory is left behind.
+
+# device = "cuda" never trains on the CPU in its place: a build without the CUDA engine says so, and
+# one with it on a machine without a GPU names CUDA's reason; no run directory is left behind.
 err=$("$altgrad" train "$root/configs/tiny.toml" --set "data=$scratch/corpus.txt" --set device=cuda --out "$scratch/gpu" 2>&1); status=$?
-check "device = cuda is refused" 2 "$status"
+check "device = cuda is refused without a GPU" 2 "$status"
 contains "the refusal names the device" 'device "cuda"' "$err"
 check "no run directory for a refused device" "absent" "$([[ -e "$scratch/gpu/metrics.jsonl" ]] && echo present || echo absent)"
 eval_out=$("$altgrad" eval --checkpoint "$scratch/run" --text "$scratch/corpus.txt" --max-windows 4); succeeded "eval" $?

@@ -1,7 +1,7 @@
 // The model reaches its buffers only through the backend seam (ops/backend.hpp): on a backend whose
 // memory faults at any other host access (guarded_backend.hpp), the passes run and give the CPU
-// backend's bits. Hooks are left out: their copies are host loops today (model/self_attention.cpp),
-// which a device backend's quantizer replaces.
+// backend's bits. Passes with hooks on such a backend are the trainer's (tests/train/
+// device_training_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -50,6 +50,13 @@ class GuardedMemory final : public ops::Memory {
     const Open open(*this);
     std::memset(dst, 0, bytes);
   }
+  void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                 std::size_t rows) override {
+    const Open open(*this);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, row_bytes);
+    }
+  }
 
   // Every region readable and writable for the object's lifetime.
   class Open {

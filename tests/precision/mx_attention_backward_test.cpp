@@ -67,9 +67,9 @@ struct AttentionRun {
     const model::AttentionShape shape{B, T, C, NH};
     forward_used =
         model::self_attention_forward<float>(ops::cpu::kernels<float>(), out, probs, qkv,
-                                             {fwd_qkv, fwd_probs, scratch, scratch_hooked}, points, 0, &hooks, shape);
+                                             {&ops::host_memory(), fwd_qkv, fwd_probs, scratch, scratch_hooked}, points, 0, &hooks, shape);
     backward_used = model::self_attention_backward_operands<float>(
-        forward_used, qkv, probs, {bwd_qkv, bwd_probs, scratch, scratch_hooked}, points, 0, &hooks, shape);
+        forward_used, qkv, probs, {&ops::host_memory(), bwd_qkv, bwd_probs, scratch, scratch_hooked}, points, 0, &hooks, shape);
     ops::cpu::attention_backward<float>(dqkv, dprobs, dy, backward_used, probs, B, T, C, NH);
   }
 };

@@ -102,7 +102,7 @@ TEST(QuantizedAttention, UnderHopperBothForwardProductsMultiplyGridValuesAndAppl
   std::vector<float> out(N * C), probs(B * NH * T * T), qkv_copy(N * 3 * C), probs_copy(B * NH * T * T);
   std::vector<float> scratch(N * C), scratch_hooked(N * C);
   model::self_attention_forward<float>(ops::cpu::kernels<float>(), out, probs, qkv,
-                                       {qkv_copy, probs_copy, scratch, scratch_hooked}, points, 0, &hooks,
+                                       {&ops::host_memory(), qkv_copy, probs_copy, scratch, scratch_hooked}, points, 0, &hooks,
                                        {B, T, C, NH});
 
   const Grid q = grid_of(third(qkv, 0)), k = grid_of(third(qkv, 1)), v = grid_of(third(qkv, 2));

@@ -35,12 +35,12 @@ fs::path trained_checkpoint(const test_support::ScratchDir& dir) {
   return run(c, dir.path() / "run").last_checkpoint;
 }
 
-struct Batch {
+struct EvalBatch {
   std::vector<std::int32_t> tokens, targets;
 };
 
-Batch batch_of(std::size_t T) {
-  Batch b{std::vector<std::int32_t>(kBatch * T), std::vector<std::int32_t>(kBatch * T)};
+EvalBatch batch_of(std::size_t T) {
+  EvalBatch b{std::vector<std::int32_t>(kBatch * T), std::vector<std::int32_t>(kBatch * T)};
   const std::string text = generated_corpus();
   for (std::size_t i = 0; i < b.tokens.size(); ++i) {
     b.tokens[i] = static_cast<std::uint8_t>(text[i + 1000]);
@@ -50,7 +50,7 @@ Batch batch_of(std::size_t T) {
 }
 
 // The loss the evaluation path computes for `batch` on the checkpoint as it is on disk.
-float evaluated_loss(const fs::path& checkpoint, const Batch& batch) {
+float evaluated_loss(const fs::path& checkpoint, const EvalBatch& batch) {
   model::Gpt<float> gpt(checkpoint::load_checkpoint_config(checkpoint));
   checkpoint::load_model(checkpoint, gpt);
   checkpoint::EvaluationHooks hooks = checkpoint::evaluation_hooks(checkpoint, gpt.matmuls(), "");
@@ -75,7 +75,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
   test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
   const std::size_t T = checkpoint::load_checkpoint_config(checkpoint).block_size;
-  const Batch batch = batch_of(T);
+  const EvalBatch batch = batch_of(T);
   const std::vector<float> loss{evaluated_loss(checkpoint, batch)};
   const std::vector<float> tokens(batch.tokens.begin(), batch.tokens.end());
   const std::vector<float> targets(batch.targets.begin(), batch.targets.end());
@@ -90,7 +90,7 @@ TEST(QuantizedEval, DelayedScalingCheckpointAgreesWithPyTorchAtTheSavedScales) {
 TEST(QuantizedEval, AChangedSavedScaleChangesTheLoss) {
   test_support::ScratchDir dir;
   const fs::path checkpoint = trained_checkpoint(dir);
-  const Batch batch = batch_of(checkpoint::load_checkpoint_config(checkpoint).block_size);
+  const EvalBatch batch = batch_of(checkpoint::load_checkpoint_config(checkpoint).block_size);
   const float saved = evaluated_loss(checkpoint, batch);
   const fs::path original = dir.path() / "quant.safetensors";
   fs::copy_file(checkpoint / "quant.safetensors", original);

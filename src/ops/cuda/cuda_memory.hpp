@@ -5,6 +5,8 @@
 // default stream.
 // Failures throw std::runtime_error naming the call, the size and CUDA's description of the error.
 #include <cstddef>
+#include <optional>
+#include <unordered_map>
 #include <string_view>
 
 #include "ops/memory.hpp"
@@ -22,6 +24,14 @@ class CudaMemory final : public Memory {
   void download(void* host_dst, const void* src, std::size_t bytes) override;
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void zero(void* dst, std::size_t bytes) override;
+  void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                 std::size_t rows) override;  // one cudaMemcpy2D
+  std::optional<std::size_t> peak_allocated_bytes() const override { return peak_; }
+  void reset_peak() override { peak_ = allocated_; }
+
+ private:
+  std::unordered_map<void*, std::size_t> sizes_;  // what each live allocation holds
+  std::size_t allocated_ = 0, peak_ = 0;
 };
 
 }  // namespace altgrad::ops::cuda
