@@ -189,32 +189,64 @@ void QuantHooks::record_scale(const model::MatmulOperand& operand, float scale) 
   }
 }
 
+quant::OperandLayout QuantHooks::layout_of(const model::MatmulOperand& operand) {
+  return {operand.cols, operand.reduction == model::Reduction::along_rows, operand.run, operand.causal};
+}
+
 void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
   // One profile per operand and pass, of its values as they arrive: a tensor whose GEMMs read
   // different copies is profiled at its row-wise one.
   const bool second_copy = operand.reduction == model::Reduction::along_rows && hadamard_.differs_by_gemm(operand);
   if (profiling() && !second_copy) profile_call(operand, in);
   const std::span<const float> values = transformed(operand, in, out);
-  std::uint64_t non_finite = 0;
+  std::optional<quant::PointStats> call;
   if (auto& point = points_[operand.index]) {
-    const quant::OperandLayout layout{operand.cols, operand.reduction == model::Reduction::along_rows, operand.run,
-                                       operand.causal};
-    const quant::PointStats call = point->apply(values, out, layout, frozen_);
-    non_finite = call.values.nan_inputs + call.values.inf_inputs;
-    record_scale(operand, call.scale);
+    call = point->apply(values, out, layout_of(operand), frozen_);
   } else if (values.data() != out.data()) {
     std::copy(in.begin(), in.end(), out.begin());
   }
   if (gathering_hadamard_ && !frozen_ && values.data() != in.data()) {
     const std::span<const float> quantized = points_[operand.index] ? std::span<const float>(out)
                                                                     : std::span<const float>();
-    const HadamardStats call = measure_hadamard(in, values, quantized);
+    const HadamardStats stats_of_call = measure_hadamard(in, values, quantized);
     auto& stats = hadamard_stats_[operand.index][static_cast<std::size_t>(*gemm_of(operand))];
     if (!stats) stats.emplace();
-    stats->merge(call);
+    stats->merge(stats_of_call);
   }
   const bool injected = injecting(operand.index) && !out.empty();
   if (injected) out[0] = std::numeric_limits<float>::quiet_NaN();
+  finish_call(operand, call ? &*call : nullptr, injected);
+}
+
+void QuantHooks::use_device(quant::Engine& engine, ops::Memory& memory) { device_ = Device{&engine, &memory}; }
+
+bool QuantHooks::runs_on_device(const model::MatmulOperand& operand) const {
+  if (!device_ || profiling() || hadamard_.signs(operand) != nullptr) return false;
+  const auto& point = points_[operand.index];
+  return !point || point->engine_covers(layout_of(operand), frozen_);
+}
+
+void QuantHooks::apply_on_device(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
+  if (!runs_on_device(operand)) {
+    throw std::logic_error(std::string(operand.name) + ": apply_on_device for an operand that runs on the host");
+  }
+  std::optional<quant::PointStats> call;
+  if (auto& point = points_[operand.index]) {
+    call = point->apply(in, out, layout_of(operand), frozen_, device_->engine);
+  } else {
+    device_->memory->copy(out.data(), in.data(), in.size_bytes());
+  }
+  const bool injected = injecting(operand.index) && !out.empty();
+  if (injected) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    device_->memory->upload(out.data(), &nan, sizeof nan);
+  }
+  finish_call(operand, call ? &*call : nullptr, injected);
+}
+
+void QuantHooks::finish_call(const model::MatmulOperand& operand, const quant::PointStats* call, bool injected) {
+  const std::uint64_t non_finite = call ? call->values.nan_inputs + call->values.inf_inputs : 0;
+  if (call) record_scale(operand, call->scale);
   if ((non_finite > 0 || injected) && !first_non_finite_ && !frozen_) {
     first_non_finite_ = NonFinitePoint{names_[operand.index], non_finite + (injected ? 1 : 0), injected};
   }

@@ -13,6 +13,8 @@
 #include "diag/value_profile.hpp"
 #include "model/matmul_hooks.hpp"
 #include "model/matmul_points.hpp"
+#include "ops/memory.hpp"
+#include "quant/engine.hpp"
 #include "precision/hadamard_operands.hpp"
 #include "precision/hadamard_stats.hpp"
 #include "quant/point_quantizer.hpp"
@@ -94,7 +96,25 @@ class QuantHooks final : public model::MatmulHooks<float> {
   // the grid's values times powers of two).
   ops::GridOperand grid(const model::MatmulOperand& operand) override;
 
+  // For a model whose operands lie in `memory`, a device's: from now on the operands that
+  // runs_on_device() accepts may be passed to apply_on_device() and are quantized there by `engine`
+  // (quant/engine.hpp), with the same copies and statistics as apply() on the host. The others must
+  // go through apply() on host copies (train/staged_hooks.hpp). Both outlive the hooks.
+  void use_device(quant::Engine& engine, ops::Memory& memory);
+  // Whether apply_on_device() can take this operand now: no profile or Hadamard transform, and a
+  // point that is off or whose call the engine covers (quant::PointQuantizer::engine_covers).
+  bool runs_on_device(const model::MatmulOperand& operand) const;
+  void apply_on_device(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out);
+
  private:
+  struct Device {
+    quant::Engine* engine;
+    ops::Memory* memory;
+  };
+  static quant::OperandLayout layout_of(const model::MatmulOperand& operand);
+  // After a copy (by the point's `call`, or none where the point is off, with a NaN `injected`):
+  // the scale grid() reports and the step's first non-finite point.
+  void finish_call(const model::MatmulOperand& operand, const quant::PointStats* call, bool injected);
   bool injecting(std::size_t index) const;
   bool profiling() const { return profiling_ && !frozen_; }
   void profile_call(const model::MatmulOperand& operand, std::span<const float> in);
@@ -122,6 +142,7 @@ class QuantHooks final : public model::MatmulHooks<float> {
   std::optional<std::pair<format::Format, quant::RangeThresholds>> candidate_;
   bool profiling_ = false;
   std::vector<std::optional<PointProfile>> profiles_;
+  std::optional<Device> device_;
 };
 
 }  // namespace altgrad::precision

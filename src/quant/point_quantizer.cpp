@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "format/codec.hpp"
@@ -66,11 +67,12 @@ void PointQuantizer::fix_scale(float scale) {
   step_scale_ = scale;
 }
 
-float PointQuantizer::scale_for(std::span<const float> in, bool frozen) const {
+float PointQuantizer::scale_for(std::span<const float> in, bool frozen, Engine* engine) const {
   if (fixed_scale_) return *fixed_scale_;
   switch (settings_.scaling) {
     case Scaling::tensor:
-      return current_scale(settings_.format, in, settings_.margin);
+      return engine ? scale_from_amax(settings_.format, engine->amax(in), settings_.margin)
+                    : current_scale(settings_.format, in, settings_.margin);
     case Scaling::delayed:
       // An evaluation between steps (or of a restored checkpoint) uses the scale the next step will:
       // the history's, which already holds the amax of the step that just ended.
@@ -100,8 +102,14 @@ void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements
   if (histogram) histogram_[format::code_of_grid_value(settings_.format, 0u)] -= masked.values;
 }
 
+bool PointQuantizer::engine_covers(const OperandLayout& layout, bool frozen) const {
+  if (settings_.scaling == Scaling::block) return settings_.scale_format == BlockScaleFormat::e8m0 && !layout.along_rows;
+  return !(collecting_codes_ && !frozen);
+}
+
 MxStats PointQuantizer::quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
-                                        const MxOptions& options) const {
+                                        const MxOptions& options, Engine* engine) const {
+  if (engine) return engine->quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
   if (layout.along_rows) {
     const std::size_t rows = layout.cols ? in.size() / layout.cols : 0;
     return quantize_mx_columns(settings_.format, in, out, layout.cols, layout.run ? layout.run : rows, options);
@@ -114,7 +122,10 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
 }
 
 PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
-                                 bool frozen) {
+                                 bool frozen, Engine* engine) {
+  if (engine && !engine_covers(layout, frozen)) {
+    throw std::logic_error("PointQuantizer: an engine was given a call it does not cover (engine_covers)");
+  }
   std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
   PointStats call;
   call.calls = 1;
@@ -122,15 +133,15 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   if (settings_.scaling == Scaling::block) {
     const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_,
                             stream(frozen), offset, settings_.scale_format, error_sums_};
-    const MxStats mx = quantize_blocks(in, out, layout, options);
+    const MxStats mx = quantize_blocks(in, out, layout, options, engine);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in, frozen), key_, stream(frozen), offset, {}, error_sums_};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen, engine), key_, stream(frozen), offset, {}, error_sums_};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
-    call.values = quantize(settings_.format, in, out, options);
+    call.values = engine ? engine->quantize(settings_.format, in, out, options) : quantize(settings_.format, in, out, options);
     call.scale = options.scale;
   }
   if (layout.causal) discount_causal_mask(call, in.size(), layout, collecting_codes_ && !frozen);

@@ -16,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "quant/engine.hpp"
 #include "quant/mx.hpp"
 #include "quant/point_settings.hpp"
 #include "quant/scaling.hpp"
@@ -68,7 +69,13 @@ class PointQuantizer {
   // this call's statistics.
   PointStats apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen = false);
   // The copy for a GEMM that reduces along `layout`; apply(in, out, cols) is the row-wise copy.
-  PointStats apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout, bool frozen = false);
+  // With an engine, `in` and `out` lie in its memory and its arithmetic runs (engine.hpp); the call
+  // must be one engine_covers(), else std::logic_error.
+  PointStats apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout, bool frozen = false,
+                   Engine* engine = nullptr);
+  // Whether a call with this layout can run on an engine: per-tensor or no scaling while no code
+  // histogram is being collected, or E8M0 blocks along rows.
+  bool engine_covers(const OperandLayout& layout, bool frozen) const;
 
   // The step's statistics. Under block scaling an operand may be quantized twice, once per
   // reduction axis: step_stats() counts the row-wise copies (blocks along the contiguous
@@ -93,10 +100,10 @@ class PointQuantizer {
   DelayedScaling* delayed() { return delayed_ ? &*delayed_ : nullptr; }
 
  private:
-  float scale_for(std::span<const float> in, bool frozen) const;
+  float scale_for(std::span<const float> in, bool frozen, Engine* engine) const;
   void discount_causal_mask(PointStats& call, std::size_t elements, const OperandLayout& layout, bool histogram);
   MxStats quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
-                          const MxOptions& options) const;
+                          const MxOptions& options, Engine* engine) const;
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;

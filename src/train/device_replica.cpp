@@ -27,11 +27,11 @@ void to_host(std::span<const float>& view, const model::Activations<float>& devi
 
 }  // namespace
 
-DeviceReplica::DeviceReplica(const model::Gpt<float>& master, ops::Backend<float> backend, std::size_t B,
+DeviceReplica::DeviceReplica(const model::Gpt<float>& master, const PassesDevice& device, std::size_t B,
                              std::size_t T, model::OperandCopies copies)
-    : model_(master.config(), backend),
-      acts_(master.config(), B, T, copies, *backend.memory),
-      staged_(*backend.memory) {}
+    : model_(master.config(), device.backend),
+      acts_(master.config(), B, T, copies, *device.backend.memory),
+      staged_(*device.backend.memory, device.quantizer) {}
 
 void DeviceReplica::use_copies(model::OperandCopies copies) {
   if (acts_.copies == copies) return;
@@ -46,12 +46,12 @@ void DeviceReplica::begin(std::span<const float> master_parameters) {
 }
 
 float DeviceReplica::forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
-                             model::MatmulHooks<float>* hooks) {
+                             precision::QuantHooks* hooks) {
   host_acts_current_ = false;
   return model::gpt_forward(model_, acts_, tokens, targets, staged_.stage(hooks));
 }
 
-void DeviceReplica::backward(model::MatmulHooks<float>* hooks) {
+void DeviceReplica::backward(precision::QuantHooks* hooks) {
   host_acts_current_ = false;
   model::gpt_backward(model_, acts_, staged_.stage(hooks));
 }

@@ -4,7 +4,8 @@
 // and the checkpoints read and write it exactly as in a CPU run. The replica is the same model in
 // the device's memory, which runs every forward and backward pass: before a sequence of passes it
 // takes the master's parameters, and afterwards it gives back the gradients those passes summed.
-// Its hooked operands go through the host's hooks (staged_hooks.hpp).
+// Its hooked operands are quantized on the device where its quantizer engine covers them, else
+// through the host (staged_hooks.hpp).
 //
 // So a device run is a CPU run with the passes moved: on a backend whose kernels are the CPU's
 // (the tests' guarded memory) it gives the CPU run's bits, and on a GPU it differs only where the
@@ -15,16 +16,17 @@
 
 #include "model/activations.hpp"
 #include "model/gpt.hpp"
-#include "ops/backend.hpp"
+#include "precision/quant_hooks.hpp"
+#include "train/passes_device.hpp"
 #include "train/staged_hooks.hpp"
 
 namespace altgrad::train {
 
 class DeviceReplica {
  public:
-  // A zeroed replica of `master`'s model in `backend`'s memory, with activations for batches of
-  // B sequences of T positions.
-  DeviceReplica(const model::Gpt<float>& master, ops::Backend<float> backend, std::size_t B, std::size_t T,
+  // A zeroed replica of `master`'s model on `device`, with activations for batches of B sequences
+  // of T positions.
+  DeviceReplica(const model::Gpt<float>& master, const PassesDevice& device, std::size_t B, std::size_t T,
                 model::OperandCopies copies);
 
   // Room for hooked operands, or none; the activations are remade when it changes.
@@ -35,8 +37,8 @@ class DeviceReplica {
   // Before a sequence of passes: the master's parameters, and the replica's gradients zeroed.
   void begin(std::span<const float> master_parameters);
   float forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
-                model::MatmulHooks<float>* hooks);
-  void backward(model::MatmulHooks<float>* hooks);
+                precision::QuantHooks* hooks);
+  void backward(precision::QuantHooks* hooks);
   // The gradients the backward passes since begin() summed, into the master's (host) buffer.
   void gradients_to(std::span<float> master_gradients) const;
 

@@ -1,24 +1,30 @@
 #pragma once
-// MatmulHooks for a model whose buffers the host cannot read (a GPU's, docs/cuda.md "Training"):
-// each hooked operand is downloaded, handed to host hooks (precision::QuantHooks: the CPU's
-// quantizer, scaling state and statistics), and the copy they write is uploaded where the kernel
-// reads it. The same bits as those hooks on host memory, at the cost of one round trip per hooked
-// operand; every other question (active, axis_dependent, accumulation, grid) is the host hooks'.
+// MatmulHooks for a model whose buffers the host cannot read (a GPU's, docs/cuda.md "Training"),
+// over the run's precision::QuantHooks. An operand the device's quantizer engine covers is
+// quantized where it lies (QuantHooks::apply_on_device); any other (a profile, a Hadamard
+// transform, a code histogram, MX blocks down columns, or every operand where there is no engine)
+// is downloaded, handed to the hooks on the host, and its copy uploaded where the kernel reads it.
+// Either way the copies and statistics are the host's bits; every other question (active,
+// axis_dependent, accumulation, grid) is the hooks'.
 #include <span>
 #include <vector>
 
 #include "model/matmul_hooks.hpp"
 #include "ops/memory.hpp"
+#include "precision/quant_hooks.hpp"
+#include "quant/engine.hpp"
 
 namespace altgrad::train {
 
 class StagedHooks final : public model::MatmulHooks<float> {
  public:
-  explicit StagedHooks(ops::Memory& memory) : memory_(memory) {}
+  // `engine`: the device's quantizer, or null.
+  StagedHooks(ops::Memory& memory, quant::Engine* engine) : memory_(memory), engine_(engine) {}
 
-  // The hooks on the host for the passes to come; null stages nothing (stage() then returns null).
-  model::MatmulHooks<float>* stage(model::MatmulHooks<float>* host) {
+  // The run's hooks for the passes to come; null stages nothing (stage() then returns null).
+  model::MatmulHooks<float>* stage(precision::QuantHooks* host) {
     host_ = host;
+    if (host != nullptr && engine_ != nullptr) host->use_device(*engine_, memory_);
     return host == nullptr ? nullptr : this;
   }
 
@@ -35,8 +41,9 @@ class StagedHooks final : public model::MatmulHooks<float> {
 
  private:
   ops::Memory& memory_;
-  model::MatmulHooks<float>* host_ = nullptr;
-  // The operand and its copy on the host; they grow to the largest operand in the first step.
+  quant::Engine* engine_;
+  precision::QuantHooks* host_ = nullptr;
+  // An operand staged through the host and its copy there; they grow to the largest in the first step.
   std::vector<float> in_, out_;
 };
 

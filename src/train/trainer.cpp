@@ -47,12 +47,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The backend that runs the passes: the config's device's (or a test's), never another one in its
-// place: backend_for throws where this build or this machine lacks the device.
-ops::Backend<float> passes_backend(const config::TrainConfig& c, const TrainOptions& options) {
-  if (options.passes_backend) return *options.passes_backend;
-  const std::string_view name = config::kDeviceNames[static_cast<std::size_t>(c.device)];
-  return ops::backend_for<float>(*ops::parse_device(name));
+// Where the passes run: the config's device (or a test's), never another one in its place.
+PassesDevice passes_device(const config::TrainConfig& c, const TrainOptions& options) {
+  return options.passes_device ? *options.passes_device : passes_device_for(c.device);
 }
 
 // What a device run cannot do yet, refused before step 0 by the key that asks for it: the GPU's
@@ -89,9 +86,9 @@ struct Session {
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
 
-  Session(const config::TrainConfig& c, const ops::Backend<float>& passes, const fs::path& repo_root)
+  Session(const config::TrainConfig& c, const PassesDevice& passes, const fs::path& repo_root)
       : config(c),
-        model(config::gpt_config(c), passes.memory->host_accessible() ? passes : ops::cpu_backend<float>()),
+        model(config::gpt_config(c), passes.backend.memory->host_accessible() ? passes.backend : ops::cpu_backend<float>()),
         schedule(recipe::resolve_schedule(c)),
         recipe(schedule.phases.front().recipe),
         hooks(make_hooks(c, model, recipe)),
@@ -101,7 +98,7 @@ struct Session {
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
         y(x.size()) {
     const model::OperandCopies copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
-    if (passes.memory->host_accessible()) {
+    if (passes.backend.memory->host_accessible()) {
       acts.emplace(model.config(), batch(), static_cast<std::size_t>(c.block_size), copies);
     } else {
       check_device_support(c, schedule);
@@ -179,13 +176,13 @@ struct Session {
     }
   }
 
-  float forward(const data::BatchKey& key, model::MatmulHooks<float>* with) {
+  float forward(const data::BatchKey& key, precision::QuantHooks* with) {
     data.get_batch(key, config.batch_size, config.block_size, x, y);
     if (device) return device->forward(x, y, with);
     return model::gpt_forward(model, *acts, x, y, with);
   }
 
-  void backward(model::MatmulHooks<float>* with) {
+  void backward(precision::QuantHooks* with) {
     if (device) {
       device->backward(with);
     } else {
@@ -286,7 +283,7 @@ class Run {
   Run(const config::TrainConfig& config, const TrainOptions& options)
       : config_(config),
         options_(options),
-        s_(config, passes_backend(config, options), options.repo_root),
+        s_(config, passes_device(config, options), options.repo_root),
         state_{0, config.seed, std::nan(""), std::numeric_limits<double>::infinity(), -1, {}, std::nan(""), std::nan(""), {}},
         observers_(monitor::step_observers(config, s_.model.layout().size())) {
     if (options.resume) {

@@ -11,8 +11,8 @@
 
 #include "config/config.hpp"
 #include "model/config.hpp"
-#include "ops/backend.hpp"
 #include "optim/memory_footprint.hpp"
+#include "train/passes_device.hpp"
 
 namespace altgrad::train {
 
@@ -28,9 +28,9 @@ struct TrainOptions {
   // Asked at every step boundary: a cause (e.g. "SIGTERM") stops the run there, after a checkpoint
   // of that step, so that `resume` continues it bit-identically. None when it returns nothing.
   std::function<std::optional<std::string>()> interruption;
-  // The backend that runs the forward and backward passes in place of the config's `device`'s:
-  // for tests, which run a device run's path on a backend whose memory the host cannot touch.
-  std::optional<ops::Backend<float>> passes_backend;
+  // Where the forward and backward passes run, in place of the config's `device`: for tests, which
+  // run a device run's path on a backend whose memory the host cannot touch.
+  std::optional<PassesDevice> passes_device;
 };
 
 struct TrainOutcome {

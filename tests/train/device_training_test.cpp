@@ -1,5 +1,6 @@
 // A device run's path through the trainer (train/device_replica.hpp) on a backend whose memory
-// faults at any host access outside the seam (model/guarded_backend.hpp): the CPU's kernels, so the
+// faults at any host access outside the seam (model/guarded_backend.hpp): the CPU's kernels and,
+// where the run has one, the CPU's quantizer as the device's engine (guarded_quantizer.hpp), so the
 // run must leave the CPU run's bits. Any host read of the replica's buffers (an observer, the
 // optimizer, a checkpoint, a hook's copy between q, k and v) dies with SIGSEGV instead.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "config/config.hpp"
 #include "model/guarded_backend.hpp"
 #include "support/scratch_dir.hpp"
+#include "train/guarded_quantizer.hpp"
 #include "train/same_run_check.hpp"
 #include "train/training_run.hpp"
 
@@ -18,13 +20,18 @@ namespace {
 
 using namespace train_test;
 
-TrainOutcome run_guarded(const config::TrainConfig& config, const fs::path& run_dir, bool resume = false,
-                         int interrupt_after = 0) {
+// Quantizer::engine quantizes what its engine covers on the device; Quantizer::host every
+// hooked operand through the host.
+enum class Quantizer { engine, host };
+
+TrainOutcome run_guarded(const config::TrainConfig& config, const fs::path& run_dir, Quantizer quantizer,
+                         bool resume = false, int interrupt_after = 0) {
   model_test::GuardedBackend<float> guarded;
+  GuardedQuantizer engine(guarded.memory);
   TrainOptions options;
   options.run_dir = run_dir;
   options.resume = resume;
-  options.passes_backend = guarded.backend();
+  options.passes_device = PassesDevice{guarded.backend(), quantizer == Quantizer::engine ? &engine : nullptr};
   int boundaries = 0;
   if (interrupt_after > 0) {
     options.interruption = [&]() -> std::optional<std::string> {
@@ -62,10 +69,12 @@ TEST_P(DeviceTraining, GivesTheCpuRunsBits) {
   test_support::ScratchDir dir;
   const config::TrainConfig c = device_config(dir.write("corpus.txt", generated_corpus()), GetParam().toml);
   ASSERT_EQ(run(c, dir.path() / "cpu").stop_reason, "completed");
-  ASSERT_EQ(run_guarded(c, dir.path() / "device").stop_reason, "completed");
-  expect_same_run(dir.path() / "cpu", dir.path() / "device");
+  ASSERT_EQ(run_guarded(c, dir.path() / "engine", Quantizer::engine).stop_reason, "completed");
+  ASSERT_EQ(run_guarded(c, dir.path() / "host", Quantizer::host).stop_reason, "completed");
+  expect_same_run(dir.path() / "cpu", dir.path() / "engine");
+  expect_same_run(dir.path() / "cpu", dir.path() / "host");
   // The diagnostics read the device's activations (attention entropy) at step 5.
-  const std::vector<nlohmann::json> lines = json_lines(dir.path() / "device" / "metrics.jsonl");
+  const std::vector<nlohmann::json> lines = json_lines(dir.path() / "engine" / "metrics.jsonl");
   EXPECT_TRUE(lines.at(4).dump().find("attention_entropy") != std::string::npos) << lines.at(4).dump();
 }
 
@@ -89,8 +98,8 @@ TEST(DeviceTrainingResume, ContinuesTheCpuRunsBits) {
   const config::TrainConfig c = device_config(dir.write("corpus.txt", generated_corpus()),
                                               "[quant]\npreset = \"fp8-hybrid\"\n");
   ASSERT_EQ(run(c, dir.path() / "cpu").stop_reason, "completed");
-  ASSERT_TRUE(run_guarded(c, dir.path() / "device", false, 3).interrupted);
-  ASSERT_EQ(run_guarded(c, dir.path() / "device", true).stop_reason, "completed");
+  ASSERT_TRUE(run_guarded(c, dir.path() / "device", Quantizer::engine, false, 3).interrupted);
+  ASSERT_EQ(run_guarded(c, dir.path() / "device", Quantizer::engine, true).stop_reason, "completed");
   expect_same_run(dir.path() / "cpu", dir.path() / "device");
 }
 
@@ -102,7 +111,7 @@ TEST(DeviceTrainingNonFinite, StopsWhereTheCpuRunStops) {
   c.learning_rate = 1e30;
   c.grad_clip = 0.0;
   const TrainOutcome cpu = run(c, dir.path() / "cpu");
-  const TrainOutcome device = run_guarded(c, dir.path() / "device");
+  const TrainOutcome device = run_guarded(c, dir.path() / "device", Quantizer::engine);
   EXPECT_NE(cpu.stop_reason, "completed");
   EXPECT_EQ(device.stop_reason, cpu.stop_reason);
 }
@@ -112,7 +121,7 @@ TEST(DeviceTrainingRefusal, NamesAccumulatorModels) {
   const config::TrainConfig c = device_config(dir.write("corpus.txt", generated_corpus()),
                                               "[quant]\npreset = \"fp8-hybrid\"\naccumulate = \"hopper\"\n");
   try {
-    run_guarded(c, dir.path() / "device");
+    run_guarded(c, dir.path() / "device", Quantizer::engine);
     FAIL() << "a device run with an accumulator model started";
   } catch (const config::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("[quant] accumulate"), std::string::npos) << e.what();

@@ -23,18 +23,20 @@
 #include <span>
 
 #include "format/spec.hpp"
+#include "quant/engine.hpp"
 #include "quant/mx.hpp"
 #include "quant/quantize.hpp"
 #include "quant/stats.hpp"
 
 namespace altgrad::quant::cuda {
 
-class DeviceQuantizer {
+// Also the quantizer's Engine (quant/engine.hpp) for training on the GPU.
+class DeviceQuantizer final : public Engine {
  public:
   // Allocates the reduction's scratch on the current device. Throws std::runtime_error, its message
   // starting "no CUDA device: " and ending with CUDA's reason, where the process sees no GPU.
   DeviceQuantizer();
-  ~DeviceQuantizer();
+  ~DeviceQuantizer() override;
   DeviceQuantizer(DeviceQuantizer&& other) noexcept;
   DeviceQuantizer& operator=(DeviceQuantizer&& other) noexcept;
   DeviceQuantizer(const DeviceQuantizer&) = delete;
@@ -44,7 +46,7 @@ class DeviceQuantizer {
   // every format. A code histogram is a feature the GPU lacks: asking for one throws
   // std::invalid_argument, as do mismatched sizes.
   QuantStats quantize(const format::Format& f, std::span<const float> in, std::span<float> out,
-                      const QuantizeOptions& options);
+                      const QuantizeOptions& options) override;
 
   // quant::quantize_mx on device arrays: rows of `row_length` elements, each cut into blocks of
   // options.block_size (the last of a row may be shorter) whose E8M0 exponent is computed on the
@@ -52,10 +54,14 @@ class DeviceQuantizer {
   // receives one E8M0 code per block, row-major. Throws std::invalid_argument on the CPU's shape
   // errors.
   MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
-                      std::size_t row_length, const MxOptions& options, std::span<std::uint8_t> scale_codes = {});
+                      std::size_t row_length, const MxOptions& options, std::span<std::uint8_t> scale_codes);
+  MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
+                      std::size_t row_length, const MxOptions& options) override {
+    return quantize_mx(element, in, out, row_length, options, {});
+  }
 
   // quant::amax_of on a device array: max |x| over non-NaN elements (Inf included), bit for bit.
-  float amax(std::span<const float> x);
+  float amax(std::span<const float> x) override;
 
  private:
   void* partials_ = nullptr;  // device memory: quant/cuda/stats_partial.cuh's StatsPartial[kMaxGrid + 1]
