@@ -30,13 +30,16 @@ using FloatArray = py::array_t<float, py::array::c_style>;
 // A recipe given as a dict becomes the TOML table a config would hold.
 toml::table table_of(const py::dict& dict, const std::string& path);
 
+// A list of tables ([[quant.override]]) or of strings (hadamard.gemms).
 toml::array array_of(const py::list& list, const std::string& path) {
   toml::array out;
   for (const py::handle item : list) {
     if (py::isinstance<py::dict>(item)) {
       out.push_back(table_of(item.cast<py::dict>(), path));
+    } else if (py::isinstance<py::str>(item)) {
+      out.push_back(item.cast<std::string>());
     } else {
-      throw py::type_error(path + ": a list in a recipe holds tables (dicts), got " +
+      throw py::type_error(path + ": a list in a recipe holds tables (dicts) or strings, got " +
                            std::string(py::str(py::type::handle_of(item).attr("__name__"))));
     }
   }
@@ -62,7 +65,7 @@ toml::table table_of(const py::dict& dict, const std::string& path) {
     } else if (py::isinstance<py::list>(value)) {
       out.insert(key, array_of(value.cast<py::list>(), where));
     } else {
-      throw py::type_error(where + ": a recipe value is a bool, int, float, str, dict or list of dicts, got " +
+      throw py::type_error(where + ": a recipe value is a bool, int, float, str, dict or list, got " +
                            std::string(py::str(py::type::handle_of(value).attr("__name__"))));
     }
   }

@@ -34,19 +34,6 @@ double beta_continued_fraction(double x, double a, double b) {
   return f;
 }
 
-double mean_of(std::span<const double> x) {
-  double sum = 0.0;
-  for (double v : x) sum += v;
-  return sum / static_cast<double>(x.size());
-}
-
-double sample_sd(std::span<const double> x) {
-  const double mean = mean_of(x);
-  double squares = 0.0;
-  for (double v : x) squares += (v - mean) * (v - mean);
-  return std::sqrt(squares / static_cast<double>(x.size() - 1));
-}
-
 double median_of(std::span<const double> x) {
   std::vector<double> sorted(x.begin(), x.end());
   std::sort(sorted.begin(), sorted.end());
@@ -64,7 +51,7 @@ std::vector<double> deviations_from_median(std::span<const double> x) {
 // Brown–Forsythe's W for two groups: a one-way analysis of variance of the deviations.
 std::optional<double> brown_forsythe_p(std::span<const double> a, std::span<const double> b) {
   const std::vector<double> za = deviations_from_median(a), zb = deviations_from_median(b);
-  const double ma = mean_of(za), mb = mean_of(zb);
+  const double ma = estimate_mean(za).mean, mb = estimate_mean(zb).mean;
   const double na = static_cast<double>(za.size()), nb = static_cast<double>(zb.size());
   const double grand = (na * ma + nb * mb) / (na + nb);
   const double between = na * (ma - grand) * (ma - grand) + nb * (mb - grand) * (mb - grand);
@@ -100,7 +87,7 @@ double f_cdf(double f, double d1, double d2) {
 
 std::optional<SpreadTest> spread_test(std::span<const double> group, std::span<const double> baseline) {
   if (group.size() < 2 || baseline.size() < 2) return std::nullopt;
-  const double sg = sample_sd(group), sb = sample_sd(baseline);
+  const double sg = estimate_mean(group).sd, sb = estimate_mean(baseline).sd;
   if (sg == 0.0 || sb == 0.0) return std::nullopt;
   SpreadTest t;
   t.sd_ratio = sg / sb;
