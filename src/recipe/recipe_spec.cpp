@@ -14,8 +14,9 @@ using quant::Scaling;
 using quant::SettingsError;
 using quant::kMaxMxBlock;
 
-constexpr std::array<std::string_view, 6> kPresetNames = {"fp32",     "bf16", "fp8-hybrid",
-                                                          "fp8-e4m3", "mx8",  "fp8-hopper"};
+constexpr std::array<std::string_view, 9> kPresetNames = {"fp32",       "bf16",       "fp8-hybrid",
+                                                          "fp8-e4m3",   "mx8",        "fp8-hopper",
+                                                          "te-delayed", "te-current", "te-mxfp8"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
@@ -156,6 +157,21 @@ RecipeSpec preset(std::string_view name) {
     RecipeSpec spec = uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
     spec.accumulate = hopper_te();
     spec.accumulate_origin.fill("preset fp8-hopper");
+    return spec;
+  }
+  // Transformer Engine's FP8 recipes as their defaults set them (transformer_engine/common/recipe/
+  // __init__.py; docs/quantization.md, "Presets"): DelayedScaling and Float8CurrentScaling in the
+  // HYBRID format (E4M3 forward, E5M2 gradients), MXFP8BlockScaling in E4M3 with 32-element blocks
+  // whose E8M0 scale rounds up.
+  if (name == "te-delayed") {
+    RecipeSpec spec = uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
+    for (PointSettings& role : spec.roles) role.history = 1024;  // its amax_history_len
+    return spec;
+  }
+  if (name == "te-current") return uniform_preset(name, "e4m3", "e5m2", Scaling::tensor);
+  if (name == "te-mxfp8") {
+    RecipeSpec spec = uniform_preset(name, "e4m3", "e4m3", Scaling::block);
+    for (PointSettings& role : spec.roles) role.scale_rule = quant::MxScaleRule::round_up;
     return spec;
   }
   std::string valid;

@@ -99,7 +99,8 @@ TEST(GemmAccumulation, ATableNamesEachGemmAndTheOthersKeepTheirModel) {
 }
 
 TEST(GemmAccumulation, Fp8HopperIsFp8HybridWithHopperTe) {
-  EXPECT_EQ(recipe::preset_names().back(), "fp8-hopper");
+  const auto names = recipe::preset_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "fp8-hopper"), names.end());
   const Recipe hopper = accumulate_recipe("[quant]\npreset = \"fp8-hopper\"\n");
   const Recipe hybrid = accumulate_recipe("[quant]\npreset = \"fp8-hybrid\"\n");
   EXPECT_EQ(hopper.preset, "fp8-hopper");
