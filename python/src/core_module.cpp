@@ -139,9 +139,15 @@ quant::MxOptions block_options(const std::string& scale_format, const std::optio
 py::tuple quantize(const FloatArray& x, const std::string& format_name, const std::string& rounding,
                    const std::string& scaling, std::optional<float> scale, std::size_t block, std::uint64_t seed,
                    std::uint64_t stream, bool saturate, int margin, bool codes, std::optional<FloatArray> into,
-                   const std::optional<std::string>& scale_rule, const std::string& scale_format) {
+                   const std::optional<std::string>& scale_rule, const std::string& scale_format, int sr_bits) {
   const PyFormat p = make_format(format_name, saturate);
   const format::Rounding r = rounding_of(rounding);
+  if (sr_bits < 1 || sr_bits > quant::kMaxRandomBits) {
+    throw py::value_error("sr_bits = " + std::to_string(sr_bits) + " is outside [1, 32]");
+  }
+  if (sr_bits != quant::kMaxRandomBits && r != format::Rounding::stochastic) {
+    throw py::value_error("sr_bits applies to rounding='stochastic', not '" + rounding + "'");
+  }
   if (into && into->size() != x.size()) {
     throw py::value_error("out has " + std::to_string(into->size()) + " elements, x has " + std::to_string(x.size()));
   }
@@ -159,6 +165,7 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
     options.rounding = r;
     options.seed = seed;
     options.stream = stream;
+    options.random_bits = sr_bits;
     const auto row = static_cast<std::size_t>(x.shape(x.ndim() - 1));
     quant::MxStats stats;
     {
@@ -189,6 +196,7 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
   options.scale = s;
   options.seed = seed;
   options.stream = stream;
+  options.random_bits = sr_bits;
   // The histogram costs a second pass over x (the engine takes it on diagnostic steps only).
   std::vector<std::uint64_t> histogram(codes && p.format.width <= 8 ? p.format.code_count() : 0);
   options.code_histogram = histogram;
@@ -271,6 +279,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("scaling") = "none", py::arg("scale") = py::none(), py::arg("block") = 32, py::arg("seed") = 0,
         py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0, py::arg("codes") = false,
         py::arg("out").noconvert() = py::none(), py::arg("scale_rule") = py::none(), py::arg("scale_format") = "e8m0",
+        py::arg("sr_bits") = quant::kMaxRandomBits,
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
   bind_points(m);
   bind_gemm(m);

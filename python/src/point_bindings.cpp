@@ -180,6 +180,7 @@ py::dict settings_dict(const quant::PointSettings& s) {
   d["block"] = s.block;
   d["scale_rule"] = std::string(quant::scale_rule_name(s.scale_rule));
   d["scale_format"] = std::string(quant::scale_format_name(s.scale_format));
+  d["sr_bits"] = s.sr_bits;
   return d;
 }
 

@@ -116,7 +116,7 @@ MxStats quantize_placed_blocks(const CallContext& c, std::span<const float> in, 
     for (std::size_t b = t * per_task; b < end; ++b) {
       const BlockPlace p = place(b);
       for (std::size_t i = 0; i < p.len; ++i) tile_in[i] = in[p.first + i * p.stride];
-      if (stochastic) fill_random(c.options.seed, c.options.stream, p.word, {words, p.len});
+      if (stochastic) fill_random(c.options.seed, c.options.stream, p.word, {words, p.len}, c.options.random_bits);
       quantize_one_block(c, tile_in, tile_out, p.len, stochastic ? words : nullptr, partial[t]);
       for (std::size_t i = 0; i < p.len; ++i) out[p.first + i * p.stride] = tile_out[i];
       ++partial[t].blocks;

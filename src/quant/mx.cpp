@@ -243,7 +243,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
           scale_codes[first_code + j] = static_cast<std::uint8_t>(exponents[j] + kE8m0Bias);
         }
       }
-      if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
+      if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len}, options.random_bits);
       quantize_scaled_blocks(element, options.rounding, in.data() + begin, out.data() + begin, len, block, exponents,
                              words, overflows, partial[t].elements, std::min(len, row_length), options.error_sums);
       for (std::size_t j = 0; j < blocks; ++j) partial[t].clipped_blocks += overflows[j] > 0;
@@ -408,7 +408,7 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
     mx_shared_exponents(element, {amax, width}, options.rule, {exponents, width});
     for (std::size_t j = 0; j < width && stochastic; ++j) {
       const std::uint64_t first_word = options.first_index + band.word_base + (c0 + j) * run;
-      fill_random(options.seed, options.stream, first_word, {words + j * len, len});
+      fill_random(options.seed, options.stream, first_word, {words + j * len, len}, options.random_bits);
       if (!vector_tiles) continue;
       for (std::size_t r = 0; r < len; ++r) row_major_words[r * kMaxColumnTile + j] = words[j * len + r];
     }

@@ -10,6 +10,7 @@
 
 #include "format/rounding.hpp"
 #include "format/spec.hpp"
+#include "quant/random_bits.hpp"
 #include "quant/stats.hpp"
 
 namespace altgrad::quant {
@@ -43,7 +44,8 @@ struct MxOptions {
   std::uint64_t stream = 0;
   std::uint64_t first_index = 0;
   BlockScaleFormat scale_format = BlockScaleFormat::e8m0;  // after the rest: brace initializers keep their meaning
-  ErrorSums error_sums = ErrorSums::gather;                 // last, for the same reason (quant/stats.hpp)
+  ErrorSums error_sums = ErrorSums::gather;                 // after the rest, for the same reason (quant/stats.hpp)
+  int random_bits = kMaxRandomBits;                          // stochastic rounding's (quant/random_bits.hpp)
 };
 
 struct MxStats {

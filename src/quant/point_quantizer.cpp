@@ -132,14 +132,15 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
     const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_,
-                            stream(frozen), offset, settings_.scale_format, error_sums_};
+                            stream(frozen), offset, settings_.scale_format, error_sums_, settings_.sr_bits};
     const MxStats mx = quantize_blocks(in, out, layout, options, engine);
     call.values = mx.elements;
     call.scale = std::numeric_limits<float>::quiet_NaN();
     call.blocks = mx.blocks;
     call.clipped_blocks = mx.clipped_blocks;
   } else {
-    QuantizeOptions options{settings_.rounding, scale_for(in, frozen, engine), key_, stream(frozen), offset, {}, error_sums_};
+    QuantizeOptions options{settings_.rounding, scale_for(in, frozen, engine), key_, stream(frozen), offset, {},
+                            error_sums_, settings_.sr_bits};
     if (collecting_codes_ && !frozen) options.code_histogram = histogram_;
     call.values = engine ? engine->quantize(settings_.format, in, out, options) : quantize(settings_.format, in, out, options);
     call.scale = options.scale;

@@ -45,6 +45,7 @@ struct PointSettings {
   std::size_t block = 32;     // block: elements per block
   MxScaleRule scale_rule = MxScaleRule::floor;  // block, scale_format e8m0 only
   BlockScaleFormat scale_format = BlockScaleFormat::e8m0;
+  int sr_bits = kMaxRandomBits;  // stochastic rounding only: random bits per element (random_bits.hpp)
 
   bool operator==(const PointSettings& o) const;
 };

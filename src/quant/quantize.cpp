@@ -274,7 +274,7 @@ QuantStats quantize(const Format& f, std::span<const float> in, std::span<float>
     std::uint64_t local_histogram[256] = {};
     for (std::size_t begin = chunk_begin; begin < chunk_end; begin += kTile) {
       const std::size_t len = std::min(kTile, chunk_end - begin);
-      if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len});
+      if (stochastic) fill_random(options.seed, options.stream, options.first_index + begin, {words, len}, options.random_bits);
       quantize_block(f, options.rounding, in.data() + begin, out.data() + begin, len, options.scale,
                      words, histogram ? local_histogram : nullptr, stats, options.error_sums);
     }

@@ -21,7 +21,9 @@ struct QuantizeOptions {
   std::uint64_t first_index = 0;
   // Optional per-code counts (size = the format's code count, 8-bit formats only); added to.
   std::span<std::uint64_t> code_histogram = {};
-  ErrorSums error_sums = ErrorSums::gather;  // last: existing brace initializers keep their meaning
+  ErrorSums error_sums = ErrorSums::gather;  // after the rest: existing brace initializers keep their meaning
+  // Stochastic rounding's random bits per element (quant/random_bits.hpp); 32: the whole word.
+  int random_bits = kMaxRandomBits;
 };
 
 // out may alias in (in-place). Throws std::invalid_argument on mismatched sizes or a histogram the

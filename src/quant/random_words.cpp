@@ -166,10 +166,9 @@ void philox_chains(std::uint64_t seed, std::uint64_t stream, std::uint64_t first
 
 #endif
 
-}  // namespace
-
-void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
-                 std::span<std::uint32_t> words) {
+// Fills words[i] with the Philox word of element first_index + i.
+void fill_philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
+                       std::span<std::uint32_t> words) {
   // Whole chains straight into `words` while they fit there; the ends, which may start or stop
   // mid-group, through a stack buffer.
   constexpr std::size_t kBatch = kMaxChains * kWordsPerChain;
@@ -191,6 +190,16 @@ void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_i
     done += take;
     group += kGroupsPerChain;
     skip = 0;
+  }
+}
+
+}  // namespace
+
+void fill_random(std::uint64_t seed, std::uint64_t stream, std::uint64_t first_index,
+                 std::span<std::uint32_t> words, int bits) {
+  fill_philox_words(seed, stream, first_index, words);
+  if (const std::uint32_t mask = random_bits_mask(bits); mask != 0) {
+    for (std::uint32_t& word : words) word |= mask;
   }
 }
 

@@ -255,6 +255,8 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
     if (s.scale_format != quant::BlockScaleFormat::e8m0) {
       points.back()["scale_format"] = quant::scale_format_name(s.scale_format);
     }
+    // Likewise only where stochastic rounding keeps fewer than all 32 random bits.
+    if (s.sr_bits != quant::kMaxRandomBits) points.back()["sr_bits"] = s.sr_bits;
   }
   nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
   // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
@@ -300,6 +302,7 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
       if (quant::takes_scale_rule(*patch.scale_format)) {
         patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
       }
+      if (e.contains("sr_bits")) patch.sr_bits = recipe_integer<int>(e, "sr_bits");
       quant::PointSettings settings;
       patch.apply_to(settings, source + ": " + name);
       recipe.points.push_back({name, settings});

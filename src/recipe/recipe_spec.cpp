@@ -87,6 +87,17 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
                         ", whose scale has no rule to choose (docs/formats.md); remove scale_rule or use e8m0");
   }
   if (scale_rule) s.scale_rule = *scale_rule;
+  if (sr_bits && (*sr_bits < 1 || *sr_bits > quant::kMaxRandomBits)) {
+    throw SettingsError(std::string(where) + ": sr_bits = " + std::to_string(*sr_bits) + " is outside [1, " +
+                        std::to_string(quant::kMaxRandomBits) + "]");
+  }
+  if (rounding && !sr_bits) s.sr_bits = quant::kMaxRandomBits;
+  if (sr_bits && s.rounding != format::Rounding::stochastic) {
+    throw SettingsError(std::string(where) + ": sr_bits = " + std::to_string(*sr_bits) + " applies to rounding = " +
+                        "\"stochastic\", not \"" + std::string(format::rounding_name(s.rounding)) +
+                        "\" (docs/quantization.md); remove sr_bits or round stochastically");
+  }
+  if (sr_bits) s.sr_bits = *sr_bits;
 }
 
 std::string_view gemm_name(Gemm gemm) { return kGemmNames[static_cast<std::size_t>(gemm)]; }

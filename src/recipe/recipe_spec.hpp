@@ -109,10 +109,12 @@ struct SettingsPatch {
   std::optional<std::size_t> block;
   std::optional<quant::MxScaleRule> scale_rule;
   std::optional<quant::BlockScaleFormat> scale_format;
+  std::optional<int> sr_bits;
 
-  // Throws quant::SettingsError (prefixed by `where`) on a bad format name, a value out of range, or
-  // a scale_rule named where the scale format has none. Naming a scale format without a rule resets
-  // the rule to floor, where one from a table below no longer applies.
+  // Throws quant::SettingsError (prefixed by `where`) on a bad format name, a value out of range, a
+  // scale_rule named where the scale format has none, or sr_bits named where the rounding is not
+  // stochastic. Naming a scale format without a rule resets the rule to floor, and naming another
+  // rounding without sr_bits resets them to 32, where those from a table below no longer apply.
   void apply_to(quant::PointSettings& settings, std::string_view where) const;
 };
 

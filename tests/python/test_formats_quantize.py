@@ -112,6 +112,24 @@ def test_stochastic_rounding_is_unbiased():
     assert abs(mean - 1.1) < 5 * 0.125 * math.sqrt(0.8 * 0.2 / v.size)
 
 
+def test_sr_bits_round_up_with_probability_floor_of_two_to_the_bits_times_the_fraction():
+    # 1 + 2^-12 at scale 256 is 256.0625, a fraction 2^-9 of E4M3's step of 32 there: with 8 random
+    # bits it rounds up with probability floor(256 * 2^-9) / 256 = 0; with 32, 2^-9 (about 391 of
+    # 200,000; none at all has odds below e^-390).
+    x = np.full(200000, 1 + 2**-12, dtype=np.float32)
+    ups = {bits: int(np.sum(altgrad.quantize(x, "e4m3", rounding="stochastic", scale=256.0, sr_bits=bits, seed=2)[0]
+                            > x[0])) for bits in (8, 32)}
+    assert ups[8] == 0
+    assert 250 < ups[32] < 550
+    # 1.1 is 0.8 of a step above 1: with 1 bit, floor(2 * 0.8) / 2 = 1/2.
+    halves = altgrad.quantize(np.full(200000, 1.1, dtype=np.float32), "e4m3", rounding="stochastic", sr_bits=1)[0]
+    assert abs(float(np.mean(halves > 1.05)) - 0.5) < 5 * math.sqrt(0.25 / halves.size)
+    with pytest.raises(ValueError, match="sr_bits applies to rounding='stochastic'"):
+        altgrad.quantize(x, "e4m3", sr_bits=8)
+    with pytest.raises(ValueError, match="outside"):
+        altgrad.quantize(x, "e4m3", rounding="stochastic", sr_bits=0)
+
+
 def test_tensor_scaling_is_max_finite_over_amax():
     f = altgrad.Format("e4m3")
     x = np.random.default_rng(4).standard_normal(4096).astype(np.float32) * 1e-3

@@ -240,6 +240,23 @@ TEST_F(DeviceQuantizeParity, WithoutTheErrorSumsEveryFormatAndRounding) {
   expect_mx_parity(f, large, 768, m, describe_case("e4m3", Rounding::stochastic, "1.5M elements, no error sums"));
 }
 
+// Stochastic rounding with fewer random bits (quant/random_bits.hpp): the same masked words.
+TEST_F(DeviceQuantizeParity, StochasticRoundingWithFewerRandomBits) {
+  for (const std::string& name : parity_format_names()) {
+    const format::Format f = parity_format(name);
+    const std::vector<float> tensor = tensor_inputs(f, 0.37f, 4099, 47);
+    const std::vector<float> blocks = mx_inputs(f, 3 * 100, 49);
+    for (const int bits : {1, 8, 23}) {
+      quant::QuantizeOptions o = tensor_options(Rounding::stochastic, 0.37f);
+      o.random_bits = bits;
+      expect_tensor_parity(f, tensor, o, describe_case(name, Rounding::stochastic, std::to_string(bits) + " random bits"));
+      quant::MxOptions m = mx_options(Rounding::stochastic, quant::MxScaleRule::floor, 32);
+      m.random_bits = bits;
+      expect_mx_parity(f, blocks, 100, m, describe_case(name, Rounding::stochastic, "MX, " + std::to_string(bits) + " random bits"));
+    }
+  }
+}
+
 // FP32 and E4M3 block scales run on the CPU only (quant/block_scale.hpp): the GPU says so.
 TEST_F(DeviceQuantizeParity, MxRefusesScaleFormatsOtherThanE8m0) {
   const format::Format f = parity_format("e2m1");

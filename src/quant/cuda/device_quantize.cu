@@ -27,6 +27,7 @@ struct TensorLaunch {
   float scale;
   Unscale unscale;
   std::uint64_t seed, stream, first_index;
+  std::uint32_t random_mask;  // quant/random_bits.hpp: set in every word
 };
 
 // x → Q(x·scale)/scale for every element, four per thread per step, statistics from the same
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(kThreads)
     float x[4], y[4];
     const unsigned count = load_quad(in, i, n, p.vector, x);
     std::uint32_t words[4] = {};
-    if constexpr (format::is_stochastic(R)) random_quad(p.seed, p.stream, p.first_index + i, words);
+    if constexpr (format::is_stochastic(R)) random_quad(p.seed, p.stream, p.first_index + i, words, p.random_mask);
 #pragma unroll
     for (unsigned j = 0; j < 4; ++j) {
       if (j >= count) break;
@@ -146,7 +147,8 @@ QuantStats DeviceQuantizer::quantize(const format::Format& f, std::span<const fl
                        Unscale::for_scale(options.scale),
                        options.seed,
                        options.stream,
-                       options.first_index};
+                       options.first_index,
+                       random_bits_mask(options.random_bits)};
   auto* partials = static_cast<StatsPartial*>(partials_);
   const unsigned grid = grid_for((n + 3) / 4);
   launch_tensor(options.rounding, grid, p, in.data(), out.data(), n, partials, options.error_sums);

@@ -36,6 +36,7 @@ struct MxLaunch {
   std::size_t row_length, block, blocks_per_row, blocks;  // blocks: of all rows
   std::uint64_t seed, stream, first_index;
   std::uint8_t* scale_codes;  // one per block, or null
+  std::uint32_t random_mask;  // quant/random_bits.hpp: set in every word
 };
 
 // Block b of the rows: elements [begin, end) of the array.
@@ -104,7 +105,7 @@ __global__ void __launch_bounds__(kThreads)
         count = load_quad(in, i, span.end, p.vector, x);
       }
       std::uint32_t words[4] = {};
-      if constexpr (format::is_stochastic(R)) random_quad(p.seed, p.stream, p.first_index + i, words);
+      if constexpr (format::is_stochastic(R)) random_quad(p.seed, p.stream, p.first_index + i, words, p.random_mask);
 #pragma unroll
       for (unsigned j = 0; j < 4; ++j) {
         if (j >= count) break;
@@ -187,7 +188,8 @@ MxStats DeviceQuantizer::quantize_mx(const format::Format& element, std::span<co
                    options.seed,
                    options.stream,
                    options.first_index,
-                   scale_codes.empty() ? nullptr : scale_codes.data()};
+                   scale_codes.empty() ? nullptr : scale_codes.data(),
+                   random_bits_mask(options.random_bits)};
   auto* partials = static_cast<StatsPartial*>(partials_);
   const unsigned grid = grid_for(p.blocks * kLanesPerBlock);
   launch_mx(options.rounding, grid, p, in.data(), out.data(), partials, options.error_sums);

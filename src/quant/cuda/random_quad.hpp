@@ -8,12 +8,13 @@
 
 #include "format/host_device.hpp"
 #include "format/philox.hpp"
+#include "quant/random_bits.hpp"
 
 namespace altgrad::quant::cuda {
 
-// words[j] = philox_word(seed, stream, index + j) for j < 4.
-ALTGRAD_HD inline void random_quad(std::uint64_t seed, std::uint64_t stream, std::uint64_t index,
-                                   std::uint32_t (&words)[4]) {
+// The four words as drawn.
+ALTGRAD_HD inline void draw_quad(std::uint64_t seed, std::uint64_t stream, std::uint64_t index,
+                                 std::uint32_t (&words)[4]) {
   const unsigned skip = static_cast<unsigned>(index & 3);
   const format::PhiloxCounter first = format::philox_block(seed, stream, index >> 2);
   if (skip == 0) {
@@ -28,6 +29,13 @@ ALTGRAD_HD inline void random_quad(std::uint64_t seed, std::uint64_t stream, std
     words[0] = words[1], words[1] = words[2], words[2] = words[3], words[3] = second[0];
     second[0] = second[1], second[1] = second[2], second[2] = second[3];
   }
+}
+
+// words[j] = philox_word(seed, stream, index + j) | mask for j < 4 (mask: quant/random_bits.hpp).
+ALTGRAD_HD inline void random_quad(std::uint64_t seed, std::uint64_t stream, std::uint64_t index,
+                                   std::uint32_t (&words)[4], std::uint32_t mask = 0) {
+  draw_quad(seed, stream, index, words);
+  for (int j = 0; j < 4; ++j) words[j] |= mask;
 }
 
 }  // namespace altgrad::quant::cuda
