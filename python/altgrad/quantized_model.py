@@ -82,9 +82,10 @@ class _Matmul:
         return t if point is None else _quantized(point, t, along_rows, frozen)
 
     def column_copy(self, role, t, forward_copy):
-        """The copy a backward GEMM reducing down t's rows reads: the forward's under per-tensor scaling."""
+        """The copy a backward GEMM reducing down t's rows reads: the forward's under per-tensor scaling
+        and under a weight's 2-D tiles, which W and its transpose share."""
         point = self.points[role]
-        if point is None or point.settings.scaling != "block":
+        if point is None or point.settings.scaling != "block" or point.settings.tile:
             return forward_copy
         return self.copy(role, t, along_rows=True)
 

@@ -31,7 +31,7 @@ class FakeQuant(_torch.autograd.Function):
 
 def fake_quant(t: _torch.Tensor, format: str, return_stats: bool = False, **options):
     """Fake-quantizes a CPU float32 tensor into `format` (altgrad.quantize's options: rounding,
-    scaling, scale, block, scale_rule, scale_format, sr_bits, seed, stream, saturate, margin); the gradient
+    scaling, scale, block, scale_rule, scale_format, sr_bits, tile, seed, stream, saturate, margin); the gradient
     passes straight through.
     With return_stats=True returns (tensor, statistics of the pass)."""
     if not isinstance(t, _torch.Tensor):

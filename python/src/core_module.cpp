@@ -22,6 +22,7 @@
 #include "quant/point_settings.hpp"
 #include "quant/quantize.hpp"
 #include "quant/scaling.hpp"
+#include "quant/tiles.hpp"
 
 namespace py = pybind11;
 
@@ -139,7 +140,8 @@ quant::MxOptions block_options(const std::string& scale_format, const std::optio
 py::tuple quantize(const FloatArray& x, const std::string& format_name, const std::string& rounding,
                    const std::string& scaling, std::optional<float> scale, std::size_t block, std::uint64_t seed,
                    std::uint64_t stream, bool saturate, int margin, bool codes, std::optional<FloatArray> into,
-                   const std::optional<std::string>& scale_rule, const std::string& scale_format, int sr_bits) {
+                   const std::optional<std::string>& scale_rule, const std::string& scale_format, int sr_bits,
+                   bool tile) {
   const PyFormat p = make_format(format_name, saturate);
   const format::Rounding r = rounding_of(rounding);
   if (sr_bits < 1 || sr_bits > quant::kMaxRandomBits) {
@@ -167,18 +169,23 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
     options.stream = stream;
     options.random_bits = sr_bits;
     const auto row = static_cast<std::size_t>(x.shape(x.ndim() - 1));
+    if (tile && (x.ndim() < 2 || block > quant::kMaxTile)) {
+      throw py::value_error("tile=True needs a matrix (at least two axes) and block <= " +
+                            std::to_string(quant::kMaxTile) + ", got " + std::to_string(x.ndim()) + " axes and block " +
+                            std::to_string(block));
+    }
     quant::MxStats stats;
     {
       py::gil_scoped_release release;
-      stats = quant::quantize_mx(p.format, in, y, row, options);
+      stats = tile ? quant::quantize_tiles(p.format, in, y, row, options) : quant::quantize_mx(p.format, in, y, row, options);
     }
     py::dict d = stats_dict(stats.elements);
     d["blocks"] = stats.blocks;
     d["clipped_blocks"] = stats.clipped_blocks;
     return py::make_tuple(out, d);
   }
-  if (scale_rule || scale_format != "e8m0") {
-    throw py::value_error("scale_rule and scale_format apply to scaling='block', not '" + scaling + "'");
+  if (scale_rule || scale_format != "e8m0" || tile) {
+    throw py::value_error("scale_rule, scale_format and tile apply to scaling='block', not '" + scaling + "'");
   }
   float s = 1.0f;
   if (scaling == "tensor") {
@@ -279,7 +286,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("scaling") = "none", py::arg("scale") = py::none(), py::arg("block") = 32, py::arg("seed") = 0,
         py::arg("stream") = 0, py::arg("saturate") = true, py::arg("margin") = 0, py::arg("codes") = false,
         py::arg("out").noconvert() = py::none(), py::arg("scale_rule") = py::none(), py::arg("scale_format") = "e8m0",
-        py::arg("sr_bits") = quant::kMaxRandomBits,
+        py::arg("sr_bits") = quant::kMaxRandomBits, py::arg("tile") = false,
         "Fake-quantizes x: returns (dequantized float32 array, statistics of the same pass)");
   bind_points(m);
   bind_gemm(m);

@@ -181,6 +181,7 @@ py::dict settings_dict(const quant::PointSettings& s) {
   d["scale_rule"] = std::string(quant::scale_rule_name(s.scale_rule));
   d["scale_format"] = std::string(quant::scale_format_name(s.scale_format));
   d["sr_bits"] = s.sr_bits;
+  d["tile"] = s.tiles;
   return d;
 }
 
@@ -190,6 +191,7 @@ void bind_points(py::module_& m) {
   py::class_<quant::PointSettings>(m, "PointSettings", "How one point is quantized (recipe.json's fields)")
       .def_property_readonly("enabled", [](const quant::PointSettings& s) { return s.enabled; })
       .def_property_readonly("scaling", [](const quant::PointSettings& s) { return std::string(quant::scaling_name(s.scaling)); })
+      .def_property_readonly("tile", [](const quant::PointSettings& s) { return s.tiles; })
       .def("as_dict", &settings_dict)
       .def("__repr__", [](const quant::PointSettings& s) { return "PointSettings(" + std::string(py::repr(settings_dict(s))) + ")"; });
 

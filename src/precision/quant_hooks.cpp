@@ -160,7 +160,8 @@ void QuantHooks::range_fit(PointProfile& p, std::span<const float> in, const qua
 
 bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
   const auto& point = points_[operand.index];
-  return (point && point->settings().scaling == quant::Scaling::block) || hadamard_.differs_by_gemm(operand);
+  const bool blocked = point && point->settings().scaling == quant::Scaling::block && !point->settings().tiles;
+  return blocked || hadamard_.differs_by_gemm(operand);
 }
 
 // The values the point quantizes: `in` itself, or its transform for the GEMM that reads the copy,

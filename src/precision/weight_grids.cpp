@@ -85,6 +85,10 @@ void WeightGrids::fix_scale(std::size_t range, float scale) {
 void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {
   if (!optimizer.uses_grids()) return;
   for (const Entry& e : entries_) {
+    if (e.point && e.settings.scaling == quant::Scaling::block && e.settings.tiles) {
+      throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids along rows; " +
+                                 "tile = true (2-D tiles) is not supported there yet");
+    }
     if (e.point && e.settings.scaling == quant::Scaling::block && e.settings.scale_format != quant::BlockScaleFormat::e8m0) {
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids; scale_format = " +
                                  std::string(quant::scale_format_name(e.settings.scale_format)) +

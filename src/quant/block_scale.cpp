@@ -30,13 +30,6 @@ struct BlockPlace {
   std::uint64_t word;
 };
 
-// What every block of one call shares.
-struct CallContext {
-  const format::Format& element;
-  const MxOptions& options;
-  TensorScale tensor;  // e4m3 only
-};
-
 // One element's share of the statistics, as the per-tensor quantizer counts them (quant/stats.hpp);
 // the error sums only under ErrorSums::gather.
 void count_element(QuantStats& s, float x, float y, bool overflow, bool underflow, ErrorSums sums) {
@@ -92,12 +85,6 @@ void quantize_e4m3_block(const CallContext& c, const float* x, float* y, std::si
   stats.clipped_blocks += clipped ? 1 : 0;
 }
 
-void quantize_one_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
-                        MxStats& stats) {
-  if (c.options.scale_format == BlockScaleFormat::e4m3) return quantize_e4m3_block(c, x, y, n, words, stats);
-  quantize_fp32_block(c, x, y, n, words, stats);
-}
-
 // Every block `place(b)` for b < blocks, gathered into a contiguous tile, quantized, scattered
 // back. Tasks depend only on the shape and their partials merge in task order: the same bits and
 // sums for any thread count.
@@ -127,6 +114,8 @@ MxStats quantize_placed_blocks(const CallContext& c, std::span<const float> in, 
   return total;
 }
 
+}  // namespace
+
 CallContext context_for(const format::Format& element, std::span<const float> in, const MxOptions& options) {
   CallContext c{element, options, {}};
   if (options.scale_format == BlockScaleFormat::e4m3) {
@@ -135,7 +124,11 @@ CallContext context_for(const format::Format& element, std::span<const float> in
   return c;
 }
 
-}  // namespace
+void quantize_one_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
+                        MxStats& stats) {
+  if (c.options.scale_format == BlockScaleFormat::e4m3) return quantize_e4m3_block(c, x, y, n, words, stats);
+  quantize_fp32_block(c, x, y, n, words, stats);
+}
 
 float block_multiplier(const format::Format& element, float amax, BlockScaleFormat scale_format) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 1.0f;

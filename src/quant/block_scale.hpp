@@ -36,6 +36,19 @@ float e4m3_block_scale(const format::Format& element, float block_amax, const Te
 // (FLT_MAX for a flushed block).
 float e4m3_element_factor(float block_scale, const TensorScale& tensor);
 
+// What every block of one call shares: for E4M3 block scales, the tensor scale of the whole input.
+struct CallContext {
+  const format::Format& element;
+  const MxOptions& options;
+  TensorScale tensor;  // e4m3 only
+};
+CallContext context_for(const format::Format& element, std::span<const float> in, const MxOptions& options);
+
+// One block of n contiguous elements at its own scale of options.scale_format (not e8m0), its
+// statistics added to `stats` (without counting the block); words: one per element, or null.
+void quantize_one_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
+                        MxStats& stats);
+
 // quantize_mx and quantize_mx_columns for options.scale_format other than e8m0; quant/mx.cpp hands
 // them over. Same layouts, same random words, same statistics.
 MxStats quantize_scaled_rows(const format::Format& element, std::span<const float> in, std::span<float> out,

@@ -10,6 +10,7 @@
 #include "quant/mx.hpp"
 #include "format/philox_key.hpp"
 #include "quant/quantize.hpp"
+#include "quant/tiles.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -103,13 +104,17 @@ void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements
 }
 
 bool PointQuantizer::engine_covers(const OperandLayout& layout, bool frozen) const {
-  if (settings_.scaling == Scaling::block) return settings_.scale_format == BlockScaleFormat::e8m0 && !layout.along_rows;
+  if (settings_.scaling == Scaling::block) {
+    return settings_.scale_format == BlockScaleFormat::e8m0 && !settings_.tiles && !layout.along_rows;
+  }
   return !(collecting_codes_ && !frozen);
 }
 
 MxStats PointQuantizer::quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
                                         const MxOptions& options, Engine* engine) const {
   if (engine) return engine->quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
+  // Tiles are the matrix's whatever the GEMM's axis: one copy serves both (axis_dependent false).
+  if (settings_.tiles) return quantize_tiles(settings_.format, in, out, layout.cols, options);
   if (layout.along_rows) {
     const std::size_t rows = layout.cols ? in.size() / layout.cols : 0;
     return quantize_mx_columns(settings_.format, in, out, layout.cols, layout.run ? layout.run : rows, options);
@@ -129,7 +134,7 @@ PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out
   std::uint64_t& offset = frozen ? frozen_offset_ : step_offset_;
   PointStats call;
   call.calls = 1;
-  const bool column_copy = settings_.scaling == Scaling::block && layout.along_rows;
+  const bool column_copy = settings_.scaling == Scaling::block && !settings_.tiles && layout.along_rows;
   if (settings_.scaling == Scaling::block) {
     const MxOptions options{settings_.block, settings_.scale_rule, settings_.rounding, key_,
                             stream(frozen), offset, settings_.scale_format, error_sums_, settings_.sr_bits};

@@ -20,7 +20,8 @@ format::Format default_format() { return format::make_format(format::parse_forma
 bool PointSettings::operator==(const PointSettings& o) const {
   return enabled == o.enabled && format_name == o.format_name && rounding == o.rounding && scaling == o.scaling &&
          history == o.history && amax == o.amax && margin == o.margin && block == o.block &&
-         scale_rule == o.scale_rule && scale_format == o.scale_format && sr_bits == o.sr_bits;
+         scale_rule == o.scale_rule && scale_format == o.scale_format && sr_bits == o.sr_bits &&
+         tiles == o.tiles;
 }
 
 std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }

@@ -46,6 +46,7 @@ struct PointSettings {
   MxScaleRule scale_rule = MxScaleRule::floor;  // block, scale_format e8m0 only
   BlockScaleFormat scale_format = BlockScaleFormat::e8m0;
   int sr_bits = kMaxRandomBits;  // stochastic rounding only: random bits per element (random_bits.hpp)
+  bool tiles = false;  // block: blocks are block × block tiles of the matrix (quant/tiles.hpp), weights only
 
   bool operator==(const PointSettings& o) const;
 };

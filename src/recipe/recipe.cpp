@@ -257,6 +257,7 @@ nlohmann::json recipe_to_json(const Recipe& recipe) {
     }
     // Likewise only where stochastic rounding keeps fewer than all 32 random bits.
     if (s.sr_bits != quant::kMaxRandomBits) points.back()["sr_bits"] = s.sr_bits;
+    if (s.tiles) points.back()["tile"] = true;
   }
   nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
   // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
@@ -303,6 +304,7 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
         patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
       }
       if (e.contains("sr_bits")) patch.sr_bits = recipe_integer<int>(e, "sr_bits");
+      if (e.contains("tile")) patch.tiles = e.at("tile").get<bool>();
       quant::PointSettings settings;
       patch.apply_to(settings, source + ": " + name);
       recipe.points.push_back({name, settings});

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 
 #include "format/parse.hpp"
+#include "quant/tiles.hpp"
 
 namespace altgrad::recipe {
 namespace {
@@ -14,9 +15,10 @@ using quant::Scaling;
 using quant::SettingsError;
 using quant::kMaxMxBlock;
 
-constexpr std::array<std::string_view, 9> kPresetNames = {"fp32",       "bf16",       "fp8-hybrid",
-                                                          "fp8-e4m3",   "mx8",        "fp8-hopper",
-                                                          "te-delayed", "te-current", "te-mxfp8"};
+constexpr std::array<std::string_view, 11> kPresetNames = {"fp32",           "bf16",       "fp8-hybrid",
+                                                           "fp8-e4m3",       "mx8",        "fp8-hopper",
+                                                           "te-delayed",     "te-current", "te-mxfp8",
+                                                           "te-float8-block", "te-nvfp4"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
@@ -98,6 +100,16 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
                         "\" (docs/quantization.md); remove sr_bits or round stochastically");
   }
   if (sr_bits) s.sr_bits = *sr_bits;
+  if (scaling && !tiles) s.tiles = false;
+  if (tiles) s.tiles = *tiles;
+  if (s.tiles && s.scaling != Scaling::block) {
+    throw SettingsError(std::string(where) + ": tile = true needs scaling = \"block\", not \"" +
+                        std::string(quant::scaling_name(s.scaling)) + "\" (docs/quantization.md)");
+  }
+  if (s.tiles && s.block > quant::kMaxTile) {
+    throw SettingsError(std::string(where) + ": block = " + std::to_string(s.block) +
+                        " with tile = true: a tile's side is at most " + std::to_string(quant::kMaxTile));
+  }
 }
 
 std::string_view gemm_name(Gemm gemm) { return kGemmNames[static_cast<std::size_t>(gemm)]; }
@@ -170,10 +182,10 @@ RecipeSpec preset(std::string_view name) {
     spec.accumulate_origin.fill("preset fp8-hopper");
     return spec;
   }
-  // Transformer Engine's FP8 recipes as their defaults set them (transformer_engine/common/recipe/
+  // Transformer Engine's recipes as their defaults set them (transformer_engine/common/recipe/
   // __init__.py; docs/quantization.md, "Presets"): DelayedScaling and Float8CurrentScaling in the
   // HYBRID format (E4M3 forward, E5M2 gradients), MXFP8BlockScaling in E4M3 with 32-element blocks
-  // whose E8M0 scale rounds up.
+  // whose E8M0 scale rounds up; Float8BlockScaling and NVFP4BlockScaling below.
   if (name == "te-delayed") {
     RecipeSpec spec = uniform_preset(name, "e4m3", "e5m2", Scaling::delayed);
     for (PointSettings& role : spec.roles) role.history = 1024;  // its amax_history_len
@@ -183,6 +195,36 @@ RecipeSpec preset(std::string_view name) {
   if (name == "te-mxfp8") {
     RecipeSpec spec = uniform_preset(name, "e4m3", "e4m3", Scaling::block);
     for (PointSettings& role : spec.roles) role.scale_rule = quant::MxScaleRule::round_up;
+    return spec;
+  }
+  // Float8BlockScaling: E4M3 everywhere, FP32 power-of-two scales per 1 × 128 block of activations
+  // and gradients and per 128 × 128 tile of a weight.
+  if (name == "te-float8-block") {
+    RecipeSpec spec = uniform_preset(name, "e4m3", "e4m3", Scaling::block);
+    for (PointSettings& role : spec.roles) {
+      role.block = 128;
+      role.scale_format = quant::BlockScaleFormat::fp32_pow2;
+    }
+    spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
+    return spec;
+  }
+  // NVFP4BlockScaling: E2M1 with E4M3 scales per 16 under an FP32 tensor scale, 16 × 16 weight
+  // tiles, gradients rounded stochastically with 8 random bits, and a 16-point random Hadamard
+  // transform with TE's signs on both operands of the weight-gradient GEMM.
+  if (name == "te-nvfp4") {
+    RecipeSpec spec = uniform_preset(name, "e2m1", "e2m1", Scaling::block);
+    for (PointSettings& role : spec.roles) {
+      role.block = 16;
+      role.scale_format = quant::BlockScaleFormat::e4m3;
+    }
+    spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
+    PointSettings& grad = spec.roles[static_cast<std::size_t>(Role::grad)];
+    grad.rounding = format::Rounding::stochastic;
+    grad.sr_bits = 8;
+    spec.hadamard.gemms[static_cast<std::size_t>(Gemm::wgrad)] = true;
+    spec.hadamard.size = 16;
+    spec.hadamard.signs = HadamardSigns::te;
+    spec.hadamard.origin = "preset te-nvfp4";
     return spec;
   }
   std::string valid;
@@ -212,6 +254,13 @@ std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const Point
       if (resolved.size() > 3) examples += ", …, " + resolved.back().name;
       throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no quantization point (points are named " +
                         examples + ")");
+    }
+  }
+  for (std::size_t i = 0; i < resolved.size(); ++i) {
+    if (resolved[i].settings.enabled && resolved[i].settings.tiles && points[i].role != Role::weight) {
+      throw RecipeError(resolved[i].name + ": tile = true: 2-D tiles are a weight's, which its two GEMMs read as W " +
+                        "and its transpose; activations, gradients and attention operands are blocked along each " +
+                        "GEMM's reduction axis (docs/quantization.md)");
     }
   }
   return resolved;

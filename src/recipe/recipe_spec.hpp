@@ -10,8 +10,8 @@
 // they name, and switch the point on unless they say `enabled = false`; later overrides win.
 //
 // Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper, and Transformer Engine's te-delayed,
-// te-current, te-mxfp8) are recipes of the same form; a config starts from one and changes role
-// settings or adds overrides on top.
+// te-current, te-mxfp8, te-float8-block, te-nvfp4) are recipes of the same form; a config starts
+// from one and changes role settings or adds overrides on top.
 //
 // A recipe also says how each of a Linear layer's three GEMMs adds its products (`accumulate`,
 // format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation; and, apart,
@@ -110,11 +110,14 @@ struct SettingsPatch {
   std::optional<quant::MxScaleRule> scale_rule;
   std::optional<quant::BlockScaleFormat> scale_format;
   std::optional<int> sr_bits;
+  std::optional<bool> tiles;  // the key `tile`
 
   // Throws quant::SettingsError (prefixed by `where`) on a bad format name, a value out of range, a
   // scale_rule named where the scale format has none, or sr_bits named where the rounding is not
   // stochastic. Naming a scale format without a rule resets the rule to floor, and naming another
-  // rounding without sr_bits resets them to 32, where those from a table below no longer apply.
+  // rounding without sr_bits resets them to 32, and another scaling without `tile` resets it to
+  // false, where those from a table below no longer apply. tile = true needs block scaling and a
+  // block of at most 128 (a tile's side).
   void apply_to(quant::PointSettings& settings, std::string_view where) const;
 };
 

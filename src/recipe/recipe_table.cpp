@@ -29,9 +29,9 @@ constexpr std::array<std::string_view, 8> kPhaseKeys = {"start",    "preset",   
 // [quant.accumulate]'s keys: the Linear GEMMs, then the attention products.
 constexpr std::array<std::string_view, kGemmCount + 1> kAccumulateKeys = {kGemmNames[0], kGemmNames[1], kGemmNames[2],
                                                                          kAttentionAccumulateKey};
-constexpr std::array<std::string_view, 11> kSettingKeys = {"enabled", "format", "rounding",   "scaling",
+constexpr std::array<std::string_view, 12> kSettingKeys = {"enabled", "format", "rounding",   "scaling",
                                                            "history", "amax",   "margin",     "block",
-                                                           "scale_rule", "scale_format", "sr_bits"};
+                                                           "scale_rule", "scale_format", "sr_bits", "tile"};
 
 // "file:line"; a table built in code (a recipe given to Python as a dict) has neither: "config".
 std::string where(const toml::node& node) {
@@ -125,6 +125,10 @@ void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& 
         choice_of<quant::BlockScaleFormat>(node, key, quant::parse_scale_format, quant::kScaleFormatNames);
   } else if (key == "sr_bits") {
     patch.sr_bits = static_cast<int>(integer_of(node, key, 1, quant::kMaxRandomBits));
+  } else if (key == "tile") {
+    const auto value = node.value_exact<bool>();
+    if (!value) bad_value(node, key, "true or false");
+    patch.tiles = *value;
   }
 }
 

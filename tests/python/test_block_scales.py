@@ -184,3 +184,26 @@ def test_scale_options_are_checked_as_the_recipe_checks_them():
         altgrad.quantize(x, "e2m1", scaling="block", scale_format="ue8m0")
     with pytest.raises(ValueError, match="apply to scaling='block'"):
         altgrad.quantize(x, "e4m3", scaling="tensor", scale_format="fp32")
+
+
+@pytest.mark.parametrize("scale_format, element", [("e8m0", "e4m3"), ("fp32_pow2", "e4m3"), ("fp32", "e4m3")])
+def test_tiles_are_one_block_each_and_shared_by_the_transpose(scale_format, element):
+    # 40 x 72 in 16 x 16 tiles: ragged at both edges. Each tile equals its elements quantized as one
+    # 1-D block (the engine's 1-D path, tested above against the definitions), and the transpose gets
+    # the transposed copy.
+    w = (np.random.default_rng(8).standard_normal((40, 72)) * np.exp2(np.arange(40) % 9 - 4)[:, None]).astype(F32)
+    y, stats = altgrad.quantize(w, element, scaling="block", block=16, tile=True, scale_format=scale_format)
+    for r in range(0, 40, 16):
+        for c in range(0, 72, 16):
+            tile = np.ascontiguousarray(w[r:r + 16, c:c + 16])
+            one, _ = altgrad.quantize(tile.reshape(1, -1), element, scaling="block", block=tile.size,
+                                      scale_format=scale_format)
+            assert np.array_equal(y[r:r + 16, c:c + 16], one.reshape(tile.shape)), (r, c)
+    assert stats["blocks"] == 3 * 5
+    yt, _ = altgrad.quantize(np.ascontiguousarray(w.T), element, scaling="block", block=16, tile=True,
+                             scale_format=scale_format)
+    assert np.array_equal(y.T, yt)
+    with pytest.raises(ValueError, match="tile=True needs a matrix"):
+        altgrad.quantize(w[0], element, scaling="block", block=16, tile=True)
+    with pytest.raises(ValueError, match="apply to scaling='block'"):
+        altgrad.quantize(w, element, scaling="tensor", tile=True)

@@ -5,7 +5,9 @@
 // optimizer, a checkpoint, a hook's copy between q, k and v) dies with SIGSEGV instead.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -25,12 +27,14 @@ using namespace train_test;
 enum class Quantizer { engine, host };
 
 TrainOutcome run_guarded(const config::TrainConfig& config, const fs::path& run_dir, Quantizer quantizer,
-                         bool resume = false, int interrupt_after = 0) {
+                         bool resume = false, int interrupt_after = 0,
+                         std::optional<std::pair<std::string, std::int64_t>> inject_nan = std::nullopt) {
   model_test::GuardedBackend<float> guarded;
   GuardedQuantizer engine(guarded.memory);
   TrainOptions options;
   options.run_dir = run_dir;
   options.resume = resume;
+  options.inject_nan = std::move(inject_nan);
   options.passes_device = PassesDevice{guarded.backend(), quantizer == Quantizer::engine ? &engine : nullptr};
   int boundaries = 0;
   if (interrupt_after > 0) {
@@ -113,6 +117,20 @@ TEST(DeviceTrainingNonFinite, StopsWhereTheCpuRunStops) {
   const TrainOutcome cpu = run(c, dir.path() / "cpu");
   const TrainOutcome device = run_guarded(c, dir.path() / "device", Quantizer::engine);
   EXPECT_NE(cpu.stop_reason, "completed");
+  EXPECT_EQ(device.stop_reason, cpu.stop_reason);
+}
+
+// --inject-nan on the device: the NaN is written into the device's copy, and the stop names the
+// point, as on the CPU.
+TEST(DeviceTrainingNonFinite, AnInjectedNanStopsWhereTheCpuRunStops) {
+  test_support::ScratchDir dir;
+  const config::TrainConfig c = device_config(dir.write("corpus.txt", generated_corpus()), "[quant]\npreset = \"fp8-hybrid\"\n");
+  TrainOptions options;
+  options.run_dir = dir.path() / "cpu";
+  options.inject_nan = {{"h.1.mlp.c_fc:act", 3}};
+  const TrainOutcome cpu = train(c, options);
+  const TrainOutcome device = run_guarded(c, dir.path() / "device", Quantizer::engine, false, 0, options.inject_nan);
+  EXPECT_NE(cpu.stop_reason.find("h.1.mlp.c_fc:act"), std::string::npos) << cpu.stop_reason;
   EXPECT_EQ(device.stop_reason, cpu.stop_reason);
 }
 
