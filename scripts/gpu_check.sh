@@ -48,9 +48,19 @@ export ALTGRAD_REQUIRE_GPU=1
 status=0
 (cd "$build" && ctest --output-on-failure -L gpu) || status=1
 (cd "$build" && ctest --output-on-failure -R '^golden_runs$') || status=1
-# The speed table: the engine's training steps, recipe by recipe, beside PyTorch's on this GPU.
-echo "gpu_check: speed (tokens/s of training steps; bench/gpu_speed_table.py)" >&2
-python3 "$root/bench/gpu_speed_table.py" "$build/altgrad" || status=1
+# The speed table: the engine's training steps, recipe by recipe, beside PyTorch's on this GPU,
+# within ALTGRAD_SPEED_SECONDS (default 150, so that the check stays near 5 minutes; the whole
+# table takes longer, torch.compile most of it: set 600 for it); rows printed by then
+# stay, and a cut table says so without failing the check.
+speed_seconds=${ALTGRAD_SPEED_SECONDS:-150}
+echo "gpu_check: speed (tokens/s of training steps; bench/gpu_speed_table.py, at most ${speed_seconds} s)" >&2
+speed_status=0
+timeout "$speed_seconds" python3 "$root/bench/gpu_speed_table.py" "$build/altgrad" || speed_status=$?
+case $speed_status in
+  0) ;;
+  124) echo "gpu_check: the speed table was cut at ${speed_seconds} s (ALTGRAD_SPEED_SECONDS sets the limit)" >&2 ;;
+  *) status=1 ;;
+esac
 summary="$gpu, sm_$arch: build ${built} s, all $((SECONDS - started)) s"
 if ((status == 0)); then
   echo "gpu_check: PASS ($summary)"
