@@ -38,6 +38,12 @@ inline constexpr std::array<std::string_view, 2> kPreconditionNames = {"grad", "
 enum class Device : std::uint8_t { cpu, cuda };
 inline constexpr std::array<std::string_view, 2> kDeviceNames = {"cpu", "cuda"};
 
+// How the low-precision gradient reduction sums the micro-batches' quantized gradients
+// (docs/optimizers.md, "Low-precision gradient reduction"): every partial sum rounded onto the
+// format (as NCCL's FP8 sum holds them), or summed in FP32.
+enum class GradReduceSum : std::uint8_t { in_format, fp32 };
+inline constexpr std::array<std::string_view, 2> kGradReduceSumNames = {"format", "fp32"};
+
 // Defaults: a run that learns visibly in about ten minutes on two CPU cores, in FP32.
 //   Model: 4 layers, 4 heads, 128 channels, context 128, no biases — nanoGPT's "baby GPT" for
 //   laptops. About 0.84M parameters: 12·L·C² = 786k in the blocks, (256 + 128)·C = 49k in the
@@ -68,6 +74,11 @@ struct TrainConfig {
   double val_fraction = 0.1;  // the last 10% of the bytes is validation
   int batch_size = 16;        // sequences per micro-step
   int gradient_accumulation_steps = 1;
+  // Low-precision gradient reduction (docs/optimizers.md): each micro-batch's gradient quantized to
+  // this signed format before the micro-batches are summed, as MS-AMP's FP8 all-reduce sums its
+  // ranks'; "" = the FP32 sum, as always.
+  std::string grad_reduce_format;
+  GradReduceSum grad_reduce_sum = GradReduceSum::in_format;  // partial sums in the format, or in FP32
 
   // optimizer and schedule
   OptimizerKind optimizer = OptimizerKind::adamw;

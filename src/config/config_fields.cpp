@@ -46,6 +46,11 @@ const std::array kFields = {
     Field{"batch_size", "data", "sequences per micro-step", positive_int(&C::batch_size)},
     Field{"gradient_accumulation_steps", "data", "micro-steps per optimizer step",
           positive_int(&C::gradient_accumulation_steps)},
+    Field{"grad_reduce_format", "data",
+          "each micro-batch's gradient quantized to this signed format before the sum (MS-AMP's FP8 all-reduce); \"\" = FP32",
+          TextField{&C::grad_reduce_format, true}},
+    Field{"grad_reduce_sum", "data", "with grad_reduce_format: partial sums in the format (format) or in FP32 (fp32)",
+          ChoiceField<GradReduceSum>{&C::grad_reduce_sum, kGradReduceSumNames}},
 
     Field{"optimizer", "optimizer", "adamw | sgd | stiffness_adamw | gridwalk | madam | madam_int (docs/optimizers.md)",
           ChoiceField<OptimizerKind>{&C::optimizer, kOptimizerNames}},

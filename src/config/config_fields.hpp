@@ -44,7 +44,8 @@ struct ChoiceField {
 using FieldType = std::variant<IntegerField<int>, IntegerField<std::int64_t>, IntegerField<std::uint64_t>, RealField,
                                BoolField, TextField, ChoiceField<Norm>, ChoiceField<Mlp>, ChoiceField<data::CorpusFormat>,
                                ChoiceField<OptimizerKind>, ChoiceField<Precondition>, ChoiceField<Device>,
-                               ChoiceField<format::Rounding>>;
+                               ChoiceField<format::Rounding>,
+                               ChoiceField<GradReduceSum>>;
 
 struct Field {
   std::string_view key;

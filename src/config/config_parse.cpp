@@ -200,6 +200,10 @@ void check_relations(const TrainConfig& config, const Origins& origins) {
                     "master_weights = false needs optimizer = \"gridwalk\" (the only optimizer that moves weights as codes)");
   }
   check_moment_storage_relations(config, origins);
+  if (config.grad_reduce_format.empty() && config.grad_reduce_sum != TrainConfig{}.grad_reduce_sum) {
+    relation_broken(config, origins, "grad_reduce_sum", "grad_reduce_format",
+                    "grad_reduce_sum applies only with a grad_reduce_format (\"\" sums the gradients in FP32)");
+  }
   if (config.adamw_learning_rate > 0.0 && !optim::is_bit_space(config.optimizer)) {
     relation_broken(config, origins, "adamw_learning_rate", "optimizer",
                     "adamw_learning_rate applies only to the bit-space optimizers (adamw and sgd use learning_rate "
@@ -231,6 +235,25 @@ void check_moment_format(const Origins& origins, std::string_view key, const std
   }
 }
 
+// grad_reduce_format: "" or a signed format name; a gradient takes both signs.
+void check_grad_reduce_format(const Origins& origins, const std::string& value) {
+  if (value.empty()) return;
+  constexpr std::string_view key = "grad_reduce_format";
+  if (value == "fp32") {
+    const auto found = origins.find(key);
+    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": " + std::string(key) +
+                      " = " + io::toml_string(value) + " is not a format name: the FP32 sum, as without the " +
+                      "reduction, is grad_reduce_format = \"\" (the default)");
+  }
+  check_format_key(origins, key, value);
+  if (!format::make_format(format::parse_format(value)).has_sign) {
+    const auto found = origins.find(key);
+    throw ConfigError((found == origins.end() ? std::string("config") : found->second) + ": " + std::string(key) +
+                      " = " + io::toml_string(value) + " is unsigned, but a gradient takes both signs (use a signed " +
+                      "format, or \"\" for the FP32 sum)");
+  }
+}
+
 void validate(const TrainConfig& config, const Origins& origins) {
   check_fields(config, origins);
   check_relations(config, origins);
@@ -238,6 +261,7 @@ void validate(const TrainConfig& config, const Origins& origins) {
   check_format_key(origins, "range_fit_format", config.range_fit_format);
   check_moment_format(origins, "adam_m_format", config.adam_m_format, true);
   check_moment_format(origins, "adam_v_format", config.adam_v_format, false);
+  check_grad_reduce_format(origins, config.grad_reduce_format);
 }
 
 std::string read_text(const std::filesystem::path& file) {

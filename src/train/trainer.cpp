@@ -34,6 +34,7 @@
 #include "precision/quant_hooks.hpp"
 #include "precision/weight_grids.hpp"
 #include "train/device_replica.hpp"
+#include "train/gradient_reduction.hpp"
 #include "train/non_finite.hpp"
 #include "train/optimizer_assignment.hpp"
 #include "train/run_cost.hpp"
@@ -85,6 +86,16 @@ struct Session {
   optim::CodeWeights codes;  // master_weights = false: the weights gridwalk updates, as codes
   data::ByteDataset data;
   std::vector<std::int32_t> x, y;
+  // grad_reduce_format: the step's micro-batch gradients, kept apart and summed in low precision
+  // (gradient_reduction.hpp); none when the passes sum them in FP32.
+  std::optional<GradientReduction> reduction;
+  ReductionStats reduced;  // what the latest step's reduction did
+
+  // How a sequence of passes sums its micro-batches' gradients: in FP32 as they run (every sum
+  // without grad_reduce_format, and the unquantized reference gradient), or by the reduction.
+  enum class Sum : bool { fp32, reduction };
+  bool reducing = false;  // the passes since begin_passes are summed by the reduction
+  int micro = 0;          // backward passes since begin_passes
 
   Session(const config::TrainConfig& c, const PassesDevice& passes, const fs::path& repo_root)
       : config(c),
@@ -96,7 +107,8 @@ struct Session {
         grids(model.layout(), model.matmuls(), recipe, c.grid_format),
         data(load_training_data(c, repo_root)),
         x(static_cast<std::size_t>(c.batch_size * c.block_size)),
-        y(x.size()) {
+        y(x.size()),
+        reduction(make_gradient_reduction(c, model.layout())) {
     const model::OperandCopies copies = hooks ? model::OperandCopies::allocated : model::OperandCopies::none;
     if (passes.backend.memory->host_accessible()) {
       acts.emplace(model.config(), batch(), static_cast<std::size_t>(c.block_size), copies);
@@ -168,7 +180,10 @@ struct Session {
 
   // Before a sequence of passes: a device run's replica takes the parameters as they are now (the
   // optimizer or an observer may have changed them since), and the gradients start from zero.
-  void begin_passes() {
+  // Sum::reduction keeps each micro-batch's gradient apart where the run has a reduction.
+  void begin_passes(Sum sum = Sum::fp32) {
+    reducing = sum == Sum::reduction && reduction;
+    micro = 0;
     if (device) {
       device->begin(model.parameters());
     } else {
@@ -182,17 +197,34 @@ struct Session {
     return model::gpt_forward(model, *acts, x, y, with);
   }
 
+  // One micro-batch's backward pass: its gradient is added to the passes' sum, or, when the
+  // reduction sums them, taken as the micro-batch's own, with the gradients zeroed for the next.
   void backward(precision::QuantHooks* with) {
     if (device) {
       device->backward(with);
     } else {
       model::gpt_backward(model, *acts, with);
     }
+    if (!reducing) return;
+    const std::span<float> own = reduction->micro_batch(micro);
+    ++micro;
+    if (device) {
+      device->gradients_to(own);
+      if (micro < config.gradient_accumulation_steps) device->begin(model.parameters());
+    } else {
+      std::copy(model.gradients().begin(), model.gradients().end(), own.begin());
+      model.zero_gradients();
+    }
   }
 
   // After the backward passes: their summed gradients in model.gradients(), averaged over the
-  // micro-batches.
+  // micro-batches; or the reduction's average of the micro-batch gradients.
   void end_passes() {
+    if (reducing) {
+      reducing = false;
+      reduced = reduction->reduce(model.gradients());
+      return;
+    }
     if (device) device->gradients_to(model.gradients());
     if (config.gradient_accumulation_steps == 1) return;
     const float inverse = 1.0f / static_cast<float>(config.gradient_accumulation_steps);
@@ -538,7 +570,7 @@ class Run {
     const quant::ErrorSums error_sums = record.plan.logged ? quant::ErrorSums::gather : quant::ErrorSums::skip;
     if (s_.hooks) s_.hooks->begin_step(step, record.plan.point_details, record.plan.point_details, error_sums);
     if (s_.hooks) s_.hooks->gather_hadamard_statistics(record.plan.logged);
-    s_.begin_passes();
+    s_.begin_passes(Session::Sum::reduction);
     double loss = 0.0;
     for (int micro = 0; micro < config_.gradient_accumulation_steps; ++micro) {
       const float micro_loss = s_.forward(data::BatchKey::training(static_cast<std::uint64_t>(step), static_cast<std::uint32_t>(micro)), s_.quant());
@@ -550,6 +582,13 @@ class Run {
     if (!std::isfinite(state_.initial_loss)) state_.initial_loss = loss;
     if (loss_diverged(loss)) return stop_diverged(done, loss, loop, outcome);
     s_.end_passes();
+    if (s_.reduction) {  // docs/optimizers.md, "Low-precision gradient reduction"
+      const auto pct = [&](std::uint64_t n) {
+        return 100.0 * static_cast<double>(n) / static_cast<double>(s_.reduced.roundings);
+      };
+      record.metrics["grad_reduce"] = {{"overflow_pct", pct(s_.reduced.overflow)},
+                                       {"underflow_pct", pct(s_.reduced.underflow)}};
+    }
     if (s_.hooks) s_.hooks->end_step();
     record.loss = loss;
     observe(&monitor::StepObserver::after_backward, run, record);

@@ -31,7 +31,8 @@ using altgrad::test_support::ScratchDir;
 // Every key a config has, as this test knows them.
 const std::vector<std::string> kKeys = {
     "n_layer", "n_head", "n_embd", "block_size", "bias", "norm", "mlp", "mlp_hidden", "data", "data_format",
-    "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "optimizer", "learning_rate",
+    "jsonl_field", "val_fraction", "batch_size", "gradient_accumulation_steps", "grad_reduce_format",
+    "grad_reduce_sum", "optimizer", "learning_rate",
     "min_lr", "warmup_iters", "lr_decay_iters", "max_iters", "weight_decay", "beta1", "beta2", "momentum", "nesterov",
     "grad_clip", "eval_interval",
     "eval_iters", "log_interval", "seed", "device", "out_dir", "checkpoint_interval", "keep_checkpoints",
@@ -55,6 +56,8 @@ TrainConfig unusual_config() {
   c.val_fraction = 1.0 / 3.0;
   c.batch_size = 5;
   c.gradient_accumulation_steps = 4;
+  c.grad_reduce_format = "e5m2fnuz,subnormals=off";
+  c.grad_reduce_sum = altgrad::config::GradReduceSum::fp32;
   c.optimizer = OptimizerKind::sgd;
   c.learning_rate = 6e-4;
   c.min_lr = 1e-7;
