@@ -41,7 +41,8 @@ def _float32_array(x, what="x"):
 def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: str = "none", scale: float | None = None,
              block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True, margin: int = 0,
              codes: bool = False, out: _np.ndarray | None = None, scale_rule: str | None = None,
-             scale_format: str = "e8m0", sr_bits: int = 32, tile: bool = False) -> tuple[_np.ndarray, dict]:
+             scale_format: str = "e8m0", sr_bits: int = 32, tile: bool = False,
+             hadamard: dict | None = None) -> tuple[_np.ndarray, dict]:
     """Fake-quantizes x into `format`: returns (y, stats) with y = Q(x · s) / s.
 
     scaling: "none" (s = scale, default 1), "tensor" (s = max_finite / (amax · 2^margin), current
@@ -52,13 +53,23 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
     sr_bits (rounding="stochastic" only): random bits per element, 1 to 32 (docs/quantization.md).
     tile=True (scaling="block"): blocks are block x block tiles of the matrix over the last two axes
     (Transformer Engine's 2-D weight scaling; the transpose gets the transposed copy).
+    hadamard: {"size": 16, "signs": "te", "seed": 0, "stream": 0} (altgrad.hadamard's options, along
+    the last axis) quantizes the transform of x, as the engine quantizes a transformed GEMM's
+    operands: y = Q(H(x)), not transformed back.
     saturate=False makes overflow give Inf (or NaN where the format has no Inf). codes=True adds the
     code histogram (formats of up to 8 bits; one more pass over x). out: a float32 C-contiguous array
     of x's size to write into instead of a new one (no allocation; it may be x itself).
     """
     if out is not None:
         _float32_array(out, "out")
-    return _core.quantize(_float32_array(x), format, rounding, scaling, scale, block, seed, stream, saturate, margin,
+    x = _float32_array(x)
+    if hadamard is not None:
+        options = dict(hadamard)
+        x = _core.hadamard(x, options.pop("size"), -1, options.pop("signs", "random"), options.pop("seed", 0),
+                           options.pop("stream", 0))
+        if options:
+            raise ValueError(f"hadamard: unknown option {sorted(options)[0]!r}; valid: size, signs, seed, stream")
+    return _core.quantize(x, format, rounding, scaling, scale, block, seed, stream, saturate, margin,
                           codes, out, scale_rule, scale_format, sr_bits, tile)
 
 

@@ -39,8 +39,10 @@ class DeviceReplica {
   float forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                 precision::QuantHooks* hooks);
   void backward(precision::QuantHooks* hooks);
-  // The gradients the backward passes since begin() summed, into the master's (host) buffer.
+  // The gradients the backward passes since begin() (or zero_gradients()) summed, into the
+  // master's (host) buffer.
   void gradients_to(std::span<float> master_gradients) const;
+  void zero_gradients() { model_.zero_gradients(); }
 
   // The last pass's activations, copied to the host on the first call after a pass (the observers'
   // diagnostics and the non-finite report read them there). Spans of what the GEMMs read (`used`,

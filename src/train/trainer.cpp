@@ -95,7 +95,7 @@ struct Session {
   // without grad_reduce_format, and the unquantized reference gradient), or by the reduction.
   enum class Sum : bool { fp32, reduction };
   bool reducing = false;  // the passes since begin_passes are summed by the reduction
-  int micro = 0;          // backward passes since begin_passes
+  int backward_passes = 0;  // since begin_passes
 
   Session(const config::TrainConfig& c, const PassesDevice& passes, const fs::path& repo_root)
       : config(c),
@@ -183,7 +183,7 @@ struct Session {
   // Sum::reduction keeps each micro-batch's gradient apart where the run has a reduction.
   void begin_passes(Sum sum = Sum::fp32) {
     reducing = sum == Sum::reduction && reduction;
-    micro = 0;
+    backward_passes = 0;
     if (device) {
       device->begin(model.parameters());
     } else {
@@ -206,11 +206,11 @@ struct Session {
       model::gpt_backward(model, *acts, with);
     }
     if (!reducing) return;
-    const std::span<float> own = reduction->micro_batch(micro);
-    ++micro;
+    const std::span<float> own = reduction->micro_batch(backward_passes);
+    ++backward_passes;
     if (device) {
       device->gradients_to(own);
-      if (micro < config.gradient_accumulation_steps) device->begin(model.parameters());
+      device->zero_gradients();
     } else {
       std::copy(model.gradients().begin(), model.gradients().end(), own.begin());
       model.zero_gradients();

@@ -57,3 +57,17 @@ def test_errors_name_the_problem():
         altgrad.hadamard(np.zeros((1, 32), dtype=np.float32), 32, signs="te")
     with pytest.raises(ValueError, match="signs must be"):
         altgrad.hadamard(x, 16, signs="fixed")
+
+
+def test_quantize_takes_the_hadamard_option():
+    # quantize(x, hadamard=...) is the quantized transform, as the engine's copy of a transformed
+    # GEMM's operand: the same bits as quantizing altgrad.hadamard(x) by hand.
+    x = np.random.default_rng(21).standard_normal((8, 64)).astype(np.float32)
+    by_hand, _ = altgrad.quantize(altgrad.hadamard(x, 16, signs="te"), "e2m1", scaling="block", block=16,
+                                  scale_format="e4m3")
+    y, _ = altgrad.quantize(x, "e2m1", scaling="block", block=16, scale_format="e4m3",
+                            hadamard={"size": 16, "signs": "te"})
+    assert np.array_equal(y, by_hand)
+    assert not np.array_equal(y, altgrad.quantize(x, "e2m1", scaling="block", block=16, scale_format="e4m3")[0])
+    with pytest.raises(ValueError, match="unknown option 'sign'"):
+        altgrad.quantize(x, "e4m3", hadamard={"size": 16, "sign": "te"})
