@@ -32,7 +32,8 @@ struct BlockPlace {
 
 // One element's share of the statistics, as the per-tensor quantizer counts them (quant/stats.hpp);
 // the error sums only under ErrorSums::gather.
-void count_element(QuantStats& s, float x, float y, bool overflow, bool underflow, ErrorSums sums) {
+[[gnu::always_inline]] inline void count_element(QuantStats& s, float x, float y, bool overflow, bool underflow,
+                                                 ErrorSums sums) {
   const std::uint32_t a = format::float_bits(x) & ~format::kSignBit;
   ++s.count;
   s.overflow += overflow ? 1 : 0;
@@ -62,27 +63,59 @@ void quantize_fp32_block(const CallContext& c, const float* x, float* y, std::si
 // correct rounding here: a quotient of a 39-bit integer by range (at most 11 significant bits) that
 // is not an FP32 midpoint lies further than 2^−53 of itself from one. A flushed block (s_b = 0) has codes
 // ±max finite (x·FLT_MAX saturates) but values 0: its nonzero elements count as underflows, not
-// overflows.
-void quantize_e4m3_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
-                         MxStats& stats) {
+// overflows. `round(bits, word)` is the element format's rounding, as format::Rounded.
+template <typename Round>
+void quantize_e4m3_block_with(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
+                              MxStats& stats, Round round) {
+  static constexpr std::uint32_t kNoWords[kMaxMxBlock] = {};
+  const std::uint32_t* w = words ? words : kNoWords;
   const float scale = e4m3_block_scale(c.element, finite_block_amax(x, n), c.tensor);
   const float factor = e4m3_element_factor(scale, c.tensor);
   const double decode = static_cast<double>(scale) * static_cast<double>(c.tensor.amax);
+  const double range = c.tensor.range;
+  // Rounding first, in a loop of selects that the compiler vectorizes; the statistics after.
+  std::uint32_t overflow[kMaxMxBlock], underflow[kMaxMxBlock];
+  for (std::size_t i = 0; i < n; ++i) {
+    const ScaledInput product = scale_input(x[i], factor);
+    const format::Rounded q = round(product.bits, w[i]);
+    y[i] = static_cast<float>(static_cast<double>(format::bits_float(q.bits)) * decode / range);
+    overflow[i] = product.overflow | q.overflow;
+    underflow[i] = product.underflow | q.underflow;
+  }
   const bool flushed = scale == 0.0f;
   bool clipped = false;
   for (std::size_t i = 0; i < n; ++i) {
-    const ScaledInput product = scale_input(x[i], factor);
-    format::RoundFlags flags;
-    const std::uint32_t word = words ? words[i] : 0u;
-    const std::uint32_t q = format::round_bits(c.element, c.options.rounding, product.bits, word, flags);
-    y[i] = static_cast<float>(static_cast<double>(format::bits_float(q)) * decode / c.tensor.range);
     const bool finite_nonzero = std::isfinite(x[i]) && x[i] != 0.0f;
-    const bool overflow = !flushed && (product.overflow != 0 || flags.overflow);
-    const bool underflow = flushed ? finite_nonzero : (product.underflow != 0 || flags.underflow);
-    clipped |= overflow;
-    count_element(stats.elements, x[i], y[i], overflow, underflow, c.options.error_sums);
+    const bool over = !flushed && overflow[i] != 0;
+    const bool under = flushed ? finite_nonzero : underflow[i] != 0;
+    clipped |= over;
+    count_element(stats.elements, x[i], y[i], over, under, c.options.error_sums);
   }
   stats.clipped_blocks += clipped ? 1 : 0;
+}
+
+// The two roundings training uses, on formats with a simple grid (every FP4 and FP6 element
+// format), through codec.hpp's shortcuts, which tests hold to round_to_grid bit for bit; the rest
+// through the runtime dispatch.
+void quantize_e4m3_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
+                         MxStats& stats) {
+  const format::Format& f = c.element;
+  const format::Rounding mode = c.options.rounding;
+  if (format::has_simple_grid(f) && mode == format::Rounding::nearest_even) {
+    return quantize_e4m3_block_with(c, x, y, n, words, stats, [&f](std::uint32_t bits, std::uint32_t) {
+      return format::round_nearest_even_simple(f, bits);
+    });
+  }
+  if (format::has_simple_grid(f) && mode == format::Rounding::stochastic) {
+    return quantize_e4m3_block_with(c, x, y, n, words, stats, [&f](std::uint32_t bits, std::uint32_t word) {
+      return format::round_stochastic_simple(f, bits, word);
+    });
+  }
+  quantize_e4m3_block_with(c, x, y, n, words, stats, [&f, mode](std::uint32_t bits, std::uint32_t word) {
+    format::RoundFlags flags;
+    const std::uint32_t q = format::round_bits(f, mode, bits, word, flags);
+    return format::Rounded{q, flags.overflow ? 1u : 0u, flags.underflow ? 1u : 0u};
+  });
 }
 
 // Every block `place(b)` for b < blocks, gathered into a contiguous tile, quantized, scattered
@@ -150,7 +183,7 @@ float e4m3_block_scale(const format::Format& element, float block_amax, const Te
   const float inverse_max = 1.0f / element.max_finite();
   const float per_amax = tensor.encode * inverse_max;
   const float u = std::min(block_amax * per_amax, kFloatMax);
-  return format::round_value(e4m3(), format::Rounding::nearest_even, u);
+  return format::bits_float(format::round_nearest_even_simple(e4m3(), format::float_bits(u)).bits);
 }
 
 float e4m3_element_factor(float block_scale, const TensorScale& tensor) {

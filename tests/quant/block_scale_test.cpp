@@ -405,30 +405,45 @@ TEST(BlockScaleNvfp4, AllEqualBlocks) {
 }
 
 // Outliers: the tensor scale follows the largest; blocks far below it get coarse or subnormal
-// scales. Checked element by element against the report's steps 1–6 in long double.
+// scales. Checked element by element against the report's steps 1–6 in long double, under
+// nearest-even, stochastic rounding (the gradients' rule) and truncation (the codec's general path),
+// the codes of the last two through the engine's codec on the same FP32 product (tests/format holds
+// the codec to its definition).
 TEST(BlockScaleNvfp4, OutliersAgainstTheStepsOfTheReport) {
   TensorRng rng(8);
   std::vector<float> in(16 * 64);
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = rng.log_uniform(-3, 1) * std::ldexp(1.0f, -static_cast<int>(i / 16 % 24));
   in[5] = 9.0e3f;     // outlier in block 0
   in[700] = -3.0e4f;  // the tensor amax, in block 43
-  std::vector<float> out(in.size());
-  quant::quantize_mx(load(kE2m1), in, out, in.size(), nvfp4());
   float a = 0.0f;
   for (const float v : in) a = std::max(a, std::fabs(v));
   const float s_enc = static_cast<float>(2688.0L / a), s_dec = static_cast<float>(1.0L / s_enc);
   const float per_amax = static_cast<float>(static_cast<long double>(s_enc) * static_cast<float>(1.0L / 6.0L));
-  for (std::size_t b = 0; b < in.size() / 16; ++b) {
-    float amax = 0.0f;
-    for (std::size_t i = 16 * b; i < 16 * b + 16; ++i) amax = std::max(amax, std::fabs(in[i]));
-    const float u = static_cast<float>(static_cast<long double>(amax) * per_amax);
-    const long double s_b = round_nearest_even(kE4m3, u);  // below 448 here
-    const long double d = static_cast<float>(s_b * s_dec);
-    const float e = d > 0 ? static_cast<float>(std::min(1.0L / d, static_cast<long double>(kFloatMax))) : kFloatMax;
-    for (std::size_t i = 16 * b; i < 16 * b + 16; ++i) {
-      const float y = std::clamp(static_cast<float>(static_cast<long double>(in[i]) * e), -kFloatMax, kFloatMax);
-      const long double q = std::copysign(std::min(round_nearest_even(kE2m1, std::fabs(y)), 6.0L), y);
-      ASSERT_EQ(out[i], static_cast<float>(q * s_b * a / 2688.0L)) << "element " << i << " block " << b;
+  const format::Format e2m1 = load(kE2m1);
+  for (const Rounding rounding : {Rounding::nearest_even, Rounding::stochastic, Rounding::toward_zero}) {
+    MxOptions o = nvfp4();
+    o.rounding = rounding;
+    o.seed = 31;
+    o.stream = 2;
+    o.first_index = 5;
+    std::vector<float> out(in.size());
+    quant::quantize_mx(e2m1, in, out, in.size(), o);
+    for (std::size_t b = 0; b < in.size() / 16; ++b) {
+      float amax = 0.0f;
+      for (std::size_t i = 16 * b; i < 16 * b + 16; ++i) amax = std::max(amax, std::fabs(in[i]));
+      const float u = static_cast<float>(static_cast<long double>(amax) * per_amax);
+      const long double s_b = round_nearest_even(kE4m3, u);  // below 448 here
+      const long double d = static_cast<float>(s_b * s_dec);
+      const float e = d > 0 ? static_cast<float>(std::min(1.0L / d, static_cast<long double>(kFloatMax))) : kFloatMax;
+      for (std::size_t i = 16 * b; i < 16 * b + 16; ++i) {
+        const float y = std::clamp(static_cast<float>(static_cast<long double>(in[i]) * e), -kFloatMax, kFloatMax);
+        const long double q =
+            rounding == Rounding::nearest_even
+                ? std::copysign(std::min(round_nearest_even(kE2m1, std::fabs(y)), 6.0L), y)
+                : format::decode(e2m1, format::encode(e2m1, rounding, y, format::philox_word(31, 2, 5 + i)));
+        ASSERT_EQ(out[i], static_cast<float>(q * s_b * a / 2688.0L))
+            << "element " << i << " block " << b << " rounding " << static_cast<int>(rounding);
+      }
     }
   }
 }
