@@ -53,6 +53,19 @@ RecipeSpec uniform_preset(std::string_view name, std::string_view act_weight, st
   return spec;
 }
 
+// Every operand in `format` with `scale_format` scales per `block` elements, a weight's per
+// `block` × `block` tile (so that W and Wᵀ share them): TE's Float8BlockScaling and NVFP4's layout.
+RecipeSpec tiled_block_preset(std::string_view name, std::string_view format, std::size_t block,
+                              quant::BlockScaleFormat scale_format) {
+  RecipeSpec spec = uniform_preset(name, format, format, Scaling::block);
+  for (PointSettings& role : spec.roles) {
+    role.block = block;
+    role.scale_format = scale_format;
+  }
+  spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
+  return spec;
+}
+
 }  // namespace
 
 void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
@@ -199,25 +212,12 @@ RecipeSpec preset(std::string_view name) {
   }
   // Float8BlockScaling: E4M3 everywhere, FP32 power-of-two scales per 1 × 128 block of activations
   // and gradients and per 128 × 128 tile of a weight.
-  if (name == "te-float8-block") {
-    RecipeSpec spec = uniform_preset(name, "e4m3", "e4m3", Scaling::block);
-    for (PointSettings& role : spec.roles) {
-      role.block = 128;
-      role.scale_format = quant::BlockScaleFormat::fp32_pow2;
-    }
-    spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
-    return spec;
-  }
+  if (name == "te-float8-block") return tiled_block_preset(name, "e4m3", 128, quant::BlockScaleFormat::fp32_pow2);
   // NVFP4BlockScaling: E2M1 with E4M3 scales per 16 under an FP32 tensor scale, 16 × 16 weight
   // tiles, gradients rounded stochastically with 8 random bits, and a 16-point random Hadamard
   // transform with TE's signs on both operands of the weight-gradient GEMM.
   if (name == "te-nvfp4") {
-    RecipeSpec spec = uniform_preset(name, "e2m1", "e2m1", Scaling::block);
-    for (PointSettings& role : spec.roles) {
-      role.block = 16;
-      role.scale_format = quant::BlockScaleFormat::e4m3;
-    }
-    spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
+    RecipeSpec spec = tiled_block_preset(name, "e2m1", 16, quant::BlockScaleFormat::e4m3);
     PointSettings& grad = spec.roles[static_cast<std::size_t>(Role::grad)];
     grad.rounding = format::Rounding::stochastic;
     grad.sr_bits = 8;

@@ -57,7 +57,7 @@ PassesDevice passes_device(const config::TrainConfig& c, const TrainOptions& opt
 // kernels have no emulated accumulation (docs/accumulation.md), and none runs in their place.
 void check_device_support(const config::TrainConfig& c, const recipe::Schedule& schedule) {
   for (const recipe::Phase& p : schedule.phases) {
-    if (recipe::recipe_to_json(p.recipe).contains("accumulate")) {
+    if (recipe::emulated(p.recipe.accumulate) || p.recipe.accumulate_attention.emulated()) {
       throw config::ConfigError("device = \"" + std::string(config::kDeviceNames[static_cast<std::size_t>(c.device)]) +
                                 "\": [quant] accumulate names a tensor-core accumulator model, which only the CPU "
                                 "engine emulates (docs/cuda.md); use device = \"cpu\"");

@@ -7,6 +7,7 @@
 
 #include "recipe/recipe.hpp"
 #include "support/error_message.hpp"
+#include "support/recipe_config.hpp"
 
 // A namespace of its own: the recipe tests build as one unity file.
 namespace altgrad::recipe::block_scale_recipe_test {
@@ -14,23 +15,11 @@ namespace {
 
 using quant::BlockScaleFormat;
 using quant::MxScaleRule;
+using test_support::config_with;
+using test_support::recipe_error;
+using test_support::settings_at;
 using test_support::mentions;
 using test_support::message_of;
-
-config::TrainConfig config_with(const std::string& quant_toml) {
-  return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-}
-
-const quant::PointSettings& at(const Recipe& recipe, std::string_view name) {
-  for (const auto& p : recipe.points) {
-    if (p.name == name) return p.settings;
-  }
-  throw std::out_of_range(std::string(name));
-}
-
-std::string error_of(const std::string& toml) {
-  return message_of<config::ConfigError>([&] { (void)resolve_recipe(config_with(toml)); });
-}
 
 constexpr const char* kNvfp4 =
     "[quant.act]\nformat = \"e2m1\"\nscaling = \"block\"\nblock = 16\nscale_format = \"e4m3\"\n"
@@ -40,20 +29,20 @@ constexpr const char* kNvfp4 =
 
 TEST(BlockScaleRecipe, RoleTablesAndOverridesNameAScaleFormat) {
   const Recipe r = resolve_recipe(config_with(std::string("[quant]\n") + kNvfp4));
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::e4m3);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:act").block, 16u);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:grad").scale_format, BlockScaleFormat::fp32_pow2);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:weight").scale_format, BlockScaleFormat::fp32);
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:weight").scale_format, BlockScaleFormat::e8m0);  // the default
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:weight").scale_rule, MxScaleRule::even);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::e4m3);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:act").block, 16u);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:grad").scale_format, BlockScaleFormat::fp32_pow2);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:weight").scale_format, BlockScaleFormat::fp32);
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:weight").scale_format, BlockScaleFormat::e8m0);  // the default
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:weight").scale_rule, MxScaleRule::even);
 }
 
 TEST(BlockScaleRecipe, ABadScaleFormatNamesFileLineKeyAndValue) {
-  EXPECT_TRUE(mentions(error_of("[quant.act]\nscaling = \"block\"\nscale_format = \"ue8m0\"\n"),
+  EXPECT_TRUE(mentions(recipe_error("[quant.act]\nscaling = \"block\"\nscale_format = \"ue8m0\"\n"),
                        {"test.toml:7", "scale_format", "ue8m0", "e8m0 | fp32 | fp32_pow2 | e4m3"}));
-  EXPECT_TRUE(mentions(error_of("[quant.act]\nscale_fromat = \"fp32\"\n"),
+  EXPECT_TRUE(mentions(recipe_error("[quant.act]\nscale_fromat = \"fp32\"\n"),
                        {"test.toml:6", "scale_fromat", "did you mean 'scale_format'"}));
-  EXPECT_TRUE(mentions(error_of("[quant.act]\nscaling = \"block\"\nscale_rule = \"nearest\"\n"),
+  EXPECT_TRUE(mentions(recipe_error("[quant.act]\nscaling = \"block\"\nscale_rule = \"nearest\"\n"),
                        {"test.toml:7", "scale_rule", "nearest", "floor | round_up | ceil | even"}));
 }
 
@@ -61,18 +50,18 @@ TEST(BlockScaleRecipe, AScaleRuleBesideAFormatWithoutOneIsRefused) {
   for (const char* format : {"fp32", "fp32_pow2", "e4m3"}) {
     const std::string table = std::string("[quant.act]\nscaling = \"block\"\nscale_format = \"") + format +
                               "\"\nscale_rule = \"round_up\"\n";
-    EXPECT_TRUE(mentions(error_of(table), {"test.toml:5", "scale_rule = round_up", std::string("scale_format = ") + format}))
-        << error_of(table);
+    EXPECT_TRUE(mentions(recipe_error(table), {"test.toml:5", "scale_rule = round_up", std::string("scale_format = ") + format}))
+        << recipe_error(table);
   }
   // An override naming a rule on a point whose role has an FP32 scale format: refused at its match.
-  EXPECT_TRUE(mentions(error_of("[quant.act]\nscaling = \"block\"\nscale_format = \"fp32\"\n"
+  EXPECT_TRUE(mentions(recipe_error("[quant.act]\nscaling = \"block\"\nscale_format = \"fp32\"\n"
                                 "[[quant.override]]\nmatch = \"h.0.*:act\"\nscale_rule = \"ceil\"\n"),
                        {"test.toml:9", "scale_rule = ceil", "scale_format = fp32"}));
   // A rule from a table below stops applying where a scale format without one is named.
   const Recipe r = resolve_recipe(config_with("[quant.act]\nscaling = \"block\"\nscale_rule = \"ceil\"\n"
                                               "[[quant.override]]\nmatch = \"h.0.*:act\"\nscale_format = \"e4m3\"\n"));
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:act").scale_rule, MxScaleRule::floor);
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:act").scale_rule, MxScaleRule::ceil);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:act").scale_rule, MxScaleRule::floor);
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:act").scale_rule, MxScaleRule::ceil);
 }
 
 TEST(BlockScaleRecipe, PhasesSwitchTheScaleFormat) {
@@ -80,8 +69,8 @@ TEST(BlockScaleRecipe, PhasesSwitchTheScaleFormat) {
       "[quant]\npreset = \"mx8\"\n[[quant.phase]]\nstart = 10\n[quant.phase.act]\nscale_format = \"fp32\"\n");
   const Schedule schedule = resolve_schedule(c);
   ASSERT_EQ(schedule.phases.size(), 2u);
-  EXPECT_EQ(at(schedule.phases[0].recipe, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::e8m0);
-  EXPECT_EQ(at(schedule.phases[1].recipe, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::fp32);
+  EXPECT_EQ(settings_at(schedule.phases[0].recipe, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::e8m0);
+  EXPECT_EQ(settings_at(schedule.phases[1].recipe, "h.0.mlp.c_fc:act").scale_format, BlockScaleFormat::fp32);
 }
 
 TEST(BlockScaleRecipe, RecipeJsonGainsTheKeyOnlyWhenItIsNotE8m0) {

@@ -15,6 +15,7 @@
 #include "model/matmul_points.hpp"
 #include "recipe/recipe_spec.hpp"
 #include "support/error_message.hpp"
+#include "support/recipe_config.hpp"
 
 namespace altgrad::format {
 // GoogleTest prints a model by its name (found by argument-dependent lookup), not as bytes.
@@ -30,19 +31,15 @@ using config::gpt_config;
 using config::parse_config;
 
 using format::AccumulatorModel;
+using test_support::config_with;
 using test_support::mentions;
 using test_support::message_of;
 
-// The quant text starts at line 5 of test.toml.
-TrainConfig accumulate_config(const std::string& quant_toml) {
-  return parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-}
-
-Recipe accumulate_recipe(const std::string& quant_toml) { return resolve_recipe(accumulate_config(quant_toml)); }
+Recipe accumulate_recipe(const std::string& quant_toml) { return resolve_recipe(config_with(quant_toml)); }
 
 // Every message starts with the file and line at fault (fuzz/config_fuzzer.cpp holds any config to that).
 std::string accumulate_error(const std::string& quant_toml) {
-  const std::string message = message_of<ConfigError>([&] { (void)resolve_schedule(accumulate_config(quant_toml)); });
+  const std::string message = message_of<ConfigError>([&] { (void)resolve_schedule(config_with(quant_toml)); });
   EXPECT_TRUE(message.starts_with("test.toml:")) << message;
   return message;
 }
@@ -118,7 +115,7 @@ TEST(GemmAccumulation, Fp8HopperIsFp8HybridWithHopperTe) {
 
 TEST(GemmAccumulation, PhasesPatchWhatTheyNameOrStartFromTheirPreset) {
   const Schedule s = resolve_schedule(
-      accumulate_config("[quant]\npreset = \"fp8-hybrid\"\naccumulate = \"hopper\"\n"
+      config_with("[quant]\npreset = \"fp8-hybrid\"\naccumulate = \"hopper\"\n"
                         "[[quant.phase]]\nstart = 10\n[quant.phase.accumulate]\ndgrad = \"hopper_bf16\"\n"
                         "[[quant.phase]]\nstart = 20\n[quant.phase.act]\nformat = \"e3m4\"\n"
                         "[[quant.phase]]\nstart = 30\npreset = \"fp8-hybrid\"\n"
@@ -136,7 +133,7 @@ TEST(GemmAccumulation, PhasesPatchWhatTheyNameOrStartFromTheirPreset) {
 }
 
 TEST(GemmAccumulation, AppliesToLinearGemmsWhoseTwoOperandsAreQuantized) {
-  const TrainConfig c = accumulate_config(
+  const TrainConfig c = config_with(
       "[quant]\npreset = \"fp8-hopper\"\n[[quant.override]]\nmatch = \"h.1.mlp.c_fc:grad\"\nenabled = false\n");
   const Recipe r = resolve_recipe(c);
   const model::MatmulPoints points(gpt_config(c));
@@ -164,7 +161,7 @@ TEST(GemmAccumulation, ReadsTheOperandsEachGemmReads) {
   EXPECT_EQ(recipe::gemm_operands(Gemm::dgrad), (std::array<Role, 2>{Role::grad, Role::weight}));
   EXPECT_EQ(recipe::gemm_operands(Gemm::wgrad), (std::array<Role, 2>{Role::grad, Role::act}));
   // Only X quantized: no GEMM has both operands quantized.
-  const TrainConfig c = accumulate_config("[quant]\naccumulate = \"hopper\"\n[quant.act]\nformat = \"e4m3\"\n");
+  const TrainConfig c = config_with("[quant]\naccumulate = \"hopper\"\n[quant.act]\nformat = \"e4m3\"\n");
   const Recipe r = resolve_recipe(c);
   const model::MatmulPoints points(gpt_config(c));
   for (const model::MatmulPoint& matmul : points.all()) {
@@ -226,7 +223,7 @@ TEST(GemmAccumulation, BlockScalingNeedsBf16Inputs) {
 }
 
 TEST(GemmAccumulation, JsonRoundTripKeepsEveryGemmsModel) {
-  const TrainConfig c = accumulate_config(
+  const TrainConfig c = config_with(
       "[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nforward = \"hopper_fast\"\n"
       "dgrad = \"aligned,group=16,bits=20,acc=18,cut=nearest,promote=64,split=2\"\nwgrad = \"hopper_bf16\"\n");
   const Recipe r = resolve_recipe(c);
@@ -242,7 +239,7 @@ TEST(GemmAccumulation, JsonRoundTripKeepsEveryGemmsModel) {
   EXPECT_EQ(recipe_to_json(back), json);
   // A schedule's phases each carry their own.
   const Schedule s = resolve_schedule(
-      accumulate_config("[quant]\npreset = \"fp8-hybrid\"\n[[quant.phase]]\nstart = 10\naccumulate = \"hopper_te\"\n"));
+      config_with("[quant]\npreset = \"fp8-hybrid\"\n[[quant.phase]]\nstart = 10\naccumulate = \"hopper_te\"\n"));
   const nlohmann::json phases = schedule_to_json(s);
   EXPECT_FALSE(phases.at("phases").at(0).at("recipe").contains("accumulate"));
   EXPECT_EQ(phases.at("phases").at(1).at("recipe").at("accumulate").at("forward"), "hopper_fast");
@@ -253,7 +250,7 @@ TEST(GemmAccumulation, Fp32RecipesWriteNoAccumulateKey) {
   for (const char* toml :
        {"", "[quant]\npreset = \"fp8-hybrid\"\n", "[quant]\npreset = \"bf16\"\naccumulate = \"fp32\"\n",
         "[quant]\npreset = \"mx8\"\n[quant.accumulate]\nwgrad = \"fp32\"\n"}) {
-    const TrainConfig c = accumulate_config(toml);
+    const TrainConfig c = config_with(toml);
     const nlohmann::json json = recipe_to_json(resolve_recipe(c));
     EXPECT_EQ(json.size(), 3u) << json.dump();
     EXPECT_FALSE(json.contains("accumulate")) << toml;
@@ -263,7 +260,7 @@ TEST(GemmAccumulation, Fp32RecipesWriteNoAccumulateKey) {
 }
 
 TEST(GemmAccumulation, BadJsonNamesTheSource) {
-  const TrainConfig c = accumulate_config("[quant]\npreset = \"fp8-hopper\"\n");
+  const TrainConfig c = config_with("[quant]\npreset = \"fp8-hopper\"\n");
   const model::MatmulPoints points(gpt_config(c));
   const nlohmann::json good = recipe_to_json(resolve_recipe(c));
   const auto error = [&](const auto& edit) {
@@ -305,7 +302,7 @@ TEST(GemmAccumulation, TheAttentionProductsAreNamedApart) {
 // `accumulate` says; a phase with a preset starts from the preset's (FP32).
 TEST(GemmAccumulation, PhasesKeepOrReplaceTheAttentionModel) {
   const Schedule s = resolve_schedule(
-      accumulate_config("[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n"
+      config_with("[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n"
                         "[[quant.phase]]\nstart = 10\naccumulate = \"hopper_te\"\n"
                         "[[quant.phase]]\nstart = 20\n[quant.phase.accumulate]\nattention = \"hopper_fast\"\n"
                         "[[quant.phase]]\nstart = 30\npreset = \"fp8-hybrid\"\n"));
@@ -323,7 +320,7 @@ TEST(GemmAccumulation, PhasesKeepOrReplaceTheAttentionModel) {
 TEST(GemmAccumulation, AttentionAppliesToAProductWhoseTwoPointsAreQuantized) {
   using model::AttentionGemm;
   const std::string attention = "[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n";
-  const TrainConfig c = accumulate_config(attention + "[[quant.override]]\nmatch = \"h.0.attn.*\"\n"
+  const TrainConfig c = config_with(attention + "[[quant.override]]\nmatch = \"h.0.attn.*\"\n"
                                                       "[[quant.override]]\nmatch = \"h.1.attn.[qkv]\"\n");
   const model::MatmulPoints points(gpt_config(c));
   const Recipe r = resolve_recipe(c);
@@ -361,7 +358,7 @@ TEST(GemmAccumulation, AttentionErrorsNameFileLineKeyAndValue) {
 }
 
 TEST(GemmAccumulation, JsonGainsAttentionOnlyWhereItIsNotFp32) {
-  const TrainConfig c = accumulate_config(
+  const TrainConfig c = config_with(
       "[quant]\npreset = \"fp8-hybrid\"\n[quant.accumulate]\nattention = \"hopper\"\n"
       "[[quant.override]]\nmatch = \"h.*.attn.*\"\n");
   const model::MatmulPoints points(gpt_config(c));

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "recipe/recipe.hpp"
+#include "support/recipe_config.hpp"
 
 // A namespace of its own: the recipe tests build as one unity file.
 namespace altgrad::recipe::library_presets_test {
@@ -21,92 +22,17 @@ using quant::MxScaleRule;
 using quant::Scaling;
 
 Recipe preset_recipe_of(const std::string& name) {
-  return resolve_recipe(config::parse_config(
-      "n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n[quant]\npreset = \"" + name + "\"\n", "test.toml"));
+  return resolve_recipe(test_support::config_with("[quant]\npreset = \"" + name + "\"\n"));
 }
 
 bool is_block_linear(const std::string& point) { return point.starts_with("h.") && point.find(':') != std::string::npos; }
 bool is_grad(const std::string& point) { return point.ends_with(":grad"); }
-
-TEST(LibraryPresets, TeDelayedIsDelayedScalingsDefaults) {
-  std::size_t on = 0;
-  for (const ResolvedPoint& p : preset_recipe_of("te-delayed").points) {
-    if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled) << p.name;
-      continue;
-    }
-    ++on;
-    EXPECT_TRUE(p.settings.enabled) << p.name;
-    EXPECT_EQ(p.settings.format_name, is_grad(p.name) ? "e5m2" : "e4m3") << p.name;
-    EXPECT_EQ(p.settings.scaling, Scaling::delayed) << p.name;
-    EXPECT_EQ(p.settings.history, 1024u) << p.name;
-    EXPECT_EQ(p.settings.amax, quant::AmaxAlgorithm::max) << p.name;
-    EXPECT_EQ(p.settings.margin, 0) << p.name;
-    EXPECT_EQ(p.settings.rounding, format::Rounding::nearest_even) << p.name;
-  }
-  EXPECT_EQ(on, 2u * 4u * 3u);  // two blocks, four Linears each, three operands
-}
-
-TEST(LibraryPresets, TeCurrentIsFloat8CurrentScalingsDefaults) {
-  std::size_t on = 0;
-  for (const ResolvedPoint& p : preset_recipe_of("te-current").points) {
-    if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled) << p.name;
-      continue;
-    }
-    ++on;
-    EXPECT_EQ(p.settings.format_name, is_grad(p.name) ? "e5m2" : "e4m3") << p.name;
-    EXPECT_EQ(p.settings.scaling, Scaling::tensor) << p.name;
-    EXPECT_EQ(p.settings.margin, 0) << p.name;
-    EXPECT_EQ(p.settings.rounding, format::Rounding::nearest_even) << p.name;
-  }
-  EXPECT_EQ(on, 24u);
-}
-
-TEST(LibraryPresets, TeMxfp8IsMxfp8BlockScalingsDefaults) {
-  std::size_t on = 0;
-  for (const ResolvedPoint& p : preset_recipe_of("te-mxfp8").points) {
-    if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled) << p.name;
-      continue;
-    }
-    ++on;
-    EXPECT_EQ(p.settings.format_name, "e4m3") << p.name;
-    EXPECT_EQ(p.settings.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(p.settings.block, 32u) << p.name;
-    EXPECT_EQ(p.settings.scale_format, quant::BlockScaleFormat::e8m0) << p.name;
-    EXPECT_EQ(p.settings.scale_rule, MxScaleRule::round_up) << p.name;
-    EXPECT_EQ(p.settings.rounding, format::Rounding::nearest_even) << p.name;
-  }
-  EXPECT_EQ(on, 24u);
-}
-
 bool is_weight(const std::string& point) { return point.ends_with(":weight"); }
 
-// Float8BlockScaling: E4M3; FP32 power-of-two scales of 1 × 128 blocks, 128 × 128 tiles on weights.
-TEST(LibraryPresets, TeFloat8BlockIsFloat8BlockScalingsDefaults) {
-  std::size_t on = 0;
-  for (const ResolvedPoint& p : preset_recipe_of("te-float8-block").points) {
-    if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled) << p.name;
-      continue;
-    }
-    ++on;
-    EXPECT_EQ(p.settings.format_name, "e4m3") << p.name;
-    EXPECT_EQ(p.settings.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(p.settings.block, 128u) << p.name;
-    EXPECT_EQ(p.settings.scale_format, quant::BlockScaleFormat::fp32_pow2) << p.name;
-    EXPECT_EQ(p.settings.tiles, is_weight(p.name)) << p.name;
-    EXPECT_EQ(p.settings.rounding, format::Rounding::nearest_even) << p.name;
-  }
-  EXPECT_EQ(on, 24u);
-}
-
-// NVFP4BlockScaling: E2M1 with E4M3 scales per 16 under the tensor's FP32 scale; 16 × 16 weight
-// tiles; gradients stochastically rounded with 8 random bits; a 16-point Hadamard transform with
-// TE's signs on both operands of the weight-gradient GEMM, and no other.
-TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
-  const Recipe r = preset_recipe_of("te-nvfp4");
+// Checks that every point outside the blocks' Linears is off, hands each Linear point to `check`,
+// and counts them: two blocks, four Linears each, three operands.
+template <typename Check>
+void for_each_linear_point(const Recipe& r, Check check) {
   std::size_t on = 0;
   for (const ResolvedPoint& p : r.points) {
     if (!is_block_linear(p.name)) {
@@ -114,16 +40,70 @@ TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
       continue;
     }
     ++on;
-    EXPECT_EQ(p.settings.format_name, "e2m1") << p.name;
-    EXPECT_EQ(p.settings.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(p.settings.block, 16u) << p.name;
-    EXPECT_EQ(p.settings.scale_format, quant::BlockScaleFormat::e4m3) << p.name;
-    EXPECT_EQ(p.settings.tiles, is_weight(p.name)) << p.name;
-    EXPECT_EQ(p.settings.rounding, is_grad(p.name) ? format::Rounding::stochastic : format::Rounding::nearest_even)
-        << p.name;
-    EXPECT_EQ(p.settings.sr_bits, is_grad(p.name) ? 8 : 32) << p.name;
+    EXPECT_TRUE(p.settings.enabled) << p.name;
+    check(p.name, p.settings);
   }
-  EXPECT_EQ(on, 24u);
+  EXPECT_EQ(on, 2u * 4u * 3u);
+}
+
+TEST(LibraryPresets, TeDelayedIsDelayedScalingsDefaults) {
+  for_each_linear_point(preset_recipe_of("te-delayed"), [](const std::string& name, const quant::PointSettings& s) {
+    EXPECT_EQ(s.format_name, is_grad(name) ? "e5m2" : "e4m3") << name;
+    EXPECT_EQ(s.scaling, Scaling::delayed) << name;
+    EXPECT_EQ(s.history, 1024u) << name;
+    EXPECT_EQ(s.amax, quant::AmaxAlgorithm::max) << name;
+    EXPECT_EQ(s.margin, 0) << name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  });
+}
+
+TEST(LibraryPresets, TeCurrentIsFloat8CurrentScalingsDefaults) {
+  for_each_linear_point(preset_recipe_of("te-current"), [](const std::string& name, const quant::PointSettings& s) {
+    EXPECT_EQ(s.format_name, is_grad(name) ? "e5m2" : "e4m3") << name;
+    EXPECT_EQ(s.scaling, Scaling::tensor) << name;
+    EXPECT_EQ(s.margin, 0) << name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  });
+}
+
+TEST(LibraryPresets, TeMxfp8IsMxfp8BlockScalingsDefaults) {
+  for_each_linear_point(preset_recipe_of("te-mxfp8"), [](const std::string& name, const quant::PointSettings& s) {
+    EXPECT_EQ(s.format_name, "e4m3") << name;
+    EXPECT_EQ(s.scaling, Scaling::block) << name;
+    EXPECT_EQ(s.block, 32u) << name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << name;
+    EXPECT_EQ(s.scale_rule, MxScaleRule::round_up) << name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  });
+}
+
+// Float8BlockScaling: E4M3; FP32 power-of-two scales of 1 × 128 blocks, 128 × 128 tiles on weights.
+TEST(LibraryPresets, TeFloat8BlockIsFloat8BlockScalingsDefaults) {
+  const Recipe r = preset_recipe_of("te-float8-block");
+  for_each_linear_point(r, [](const std::string& name, const quant::PointSettings& s) {
+    EXPECT_EQ(s.format_name, "e4m3") << name;
+    EXPECT_EQ(s.scaling, Scaling::block) << name;
+    EXPECT_EQ(s.block, 128u) << name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << name;
+    EXPECT_EQ(s.tiles, is_weight(name)) << name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  });
+}
+
+// NVFP4BlockScaling: E2M1 with E4M3 scales per 16 under the tensor's FP32 scale; 16 × 16 weight
+// tiles; gradients stochastically rounded with 8 random bits; a 16-point Hadamard transform with
+// TE's signs on both operands of the weight-gradient GEMM, and no other.
+TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
+  const Recipe r = preset_recipe_of("te-nvfp4");
+  for_each_linear_point(r, [](const std::string& name, const quant::PointSettings& s) {
+    EXPECT_EQ(s.format_name, "e2m1") << name;
+    EXPECT_EQ(s.scaling, Scaling::block) << name;
+    EXPECT_EQ(s.block, 16u) << name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e4m3) << name;
+    EXPECT_EQ(s.tiles, is_weight(name)) << name;
+    EXPECT_EQ(s.rounding, is_grad(name) ? format::Rounding::stochastic : format::Rounding::nearest_even) << name;
+    EXPECT_EQ(s.sr_bits, is_grad(name) ? 8 : 32) << name;
+  });
   EXPECT_TRUE(r.hadamard.transforms(Gemm::wgrad));
   EXPECT_FALSE(r.hadamard.transforms(Gemm::forward));
   EXPECT_FALSE(r.hadamard.transforms(Gemm::dgrad));

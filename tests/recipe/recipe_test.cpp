@@ -8,26 +8,18 @@
 
 #include "io/safetensors.hpp"
 #include "support/error_message.hpp"
+#include "support/recipe_config.hpp"
 
 namespace altgrad::recipe {
 namespace {
 
 using quant::Scaling;
+using test_support::config_with;
+using test_support::settings_at;
 using test_support::mentions;
 using test_support::message_of;
 
-config::TrainConfig config_with(const std::string& quant_toml) {
-  return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-}
-
 recipe::Recipe recipe_of(const std::string& quant_toml) { return recipe::resolve_recipe(config_with(quant_toml)); }
-
-const quant::PointSettings& at(const recipe::Recipe& recipe, std::string_view name) {
-  for (const auto& p : recipe.points) {
-    if (p.name == name) return p.settings;
-  }
-  throw std::out_of_range(std::string(name));
-}
 
 TEST(QuantRecipe, EmptyTableIsFp32) {
   const recipe::Recipe r = recipe_of("");
@@ -40,33 +32,33 @@ TEST(QuantRecipe, EmptyTableIsFp32) {
 TEST(QuantRecipe, Fp8HybridPresetIsE4m3ForwardE5m2BackwardDelayed16) {
   const recipe::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n");
   for (const char* name : {"h.0.attn.c_attn:act", "h.1.mlp.c_proj:weight"}) {
-    EXPECT_TRUE(at(r, name).enabled) << name;
-    EXPECT_EQ(at(r, name).format_name, "e4m3") << name;
-    EXPECT_EQ(at(r, name).scaling, Scaling::delayed);
-    EXPECT_EQ(at(r, name).history, 16u);
+    EXPECT_TRUE(settings_at(r, name).enabled) << name;
+    EXPECT_EQ(settings_at(r, name).format_name, "e4m3") << name;
+    EXPECT_EQ(settings_at(r, name).scaling, Scaling::delayed);
+    EXPECT_EQ(settings_at(r, name).history, 16u);
   }
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:grad").format_name, "e5m2");
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:grad").rounding, format::Rounding::nearest_even);
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:grad").format_name, "e5m2");
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:grad").rounding, format::Rounding::nearest_even);
   // The LM head and the attention operands stay in FP32 unless switched on.
-  EXPECT_FALSE(at(r, "lm_head:act").enabled);
-  EXPECT_FALSE(at(r, "h.0.attn.probs").enabled);
+  EXPECT_FALSE(settings_at(r, "lm_head:act").enabled);
+  EXPECT_FALSE(settings_at(r, "h.0.attn.probs").enabled);
 }
 
 TEST(QuantRecipe, PresetsCoverTheDocumentedSet) {
-  EXPECT_EQ(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").format_name, "bf16,overflow=inf");
-  EXPECT_TRUE(at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").enabled);
-  EXPECT_EQ(at(recipe_of("[quant]\npreset = \"fp8-e4m3\"\n"), "h.0.mlp.c_fc:grad").format_name, "e4m3");
+  EXPECT_EQ(settings_at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").format_name, "bf16,overflow=inf");
+  EXPECT_TRUE(settings_at(recipe_of("[quant]\npreset = \"bf16\"\n"), "lm_head:grad").enabled);
+  EXPECT_EQ(settings_at(recipe_of("[quant]\npreset = \"fp8-e4m3\"\n"), "h.0.mlp.c_fc:grad").format_name, "e4m3");
   const recipe::Recipe mx = recipe_of("[quant]\npreset = \"mx8\"\n");
-  EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scaling, Scaling::block);
-  EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").block, 32u);
-  EXPECT_EQ(at(mx, "h.0.mlp.c_fc:act").scale_rule, quant::MxScaleRule::floor);
+  EXPECT_EQ(settings_at(mx, "h.0.mlp.c_fc:act").scaling, Scaling::block);
+  EXPECT_EQ(settings_at(mx, "h.0.mlp.c_fc:act").block, 32u);
+  EXPECT_EQ(settings_at(mx, "h.0.mlp.c_fc:act").scale_rule, quant::MxScaleRule::floor);
 }
 
 TEST(QuantRecipe, SplitRoundingIsOneLine) {
   const recipe::Recipe r = recipe_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\n");
-  EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").rounding, format::Rounding::stochastic);
-  EXPECT_EQ(at(r, "h.0.attn.c_proj:grad").format_name, "e5m2");  // the preset's other settings stay
-  EXPECT_EQ(at(r, "h.0.attn.c_proj:act").rounding, format::Rounding::nearest_even);
+  EXPECT_EQ(settings_at(r, "h.0.attn.c_proj:grad").rounding, format::Rounding::stochastic);
+  EXPECT_EQ(settings_at(r, "h.0.attn.c_proj:grad").format_name, "e5m2");  // the preset's other settings stay
+  EXPECT_EQ(settings_at(r, "h.0.attn.c_proj:act").rounding, format::Rounding::nearest_even);
 }
 
 TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
@@ -75,23 +67,23 @@ TEST(QuantRecipe, OverridesSelectByGlobAndLaterEntriesWin) {
       "[[quant.override]]\nmatch = \"h.*.attn.probs\"\nformat = \"e1m6\"\n"
       "[[quant.override]]\nmatch = \"h.1.*\"\nformat = \"e3m4\"\n"
       "[[quant.override]]\nmatch = \"h.1.mlp.c_fc:?eight\"\nenabled = false\n");
-  EXPECT_TRUE(at(r, "h.0.attn.probs").enabled);
-  EXPECT_EQ(at(r, "h.0.attn.probs").format_name, "e1m6");
-  EXPECT_EQ(at(r, "h.0.attn.probs").scaling, Scaling::delayed);  // the act role's other settings
-  EXPECT_EQ(at(r, "h.1.attn.probs").format_name, "e3m4");        // the later override wins
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:grad").format_name, "e3m4");
-  EXPECT_FALSE(at(r, "h.1.mlp.c_fc:weight").enabled);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:grad").format_name, "e5m2");  // untouched
-  EXPECT_FALSE(at(r, "h.0.attn.q").enabled);
+  EXPECT_TRUE(settings_at(r, "h.0.attn.probs").enabled);
+  EXPECT_EQ(settings_at(r, "h.0.attn.probs").format_name, "e1m6");
+  EXPECT_EQ(settings_at(r, "h.0.attn.probs").scaling, Scaling::delayed);  // the act role's other settings
+  EXPECT_EQ(settings_at(r, "h.1.attn.probs").format_name, "e3m4");        // the later override wins
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:grad").format_name, "e3m4");
+  EXPECT_FALSE(settings_at(r, "h.1.mlp.c_fc:weight").enabled);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:grad").format_name, "e5m2");  // untouched
+  EXPECT_FALSE(settings_at(r, "h.0.attn.q").enabled);
 }
 
 TEST(QuantRecipe, RoleTablesSwitchTheirRoleOn) {
   const recipe::Recipe r = recipe_of("[quant.act]\nformat = \"e2m5\"\nscaling = \"tensor\"\nmargin = 1\n");
-  EXPECT_TRUE(at(r, "h.0.attn.c_attn:act").enabled);
-  EXPECT_EQ(at(r, "h.0.attn.c_attn:act").format_name, "e2m5");
-  EXPECT_EQ(at(r, "h.0.attn.c_attn:act").margin, 1);
-  EXPECT_FALSE(at(r, "h.0.attn.c_attn:weight").enabled);
-  EXPECT_FALSE(at(r, "lm_head:act").enabled);
+  EXPECT_TRUE(settings_at(r, "h.0.attn.c_attn:act").enabled);
+  EXPECT_EQ(settings_at(r, "h.0.attn.c_attn:act").format_name, "e2m5");
+  EXPECT_EQ(settings_at(r, "h.0.attn.c_attn:act").margin, 1);
+  EXPECT_FALSE(settings_at(r, "h.0.attn.c_attn:weight").enabled);
+  EXPECT_FALSE(settings_at(r, "lm_head:act").enabled);
 }
 
 TEST(QuantRecipe, ErrorsNameFileLineKeyAndValue) {

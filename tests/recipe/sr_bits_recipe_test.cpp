@@ -8,28 +8,17 @@
 
 #include "recipe/recipe.hpp"
 #include "support/error_message.hpp"
+#include "support/recipe_config.hpp"
 
 // A namespace of its own: the recipe tests build as one unity file.
 namespace altgrad::recipe::sr_bits_recipe_test {
 namespace {
 
+using test_support::config_with;
+using test_support::recipe_error;
+using test_support::settings_at;
 using test_support::mentions;
 using test_support::message_of;
-
-config::TrainConfig config_with(const std::string& quant_toml) {
-  return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-}
-
-const quant::PointSettings& at(const Recipe& recipe, std::string_view name) {
-  for (const auto& p : recipe.points) {
-    if (p.name == name) return p.settings;
-  }
-  throw std::out_of_range(std::string(name));
-}
-
-std::string error_of(const std::string& toml) {
-  return message_of<config::ConfigError>([&] { (void)resolve_recipe(config_with(toml)); });
-}
 
 constexpr const char* kStochasticGrads =
     "[quant]\npreset = \"fp8-hybrid\"\n[quant.grad]\nrounding = \"stochastic\"\nsr_bits = 8\n";
@@ -37,26 +26,26 @@ constexpr const char* kStochasticGrads =
 TEST(SrBitsRecipe, IsReadFromRoleTablesAndOverrides) {
   const Recipe r = resolve_recipe(config_with(std::string(kStochasticGrads) +
                                               "[[quant.override]]\nmatch = \"h.1.*:grad\"\nsr_bits = 12\n"));
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:grad").sr_bits, 8);
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:grad").sr_bits, 12);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:act").sr_bits, 32);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:grad").sr_bits, 8);
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:grad").sr_bits, 12);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:act").sr_bits, 32);
 }
 
 TEST(SrBitsRecipe, RefusesValuesOutsideOneToThirtyTwo) {
-  EXPECT_TRUE(mentions(error_of("[quant.grad]\nrounding = \"stochastic\"\nsr_bits = 0\n"), {"test.toml:", "sr_bits", "0"}));
-  EXPECT_TRUE(mentions(error_of("[quant.grad]\nrounding = \"stochastic\"\nsr_bits = 33\n"), {"sr_bits", "33"}));
+  EXPECT_TRUE(mentions(recipe_error("[quant.grad]\nrounding = \"stochastic\"\nsr_bits = 0\n"), {"test.toml:", "sr_bits", "0"}));
+  EXPECT_TRUE(mentions(recipe_error("[quant.grad]\nrounding = \"stochastic\"\nsr_bits = 33\n"), {"sr_bits", "33"}));
 }
 
 TEST(SrBitsRecipe, RefusesARoundingThatIsNotStochastic) {
-  const std::string message = error_of("[quant.grad]\nformat = \"e5m2\"\nsr_bits = 8\n");
+  const std::string message = recipe_error("[quant.grad]\nformat = \"e5m2\"\nsr_bits = 8\n");
   EXPECT_TRUE(mentions(message, {"sr_bits = 8", "stochastic", "nearest"})) << message;
 }
 
 TEST(SrBitsRecipe, AnotherRoundingLaterResetsThemToThirtyTwo) {
   const Recipe r = resolve_recipe(config_with(std::string(kStochasticGrads) +
                                               "[[quant.override]]\nmatch = \"h.1.*:grad\"\nrounding = \"nearest\"\n"));
-  EXPECT_EQ(at(r, "h.1.mlp.c_fc:grad").sr_bits, 32);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:grad").sr_bits, 8);
+  EXPECT_EQ(settings_at(r, "h.1.mlp.c_fc:grad").sr_bits, 32);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:grad").sr_bits, 8);
 }
 
 TEST(SrBitsRecipe, RecipeJsonHoldsThemOnlyBelowThirtyTwo) {

@@ -8,54 +8,43 @@
 
 #include "recipe/recipe.hpp"
 #include "support/error_message.hpp"
+#include "support/recipe_config.hpp"
 
 // A namespace of its own: the recipe tests build as one unity file.
 namespace altgrad::recipe::tiles_recipe_test {
 namespace {
 
+using test_support::config_with;
+using test_support::recipe_error;
+using test_support::settings_at;
 using test_support::mentions;
 using test_support::message_of;
-
-config::TrainConfig config_with(const std::string& quant_toml) {
-  return config::parse_config("n_layer = 2\nn_head = 2\nn_embd = 32\nblock_size = 16\n" + quant_toml, "test.toml");
-}
-
-const quant::PointSettings& at(const Recipe& recipe, std::string_view name) {
-  for (const auto& p : recipe.points) {
-    if (p.name == name) return p.settings;
-  }
-  throw std::out_of_range(std::string(name));
-}
-
-std::string error_of(const std::string& toml) {
-  return message_of<config::ConfigError>([&] { (void)resolve_recipe(config_with(toml)); });
-}
 
 constexpr const char* kTiledWeights = "[quant]\npreset = \"mx8\"\n[quant.weight]\nblock = 16\ntile = true\n";
 
 TEST(TilesRecipe, AreReadForWeights) {
   const Recipe r = resolve_recipe(config_with(kTiledWeights));
-  EXPECT_TRUE(at(r, "h.0.mlp.c_fc:weight").tiles);
-  EXPECT_EQ(at(r, "h.0.mlp.c_fc:weight").block, 16u);
-  EXPECT_FALSE(at(r, "h.0.mlp.c_fc:act").tiles);
+  EXPECT_TRUE(settings_at(r, "h.0.mlp.c_fc:weight").tiles);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:weight").block, 16u);
+  EXPECT_FALSE(settings_at(r, "h.0.mlp.c_fc:act").tiles);
   const Recipe off = resolve_recipe(config_with(std::string(kTiledWeights) +
                                                 "[[quant.override]]\nmatch = \"h.1.*:weight\"\ntile = false\n"));
-  EXPECT_FALSE(at(off, "h.1.attn.c_proj:weight").tiles);
+  EXPECT_FALSE(settings_at(off, "h.1.attn.c_proj:weight").tiles);
 }
 
 TEST(TilesRecipe, AreRefusedOffWeights) {
-  const std::string message = error_of("[quant]\npreset = \"mx8\"\n[quant.act]\ntile = true\n");
+  const std::string message = recipe_error("[quant]\npreset = \"mx8\"\n[quant.act]\ntile = true\n");
   EXPECT_TRUE(mentions(message, {":act", "tile = true", "weight"})) << message;
-  const std::string grad = error_of("[quant]\npreset = \"mx8\"\n[[quant.override]]\nmatch = \"h.0.*:grad\"\ntile = true\n");
+  const std::string grad = recipe_error("[quant]\npreset = \"mx8\"\n[[quant.override]]\nmatch = \"h.0.*:grad\"\ntile = true\n");
   EXPECT_TRUE(mentions(grad, {"h.0.", ":grad", "tile = true"})) << grad;
 }
 
 TEST(TilesRecipe, NeedBlockScalingAndATileOfAtMost128) {
-  EXPECT_TRUE(mentions(error_of("[quant]\npreset = \"fp8-hybrid\"\n[quant.weight]\ntile = true\n"),
+  EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"fp8-hybrid\"\n[quant.weight]\ntile = true\n"),
                        {"tile = true", "scaling = \"block\"", "delayed"}));
-  EXPECT_TRUE(mentions(error_of("[quant]\npreset = \"mx8\"\n[quant.weight]\nblock = 256\ntile = true\n"),
+  EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"mx8\"\n[quant.weight]\nblock = 256\ntile = true\n"),
                        {"block = 256", "tile = true", "128"}));
-  EXPECT_TRUE(mentions(error_of("[quant]\npreset = \"mx8\"\n[quant.weight]\ntile = 1\n"), {"test.toml:", "tile"}));
+  EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"mx8\"\n[quant.weight]\ntile = 1\n"), {"test.toml:", "tile"}));
 }
 
 TEST(TilesRecipe, RecipeJsonHoldsThemOnlyWhereOn) {
