@@ -127,6 +127,13 @@ py::tuple resolve_recipe(const py::object& recipe, const std::string& source,
                             "(altgrad train); quantize_model's matmuls are PyTorch's (altgrad.hadamard transforms a "
                             "tensor)");
     }
+    for (const recipe::Override& o : spec.overrides) {
+      if (!o.gemm) continue;
+      throw py::value_error(message(o.origin + ": gemm = \"" + std::string(recipe::gemm_name(*o.gemm)) +
+                                    "\": per-GEMM settings give each GEMM of a Linear its own copy in the C++ "
+                                    "engine (altgrad train); quantize_model quantizes each tensor once for "
+                                    "PyTorch's matmuls"));
+    }
     resolved = recipe::resolve(read.phases.front().spec, names);
   } catch (const config::ConfigError& e) {
     throw py::value_error(message(e.what()));

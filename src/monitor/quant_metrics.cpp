@@ -1,5 +1,6 @@
 #include "monitor/quant_metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "diag/growth_fit.hpp"
@@ -31,6 +32,7 @@ QuantMetrics::QuantMetrics(const precision::QuantHooks& hooks)
     : hooks_(hooks),
       interval_(hooks.size()),
       interval_columns_(hooks.size()),
+      interval_gemms_(hooks.size()),
       last_scale_(hooks.size(), 0.0f),
       scale_changes_(hooks.size(), 0),
       log2_amax_(hooks.size()) {
@@ -51,10 +53,26 @@ void QuantMetrics::add_step(std::int64_t step, const config::TrainConfig& config
     // The step just ended recorded the point's first amax: it had none to scale by.
     const bool without_history = point->delayed() && point->delayed()->amaxes_recorded() == 1;
     interval_[i].merge(point->step_stats());
-    check_thresholds(step, config, warnings, point->settings(), {name, false, without_history}, point->step_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, "", without_history}, point->step_stats());
     interval_columns_[i].merge(point->column_stats());
-    check_thresholds(step, config, warnings, point->settings(), {name, true, without_history}, point->column_stats());
+    check_thresholds(step, config, warnings, point->settings(), {name, "colwise", without_history},
+                     point->column_stats());
     if (point->step_stats().calls) check_amax_growth(step, config, warnings, i, point->step_stats().values.amax);
+  }
+  add_gemm_copies(step, config, warnings);
+}
+
+// A GEMM's own copy is one axis of one GEMM: its calls are row-wise or column-wise, never both.
+void QuantMetrics::add_gemm_copies(std::int64_t step, const config::TrainConfig& config, Warnings& warnings) {
+  for (std::size_t i = 0; i < hooks_.size(); ++i) {
+    for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
+      const quant::PointQuantizer* copy = hooks_.gemm_point(i, static_cast<recipe::Gemm>(g));
+      if (!copy) continue;
+      quant::PointStats s = copy->step_stats();
+      s.merge(copy->column_stats());
+      check_thresholds(step, config, warnings, copy->settings(), {hooks_.name(i), recipe::kGemmNames[g], false}, s);
+      interval_gemms_[i][g].merge(s);
+    }
   }
 }
 
@@ -84,8 +102,12 @@ void QuantMetrics::check_thresholds(std::int64_t step, const config::TrainConfig
                                     const quant::PointStats& s) {
   if (s.calls == 0) return;
   // Strings are built only when a warning fires: no allocation on a quiet step.
-  const auto key = [&] { return where.columns ? where.point + "/colwise" : where.point; };
-  const auto label = [&] { return where.columns ? where.point + "'s column-wise copy" : where.point; };
+  const auto key = [&] { return where.copy.empty() ? where.point : where.point + "/" + std::string(where.copy); };
+  const auto label = [&] {
+    if (where.copy.empty()) return where.point;
+    if (where.copy == "colwise") return where.point + "'s column-wise copy";
+    return where.point + "'s " + std::string(where.copy) + " copy";
+  };
   const auto report = [&](const char* kind, double value, double threshold, const std::string& what) {
     const std::string message = label() + " " + what + " (" + settings.format_name + ", threshold " +
                                 short_number(threshold) + "%)";
@@ -111,7 +133,9 @@ nlohmann::json QuantMetrics::take() {
   nlohmann::json points = nlohmann::json::object();
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const quant::PointStats &rows = interval_[i], &columns = interval_columns_[i];
-    if (rows.calls == 0 && columns.calls == 0) continue;
+    auto& gemms = interval_gemms_[i];
+    const bool gemm_calls = std::any_of(gemms.begin(), gemms.end(), [](const auto& g) { return g.calls > 0; });
+    if (rows.calls == 0 && columns.calls == 0 && !gemm_calls) continue;
     const std::string& name = hooks_.name(i);
     nlohmann::json stats = rows.calls ? stats_json(rows) : nlohmann::json::object();
     if (hooks_.point(i) && hooks_.point(i)->delayed()) {
@@ -120,6 +144,10 @@ nlohmann::json QuantMetrics::take() {
     }
     if (columns.calls) {
       stats["colwise"] = stats_json(columns);
+    }
+    for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
+      if (gemms[g].calls) stats[std::string(recipe::kGemmNames[g])] = stats_json(gemms[g]);
+      gemms[g] = quant::PointStats{};
     }
     points[name] = std::move(stats);
     interval_[i] = quant::PointStats{};

@@ -14,13 +14,18 @@
 // Under block scaling a point's column-wise copies (the ones its backward GEMMs block along tokens,
 // output features or queries; quant::PointQuantizer::column_stats) have the same statistics of
 // their own, under "colwise" in the point's entry, TensorBoard tags "quant/<point>/colwise/<stat>",
-// and warnings where "<point>/colwise"; the point's own keys count its row-wise copies. Delayed
+// and warnings where "<point>/colwise"; the point's own keys count its row-wise copies. A copy with
+// per-GEMM settings (recipe::ResolvedPoint::by_gemm) has its statistics under that GEMM's name
+// ("forward", "dgrad", "wgrad"), tags "quant/<point>/<gemm>/<stat>" and warnings where
+// "<point>/<gemm>", and is counted there only. Delayed
 // points also give scale_changes: the steps of the interval whose recorded amax changed the scale
 // (the FP8 counterpart of a loss scaler's adjustment count).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,14 +55,16 @@ class QuantMetrics {
   nlohmann::json take();
 
  private:
-  // Which copy a warning is about: the point's row-wise copies, or its column-wise ones (warning
-  // where "<point>/colwise"); and whether the step had no amax history to take its scale from
-  // (delayed scaling's first step: a start-up event, not a warning).
+  // Which copy a warning is about: the point's row-wise copies (copy ""), its column-wise ones
+  // ("colwise") or a GEMM's own copy (its name), the warning's where being "<point>/<copy>"; and
+  // whether the step had no amax history to take its scale from (delayed scaling's first step: a
+  // start-up event, not a warning).
   struct Where {
     const std::string& point;
-    bool columns;
+    std::string_view copy;
     bool without_history;
   };
+  void add_gemm_copies(std::int64_t step, const config::TrainConfig& config, Warnings& warnings);
   void check_amax_growth(std::int64_t step, const config::TrainConfig& config, Warnings& warnings, std::size_t point,
                          float amax);
   static void check_thresholds(std::int64_t step, const config::TrainConfig& config, Warnings& warnings,
@@ -66,6 +73,7 @@ class QuantMetrics {
   const precision::QuantHooks& hooks_;
   std::vector<quant::PointStats> interval_;          // row-wise copies (the only ones under per-tensor scaling)
   std::vector<quant::PointStats> interval_columns_;  // column-wise copies under block scaling
+  std::vector<std::array<quant::PointStats, recipe::kGemmCount>> interval_gemms_;  // copies with per-GEMM settings
   // Delayed scaling: each point's scale after the last step seen, and the steps of the interval
   // that changed it.
   std::vector<float> last_scale_;

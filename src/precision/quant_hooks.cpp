@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "quant/scaling.hpp"
 
@@ -15,10 +16,19 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& 
                                 " points, the model " + std::to_string(points.operand_count()));
   }
   points_.resize(recipe.points.size());
+  gemm_copies_.resize(recipe.points.size());
   profiles_.resize(recipe.points.size());
   for (std::size_t i = 0; i < recipe.points.size(); ++i) {
-    names_.push_back(recipe.points[i].name);
-    if (recipe.points[i].settings.enabled) points_[i].emplace(recipe.points[i].settings, recipe.seed, i);
+    const recipe::ResolvedPoint& p = recipe.points[i];
+    names_.push_back(p.name);
+    if (p.settings.enabled) points_[i].emplace(p.settings, recipe.seed, i);
+    // A GEMM's own copy draws its random words as the point's other copies do (same seed and
+    // stream): the copies differ in their settings, not in their randomness.
+    for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
+      if (!p.by_gemm[g]) continue;
+      gemm_copies_[i][g].own = true;
+      if (p.by_gemm[g]->enabled) gemm_copies_[i][g].quantizer.emplace(*p.by_gemm[g], recipe.seed, i);
+    }
   }
   last_scale_.assign(recipe.points.size(), {1.0f, 1.0f});
   hadamard_stats_.resize(recipe.points.size());
@@ -47,8 +57,26 @@ const format::AccumulatorModel* QuantHooks::attention_accumulation(std::size_t l
   return model.emulated() ? &model : nullptr;
 }
 
+quant::PointQuantizer* QuantHooks::quantizer(const model::MatmulOperand& operand) {
+  return const_cast<quant::PointQuantizer*>(std::as_const(*this).quantizer(operand));
+}
+
+const quant::PointQuantizer* QuantHooks::quantizer(const model::MatmulOperand& operand) const {
+  if (const std::optional<recipe::Gemm> gemm = gemm_of(operand)) {
+    const GemmCopy& copy = gemm_copies_[operand.index][static_cast<std::size_t>(*gemm)];
+    if (copy.own) return copy.quantizer ? &*copy.quantizer : nullptr;
+  }
+  return point(operand.index);
+}
+
+bool QuantHooks::copies_differ(const model::MatmulOperand& operand) const {
+  const auto& copies = gemm_copies_[operand.index];
+  return hadamard_.differs_by_gemm(operand) ||
+         std::any_of(copies.begin(), copies.end(), [](const GemmCopy& c) { return c.own; });
+}
+
 ops::GridOperand QuantHooks::grid(const model::MatmulOperand& operand) {
-  const quant::PointQuantizer* point = this->point(operand.index);
+  const quant::PointQuantizer* point = quantizer(operand);
   if (point == nullptr || point->settings().scaling == quant::Scaling::block) return {};
   return {&point->settings().format, last_scale_[operand.index][static_cast<std::size_t>(operand.reduction)]};
 }
@@ -65,11 +93,22 @@ void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile,
     point->begin_step(step, error_sums);
     point->collect_codes(collect_codes);
   }
+  // The code histograms stay the point's: its own copies' codes (docs/diagnostics.md).
+  for (auto& copies : gemm_copies_) {
+    for (GemmCopy& copy : copies) {
+      if (copy.quantizer) copy.quantizer->begin_step(step, error_sums);
+    }
+  }
 }
 
 void QuantHooks::end_step() {
   for (auto& point : points_) {
     if (point) point->end_step();
+  }
+  for (auto& copies : gemm_copies_) {
+    for (GemmCopy& copy : copies) {
+      if (copy.quantizer) copy.quantizer->end_step();
+    }
   }
 }
 
@@ -85,8 +124,7 @@ bool QuantHooks::injecting(std::size_t index) const {
 bool QuantHooks::active(const model::MatmulOperand& operand) {
   // An operand some of whose GEMMs are transformed is copied for each of them, also where its point
   // is off: a GEMM that is not transformed would otherwise fall back to another GEMM's copy.
-  return points_[operand.index].has_value() || injecting(operand.index) || profiling() ||
-         hadamard_.differs_by_gemm(operand);
+  return points_[operand.index].has_value() || injecting(operand.index) || profiling() || copies_differ(operand);
 }
 
 void QuantHooks::gather_hadamard_statistics(bool on) {
@@ -161,7 +199,7 @@ void QuantHooks::range_fit(PointProfile& p, std::span<const float> in, const qua
 bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
   const auto& point = points_[operand.index];
   const bool blocked = point && point->settings().scaling == quant::Scaling::block && !point->settings().tiles;
-  return blocked || hadamard_.differs_by_gemm(operand);
+  return blocked || copies_differ(operand);
 }
 
 // The values the point quantizes: `in` itself, or its transform for the GEMM that reads the copy,
@@ -169,7 +207,7 @@ bool QuantHooks::axis_dependent(const model::MatmulOperand& operand) {
 std::span<const float> QuantHooks::transformed(const model::MatmulOperand& operand, std::span<const float> in,
                                                std::span<float> out) {
   if (hadamard_.signs(operand) == nullptr) return in;
-  if (!points_[operand.index]) {
+  if (!quantizer(operand)) {
     hadamard_.transform(operand, in, out);
     return out;
   }
@@ -183,7 +221,7 @@ std::span<const float> QuantHooks::transformed(const model::MatmulOperand& opera
 // transformed GEMM beside a plain one under current scaling), each axis keeps its own.
 void QuantHooks::record_scale(const model::MatmulOperand& operand, float scale) {
   std::array<float, 2>& scales = last_scale_[operand.index];
-  if (hadamard_.differs_by_gemm(operand)) {
+  if (copies_differ(operand)) {
     scales[static_cast<std::size_t>(operand.reduction)] = scale;
   } else {
     scales.fill(scale);
@@ -197,18 +235,18 @@ quant::OperandLayout QuantHooks::layout_of(const model::MatmulOperand& operand) 
 void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) {
   // One profile per operand and pass, of its values as they arrive: a tensor whose GEMMs read
   // different copies is profiled at its row-wise one.
-  const bool second_copy = operand.reduction == model::Reduction::along_rows && hadamard_.differs_by_gemm(operand);
+  const bool second_copy = operand.reduction == model::Reduction::along_rows && copies_differ(operand);
   if (profiling() && !second_copy) profile_call(operand, in);
   const std::span<const float> values = transformed(operand, in, out);
+  quant::PointQuantizer* point = quantizer(operand);
   std::optional<quant::PointStats> call;
-  if (auto& point = points_[operand.index]) {
+  if (point) {
     call = point->apply(values, out, layout_of(operand), frozen_);
   } else if (values.data() != out.data()) {
     std::copy(in.begin(), in.end(), out.begin());
   }
   if (gathering_hadamard_ && !frozen_ && values.data() != in.data()) {
-    const std::span<const float> quantized = points_[operand.index] ? std::span<const float>(out)
-                                                                    : std::span<const float>();
+    const std::span<const float> quantized = point ? std::span<const float>(out) : std::span<const float>();
     const HadamardStats stats_of_call = measure_hadamard(in, values, quantized);
     auto& stats = hadamard_stats_[operand.index][static_cast<std::size_t>(*gemm_of(operand))];
     if (!stats) stats.emplace();
@@ -222,7 +260,7 @@ void QuantHooks::apply(const model::MatmulOperand& operand, std::span<const floa
 void QuantHooks::use_device(quant::Engine& engine, ops::Memory& memory) { device_ = Device{&engine, &memory}; }
 
 bool QuantHooks::runs_on_device(const model::MatmulOperand& operand) const {
-  if (!device_ || profiling() || hadamard_.signs(operand) != nullptr) return false;
+  if (!device_ || profiling() || hadamard_.signs(operand) != nullptr || copies_differ(operand)) return false;
   const auto& point = points_[operand.index];
   return !point || point->engine_covers(layout_of(operand), frozen_);
 }

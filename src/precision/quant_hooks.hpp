@@ -43,6 +43,13 @@ class QuantHooks final : public model::MatmulHooks<float> {
   // The point quantizer at a dense index, or null where the point is off.
   quant::PointQuantizer* point(std::size_t index) { return points_[index] ? &*points_[index] : nullptr; }
   const quant::PointQuantizer* point(std::size_t index) const { return points_[index] ? &*points_[index] : nullptr; }
+  // The quantizer of the copy GEMM `gemm` reads where the recipe gives that copy settings of its
+  // own (recipe::ResolvedPoint::by_gemm), or null where it does not or they leave the copy
+  // unquantized; point() quantizes the other copies. Its statistics are that copy's.
+  const quant::PointQuantizer* gemm_point(std::size_t index, recipe::Gemm gemm) const {
+    const GemmCopy& copy = gemm_copies_[index][static_cast<std::size_t>(gemm)];
+    return copy.quantizer ? &*copy.quantizer : nullptr;
+  }
   const std::string& name(std::size_t index) const { return names_[index]; }
   std::size_t size() const { return points_.size(); }
 
@@ -78,15 +85,15 @@ class QuantHooks final : public model::MatmulHooks<float> {
   const PointProfile* profile(std::size_t index) const { return profiles_[index] ? &*profiles_[index] : nullptr; }
 
   // True also for both operands of a GEMM the recipe's Hadamard element transforms, for each GEMM
-  // that reads them.
+  // that reads them, and for a point some GEMM's copy of which has settings of its own.
   bool active(const model::MatmulOperand& operand) override;
   // Quantizes along the operand's reduction axis (block scaling blocks along it). Where the GEMM
   // reading the copy is transformed, the copy is the transform of `in` along that axis, quantized
   // as the point says, or left as transformed where the point is off.
   void apply(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out) override;
-  // True for block-scaled points and for the operands of a transformed GEMM: each GEMM gets its own
-  // copy, blocked or transformed along its reduction axis (X's forward copy stays plain when only
-  // wgrad is transformed).
+  // True for block-scaled points, for the operands of a transformed GEMM and for points with
+  // per-GEMM settings: each GEMM gets its own copy, blocked, transformed or quantized as its
+  // settings say (X's forward copy stays plain when only wgrad is transformed).
   bool axis_dependent(const model::MatmulOperand& operand) override;
   // The recipe's model for the GEMM where both of its operands are quantized, else null.
   const format::AccumulatorModel* accumulation(const model::MatmulPoint& matmul, model::Gemm gemm) override;
@@ -101,8 +108,9 @@ class QuantHooks final : public model::MatmulHooks<float> {
   // (quant/engine.hpp), with the same copies and statistics as apply() on the host. The others must
   // go through apply() on host copies (train/staged_hooks.hpp). Both outlive the hooks.
   void use_device(quant::Engine& engine, ops::Memory& memory);
-  // Whether apply_on_device() can take this operand now: no profile or Hadamard transform, and a
-  // point that is off or whose call the engine covers (quant::PointQuantizer::engine_covers).
+  // Whether apply_on_device() can take this operand now: no profile, Hadamard transform or
+  // per-GEMM settings, and a point that is off or whose call the engine covers
+  // (quant::PointQuantizer::engine_covers).
   bool runs_on_device(const model::MatmulOperand& operand) const;
   void apply_on_device(const model::MatmulOperand& operand, std::span<const float> in, std::span<float> out);
 
@@ -111,6 +119,16 @@ class QuantHooks final : public model::MatmulHooks<float> {
     quant::Engine* engine;
     ops::Memory* memory;
   };
+  // A GEMM's copy with settings of its own: quantized by `quantizer`, or copied unchanged without one.
+  struct GemmCopy {
+    bool own = false;
+    std::optional<quant::PointQuantizer> quantizer;
+  };
+  // The quantizer of the copy this operand describes, or null where that copy is left unquantized.
+  quant::PointQuantizer* quantizer(const model::MatmulOperand& operand);
+  const quant::PointQuantizer* quantizer(const model::MatmulOperand& operand) const;
+  // Whether the GEMMs reading this operand's tensor read different copies (Hadamard or settings).
+  bool copies_differ(const model::MatmulOperand& operand) const;
   static quant::OperandLayout layout_of(const model::MatmulOperand& operand);
   // After a copy (by the point's `call`, or none where the point is off, with a NaN `injected`):
   // the scale grid() reports and the step's first non-finite point.
@@ -124,6 +142,7 @@ class QuantHooks final : public model::MatmulHooks<float> {
   void record_scale(const model::MatmulOperand& operand, float scale);
 
   std::vector<std::optional<quant::PointQuantizer>> points_;
+  std::vector<std::array<GemmCopy, recipe::kGemmCount>> gemm_copies_;  // by point, by Gemm
   std::vector<std::array<format::AccumulatorModel, recipe::kGemmCount>> accumulation_;  // by matmul index
   // By layer: the models of the attention's forward products.
   std::vector<std::array<format::AccumulatorModel, model::kAttentionGemmCount>> attention_accumulation_;

@@ -34,11 +34,11 @@ bool one_scale_per_tensor(const format::AccumulatorModel& accumulator) {
 }
 
 // `origin`: where the model of GEMM `gemm` ("forward", ..., "attention") was set.
-void check_block_scaling(const format::AccumulatorModel& accumulator, const ResolvedPoint& point,
-                         std::string_view gemm, const std::string& origin) {
-  if (point.settings.scaling != quant::Scaling::block) return;
+void check_block_scaling(const format::AccumulatorModel& accumulator, const std::string& point,
+                         const quant::PointSettings& settings, std::string_view gemm, const std::string& origin) {
+  if (settings.scaling != quant::Scaling::block) return;
   throw ConfigError(origin + ": quant: accumulate." + std::string(gemm) + " = \"" +
-                    format::accumulator_name(accumulator) + "\" cannot read " + point.name +
+                    format::accumulator_name(accumulator) + "\" cannot read " + point +
                     ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
                     "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
 }
@@ -58,7 +58,7 @@ void check_linear_accumulation(const Recipe& recipe, const model::MatmulPoints& 
       if (!one_scale_per_tensor(accumulator)) continue;
       for (const Role role : gemm_operands(gemm)) {
         const ResolvedPoint& point = recipe.points[operand_index(matmul.index, role)];
-        check_block_scaling(accumulator, point, gemm_name(gemm), origins[g]);
+        check_block_scaling(accumulator, point.name, point.settings_for(gemm), gemm_name(gemm), origins[g]);
       }
     }
   }
@@ -70,8 +70,8 @@ void check_attention_accumulation(const Recipe& recipe, const model::MatmulPoint
       const format::AccumulatorModel& accumulator = recipe.attention_accumulation(points, layer, gemm);
       if (!one_scale_per_tensor(accumulator)) continue;
       for (const model::Operand operand : model::attention_gemm_operands(gemm)) {
-        check_block_scaling(accumulator, recipe.points[points.attention(layer, operand).index],
-                            kAttentionAccumulateKey, origin);
+        const ResolvedPoint& point = recipe.points[points.attention(layer, operand).index];
+        check_block_scaling(accumulator, point.name, point.settings, kAttentionAccumulateKey, origin);
       }
     }
   }
@@ -165,6 +165,47 @@ T recipe_integer(const nlohmann::json& object, const char* key) {
   return *integer;
 }
 
+// One point's settings in recipe.json, and back; recipe_from_json reports the throw.
+nlohmann::json settings_to_json(const quant::PointSettings& s) {
+  nlohmann::json json = {{"enabled", s.enabled},
+                         {"format", s.format_name},
+                         {"rounding", format::rounding_name(s.rounding)},
+                         {"scaling", quant::scaling_name(s.scaling)},
+                         {"history", s.history},
+                         {"amax", quant::amax_name(s.amax)},
+                         {"margin", s.margin},
+                         {"block", s.block},
+                         {"scale_rule", quant::scale_rule_name(s.scale_rule)}};
+  // Only where it is not E8M0: the recipe.json files of MX and earlier runs stay as they were.
+  if (s.scale_format != quant::BlockScaleFormat::e8m0) json["scale_format"] = quant::scale_format_name(s.scale_format);
+  // Likewise only where stochastic rounding keeps fewer than all 32 random bits.
+  if (s.sr_bits != quant::kMaxRandomBits) json["sr_bits"] = s.sr_bits;
+  if (s.tiles) json["tile"] = true;
+  return json;
+}
+
+quant::PointSettings settings_from_json(const nlohmann::json& e, const std::string& where) {
+  SettingsPatch patch;
+  patch.enabled = e.at("enabled").get<bool>();
+  patch.format = e.at("format").get<std::string>();
+  patch.rounding = format::parse_rounding(e.at("rounding").get<std::string>()).value();
+  patch.scaling = quant::parse_scaling(e.at("scaling").get<std::string>()).value();
+  patch.history = recipe_integer<std::size_t>(e, "history");
+  patch.amax = quant::parse_amax(e.at("amax").get<std::string>()).value();
+  patch.margin = recipe_integer<int>(e, "margin");
+  patch.block = recipe_integer<std::size_t>(e, "block");
+  patch.scale_format = quant::parse_scale_format(e.value("scale_format", "e8m0")).value();
+  // Written for every point, but a rule only where the scale format takes one.
+  if (quant::takes_scale_rule(*patch.scale_format)) {
+    patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
+  }
+  if (e.contains("sr_bits")) patch.sr_bits = recipe_integer<int>(e, "sr_bits");
+  if (e.contains("tile")) patch.tiles = e.at("tile").get<bool>();
+  quant::PointSettings settings;
+  patch.apply_to(settings, where);
+  return settings;
+}
+
 }  // namespace
 
 bool Recipe::any_enabled() const {
@@ -174,7 +215,7 @@ bool Recipe::any_enabled() const {
 const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, Gemm gemm) const {
   static const format::AccumulatorModel kFp32{};
   for (const Role role : gemm_operands(gemm)) {
-    if (!points.at(operand_index(matmul_index, role)).settings.enabled) return kFp32;
+    if (!points.at(operand_index(matmul_index, role)).settings_for(gemm).enabled) return kFp32;
   }
   return accumulate[static_cast<std::size_t>(gemm)];
 }
@@ -199,7 +240,7 @@ std::vector<PointName> recipe_points(const model::MatmulPoints& points) {
                       : point.operand == model::Operand::grad ? Role::grad
                                                               : Role::act;
     const bool on = matmul && !std::string_view(point.name).starts_with(lm_head);
-    names.push_back({point.name, role, on});
+    names.push_back({point.name, role, on, matmul});
   }
   return names;
 }
@@ -246,18 +287,17 @@ Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset,
 nlohmann::json recipe_to_json(const Recipe& recipe) {
   nlohmann::json points = nlohmann::json::array();
   for (const ResolvedPoint& p : recipe.points) {
-    const quant::PointSettings& s = p.settings;
-    points.push_back({{"name", p.name}, {"enabled", s.enabled}, {"format", s.format_name},
-                      {"rounding", format::rounding_name(s.rounding)}, {"scaling", quant::scaling_name(s.scaling)},
-                      {"history", s.history}, {"amax", quant::amax_name(s.amax)}, {"margin", s.margin},
-                      {"block", s.block}, {"scale_rule", quant::scale_rule_name(s.scale_rule)}});
-    // Only where it is not E8M0: the recipe.json files of MX and earlier runs stay as they were.
-    if (s.scale_format != quant::BlockScaleFormat::e8m0) {
-      points.back()["scale_format"] = quant::scale_format_name(s.scale_format);
+    nlohmann::json entry = settings_to_json(p.settings);
+    entry["name"] = p.name;
+    // Only where some GEMM's copy differs: other recipes' files stay as they were.
+    if (p.differs_by_gemm()) {
+      nlohmann::json gemms = nlohmann::json::object();
+      for (std::size_t g = 0; g < kGemmCount; ++g) {
+        if (p.by_gemm[g]) gemms[std::string(kGemmNames[g])] = settings_to_json(*p.by_gemm[g]);
+      }
+      entry["gemms"] = gemms;
     }
-    // Likewise only where stochastic rounding keeps fewer than all 32 random bits.
-    if (s.sr_bits != quant::kMaxRandomBits) points.back()["sr_bits"] = s.sr_bits;
-    if (s.tiles) points.back()["tile"] = true;
+    points.push_back(entry);
   }
   nlohmann::json json = {{"preset", recipe.preset}, {"seed", recipe.seed}, {"points", points}};
   // Only where it says something: an FP32-accumulating recipe's file stays byte for byte as before.
@@ -289,26 +329,18 @@ Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& p
         throw io::CheckpointError(source + ": point " + std::to_string(i) + " is " + name + ", the model's is " +
                               points.operands()[i].name);
       }
-      SettingsPatch patch;
-      patch.enabled = e.at("enabled").get<bool>();
-      patch.format = e.at("format").get<std::string>();
-      patch.rounding = format::parse_rounding(e.at("rounding").get<std::string>()).value();
-      patch.scaling = quant::parse_scaling(e.at("scaling").get<std::string>()).value();
-      patch.history = recipe_integer<std::size_t>(e, "history");
-      patch.amax = quant::parse_amax(e.at("amax").get<std::string>()).value();
-      patch.margin = recipe_integer<int>(e, "margin");
-      patch.block = recipe_integer<std::size_t>(e, "block");
-      patch.scale_format = quant::parse_scale_format(e.value("scale_format", "e8m0")).value();
-      // Written for every point, but a rule only where the scale format takes one.
-      if (quant::takes_scale_rule(*patch.scale_format)) {
-        patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();
+      ResolvedPoint point{name, settings_from_json(e, source + ": " + name), {}};
+      if (const auto gemms = e.find("gemms"); gemms != e.end()) {
+        for (const auto& item : gemms->items()) {
+          const std::optional<Gemm> gemm = parse_gemm(item.key());
+          if (!gemm) throw std::invalid_argument("'gemms' names no GEMM '" + item.key() + "' (forward, dgrad, wgrad)");
+          point.by_gemm[static_cast<std::size_t>(*gemm)] =
+              settings_from_json(item.value(), source + ": " + name + " (" + item.key() + " copy)");
+        }
       }
-      if (e.contains("sr_bits")) patch.sr_bits = recipe_integer<int>(e, "sr_bits");
-      if (e.contains("tile")) patch.tiles = e.at("tile").get<bool>();
-      quant::PointSettings settings;
-      patch.apply_to(settings, source + ": " + name);
-      recipe.points.push_back({name, settings});
+      recipe.points.push_back(point);
     }
+    check_points(recipe.points, recipe_points(points));
     AccumulationOrigins origins{{}, source};
     origins.gemms.fill(source);
     try {

@@ -11,6 +11,10 @@
 //   [[quant.override]]           # later entries win
 //   match = "h.*.attn.probs"
 //   format = "e1m6"
+//   [[quant.override]]           # with `gemm`: only the copy that GEMM reads of the Linear
+//   match = "*"                  #   operands it matches (recipe_spec.hpp, ResolvedPoint::by_gemm)
+//   gemm = "wgrad"
+//   enabled = false
 //   [quant.accumulate]           # or per GEMM; unnamed GEMMs keep their model
 //   forward = "hopper_fast"      # forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X
 //   dgrad = "aligned,group=32,bits=16,promote=128"
@@ -27,7 +31,7 @@
 //                                #   GEMMs it names)
 //
 // Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
-// margin, block, scale_rule, scale_format. Every problem is a config::ConfigError naming file:line,
+// margin, block, scale_rule, scale_format, sr_bits, tile. Every problem is a config::ConfigError naming file:line,
 // key and value.
 //
 // The accumulation applies to a GEMM whose two operands are both quantized (enabled points); a
@@ -100,7 +104,8 @@ Recipe preset_recipe(const model::MatmulPoints& points, std::string_view preset,
 // differ from the model's. "accumulate" ({"forward", "dgrad", "wgrad"}: model names, and
 // "attention" where that model is not FP32's) is written only when some GEMM's model is not FP32's,
 // so an FP32-accumulating recipe's file is as before; absent, each reads as FP32. "hadamard"
-// ({"gemms", "size", "signs", "match"}) likewise only where some GEMM is transformed.
+// ({"gemms", "size", "signs", "match"}) likewise only where some GEMM is transformed, and a
+// point's "gemms" ({"<gemm>": settings}) only where some GEMM's copy has settings of its own.
 nlohmann::json recipe_to_json(const Recipe& recipe);
 Recipe recipe_from_json(const nlohmann::json& json, const model::MatmulPoints& points, const std::string& source);
 // The run directory's recipe.json: the recipe itself for one phase, else {"phases": [{"start",

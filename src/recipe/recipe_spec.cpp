@@ -180,7 +180,7 @@ RecipeSpec preset(std::string_view name) {
     // Autocast-style: every matmul operand in bf16, the LM head included, rounded as PyTorch's
     // float32 → bfloat16 conversion does (nearest-even, overflow to ±Inf).
     RecipeSpec spec = uniform_preset(name, "bf16,overflow=inf", "bf16,overflow=inf", Scaling::none);
-    spec.overrides.push_back({"lm_head:*", SettingsPatch{}, "preset bf16"});
+    spec.overrides.push_back({"lm_head:*", SettingsPatch{}, "preset bf16", std::nullopt});
     return spec;
   }
   // FP8 recipes leave the LM head in FP32, as Transformer Engine leaves the output layer in
@@ -232,37 +232,103 @@ RecipeSpec preset(std::string_view name) {
   throw RecipeError("unknown preset \"" + std::string(name) + "\" (presets: " + valid + ")");
 }
 
+bool reads(Gemm gemm, Role role) {
+  const std::array<Role, 2> operands = gemm_operands(gemm);
+  return operands[0] == role || operands[1] == role;
+}
+
+namespace {
+
+// The first few names and the last: the model's naming without listing every point.
+std::string example_names(std::span<const ResolvedPoint> resolved) {
+  std::string examples;
+  for (std::size_t i = 0; i < resolved.size() && i < 3; ++i) examples += (i > 0 ? ", " : "") + resolved[i].name;
+  if (resolved.size() > 3) examples += ", …, " + resolved.back().name;
+  return examples;
+}
+
+// An override without `gemm` patches every copy of its points; with one, only that GEMM's copy of
+// the Linear operands it reads. Returns whether it patched any point.
+bool apply_override(const Override& o, std::span<ResolvedPoint> resolved, std::span<const PointName> points) {
+  bool matched = false;
+  for (std::size_t i = 0; i < resolved.size(); ++i) {
+    ResolvedPoint& point = resolved[i];
+    if (fnmatch(o.match.c_str(), point.name.c_str(), 0) != 0) continue;
+    if (!o.gemm) {
+      o.patch.apply_to(point.settings, o.origin);
+      for (auto& copy : point.by_gemm) {
+        if (copy) o.patch.apply_to(*copy, o.origin);
+      }
+    } else {
+      if (!points[i].linear || !reads(*o.gemm, points[i].role)) continue;
+      auto& copy = point.by_gemm[static_cast<std::size_t>(*o.gemm)];
+      if (!copy) copy = point.settings;
+      o.patch.apply_to(*copy, o.origin);
+    }
+    matched = true;
+  }
+  return matched;
+}
+
+void check_point(const ResolvedPoint& point, const PointName& name) {
+  const auto check = [&](const quant::PointSettings& s, std::string_view copy) {
+    if (s.enabled && s.tiles && name.role != Role::weight) {
+      throw RecipeError(point.name + std::string(copy) + ": tile = true: 2-D tiles are a weight's, which its two " +
+                        "GEMMs read as W and its transpose; activations, gradients and attention operands are " +
+                        "blocked along each GEMM's reduction axis (docs/quantization.md)");
+    }
+  };
+  check(point.settings, "");
+  for (std::size_t g = 0; g < kGemmCount; ++g) {
+    const auto& copy = point.by_gemm[g];
+    if (!copy) continue;
+    const std::string label = " (" + std::string(kGemmNames[g]) + " copy)";
+    if (!name.linear || !reads(static_cast<Gemm>(g), name.role)) {
+      throw RecipeError(point.name + label + ": the " + std::string(kGemmNames[g]) + " GEMM does not read this operand");
+    }
+    check(*copy, label);
+    if (copy->enabled && copy->scaling == quant::Scaling::delayed) {
+      throw RecipeError(point.name + label + ": scaling = delayed: a per-GEMM copy takes a scaling without " +
+                        "history (none, tensor or block), since delayed scaling keeps one amax history per point; " +
+                        "give the override with gemm = \"" + std::string(kGemmNames[g]) + "\" a scaling");
+    }
+  }
+}
+
+}  // namespace
+
+void check_points(std::span<const ResolvedPoint> resolved, std::span<const PointName> points) {
+  for (std::size_t i = 0; i < resolved.size(); ++i) check_point(resolved[i], points[i]);
+}
+
 std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points) {
   std::vector<ResolvedPoint> resolved;
   resolved.reserve(points.size());
   for (const PointName& point : points) {
     PointSettings s = spec.roles[static_cast<std::size_t>(point.role)];
     if (!point.on_by_default) s.enabled = false;
-    resolved.push_back({std::string(point.name), s});
+    resolved.push_back({std::string(point.name), s, {}});
   }
   for (const Override& o : spec.overrides) {
-    bool matched = false;
-    for (ResolvedPoint& point : resolved) {
-      if (fnmatch(o.match.c_str(), point.name.c_str(), 0) != 0) continue;
-      o.patch.apply_to(point.settings, o.origin);
-      matched = true;
+    if (apply_override(o, resolved, points)) continue;
+    if (o.gemm) {
+      const std::array<Role, 2> operands = gemm_operands(*o.gemm);
+      throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no Linear operand that the " +
+                        std::string(gemm_name(*o.gemm)) + " GEMM reads (it reads :" +
+                        std::string(kRoleNames[static_cast<std::size_t>(operands[0])]) + " and :" +
+                        std::string(kRoleNames[static_cast<std::size_t>(operands[1])]) +
+                        " points; points are named " + example_names(resolved) + ")");
     }
-    if (!matched) {
-      // The first few names and the last show the model's naming without listing every point.
-      std::string examples;
-      for (std::size_t i = 0; i < resolved.size() && i < 3; ++i) examples += (i > 0 ? ", " : "") + resolved[i].name;
-      if (resolved.size() > 3) examples += ", …, " + resolved.back().name;
-      throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no quantization point (points are named " +
-                        examples + ")");
-    }
+    throw RecipeError(o.origin + ": match = \"" + o.match + "\" selects no quantization point (points are named " +
+                      example_names(resolved) + ")");
   }
   for (std::size_t i = 0; i < resolved.size(); ++i) {
-    if (resolved[i].settings.enabled && resolved[i].settings.tiles && points[i].role != Role::weight) {
-      throw RecipeError(resolved[i].name + ": tile = true: 2-D tiles are a weight's, which its two GEMMs read as W " +
-                        "and its transpose; activations, gradients and attention operands are blocked along each " +
-                        "GEMM's reduction axis (docs/quantization.md)");
+    // A copy whose settings came out as the point's is no copy of its own.
+    for (auto& copy : resolved[i].by_gemm) {
+      if (copy && *copy == resolved[i].settings) copy.reset();
     }
   }
+  check_points(resolved, points);
   return resolved;
 }
 

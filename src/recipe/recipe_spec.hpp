@@ -21,6 +21,7 @@
 // The recipe's types, in one place: RecipeSpec (one recipe as written), PhaseSpec and ScheduleSpec
 // (a [quant] table's phases as written, recipe_table.hpp), and their resolved forms for the GPT:
 // Recipe, Phase and Schedule (recipe.hpp).
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,7 @@ class RecipeError : public quant::SettingsError {
 // The three operands of a matmul Y = X·Wᵀ: X, W and dY.
 enum class Role : std::uint8_t { act, weight, grad };
 inline constexpr std::size_t kRoleCount = 3;
+inline constexpr std::array<std::string_view, kRoleCount> kRoleNames = {"act", "weight", "grad"};
 
 // The three GEMMs of a Linear layer Y = X·Wᵀ: forward Y = X·Wᵀ, dgrad dX = dY·W, wgrad dW = dYᵀ·X.
 enum class Gemm : std::uint8_t { forward, dgrad, wgrad };
@@ -125,6 +127,9 @@ struct Override {
   std::string match;  // glob over point names
   SettingsPatch patch;
   std::string origin;  // "configs/x.toml:12" or "preset fp8-hybrid", for messages
+  // Where set, the patch applies only to the copy this GEMM reads of each matched Linear operand
+  // (per-GEMM settings); the points' other GEMMs keep theirs.
+  std::optional<Gemm> gemm;
 };
 
 struct RecipeSpec {
@@ -148,15 +153,37 @@ struct PointName {
   std::string_view name;
   Role role;
   bool on_by_default;  // false: the LM head and the attention operands
+  bool linear = true;  // a Linear layer's X, W or dY (the LM head's too); false: an attention operand
 };
 
 struct ResolvedPoint {
   std::string name;
-  quant::PointSettings settings;
+  quant::PointSettings settings;  // every GEMM's copy but those named in by_gemm
+  // By Gemm: the settings of the copy that GEMM reads, where an override with `gemm` made them
+  // differ from `settings`; none elsewhere.
+  std::array<std::optional<quant::PointSettings>, kGemmCount> by_gemm{};
+
+  const quant::PointSettings& settings_for(Gemm gemm) const {
+    const auto& own = by_gemm[static_cast<std::size_t>(gemm)];
+    return own ? *own : settings;
+  }
+  bool differs_by_gemm() const {
+    return std::any_of(by_gemm.begin(), by_gemm.end(), [](const auto& s) { return s.has_value(); });
+  }
 };
 
+// Whether GEMM `gemm` reads operands of `role` (gemm_operands).
+bool reads(Gemm gemm, Role role);
+
 // Every point with its settings, in the order given. Throws RecipeError when an override matches
-// no point (the message names its origin and shows example point names).
+// no point, or, with `gemm`, no Linear operand that GEMM reads (the message names its origin and
+// shows example point names), and where a per-GEMM copy would need delayed scaling, whose amax
+// history is one per point.
 std::vector<ResolvedPoint> resolve(const RecipeSpec& spec, std::span<const PointName> points);
+
+// resolve()'s checks of resolved points, by the same index as `points`: tiles only on weights, a
+// per-GEMM copy only for a GEMM that reads the operand and never under delayed scaling. Throws
+// RecipeError naming the point and the copy.
+void check_points(std::span<const ResolvedPoint> resolved, std::span<const PointName> points);
 
 }  // namespace altgrad::recipe

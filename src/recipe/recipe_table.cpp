@@ -21,7 +21,6 @@ namespace {
 using config::ConfigError;
 using config::nearest_name;
 
-constexpr std::array<std::string_view, 3> kRoleNames = {"act", "weight", "grad"};
 constexpr std::array<std::string_view, 9> kQuantKeys = {"preset", "seed",  "act",        "weight",  "grad",
                                                         "override", "phase", "accumulate", "hadamard"};
 constexpr std::array<std::string_view, 8> kPhaseKeys = {"start",    "preset",     "act",     "weight",
@@ -140,13 +139,13 @@ const toml::table& table_of(const toml::node& node, std::string_view name) {
 // A role table or an override: settings keys (plus `match` for an override).
 SettingsPatch read_patch(const toml::table& table, bool is_override) {
   static const std::vector<std::string_view> kOverrideKeys = [] {
-    std::vector<std::string_view> keys{"match"};
+    std::vector<std::string_view> keys{"match", "gemm"};
     keys.insert(keys.end(), kSettingKeys.begin(), kSettingKeys.end());
     return keys;
   }();
   SettingsPatch patch;
   for (auto&& [key, node] : table) {
-    if (is_override && key.str() == "match") continue;
+    if (is_override && (key.str() == "match" || key.str() == "gemm")) continue;
     if (std::find(kSettingKeys.begin(), kSettingKeys.end(), key.str()) == kSettingKeys.end()) {
       if (is_override) unknown_key(node, key.str(), kOverrideKeys);
       unknown_key(node, key.str(), kSettingKeys);
@@ -164,7 +163,9 @@ void read_overrides(RecipeSpec& spec, const toml::node& node) {
     const toml::node* match = table.get("match");
     if (!match) throw ConfigError(where(entry) + ": quant: [[quant.override]] needs match = \"<glob over point names>\"");
     const std::string pattern = text_of(*match, "match", "a glob such as \"h.*.attn.probs\"");
-    spec.overrides.push_back({pattern, read_patch(table, true), where(*match)});
+    std::optional<Gemm> gemm;
+    if (const toml::node* name = table.get("gemm")) gemm = choice_of<Gemm>(*name, "gemm", parse_gemm, kGemmNames);
+    spec.overrides.push_back({pattern, read_patch(table, true), where(*match), gemm});
   }
 }
 

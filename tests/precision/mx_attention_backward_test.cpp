@@ -41,7 +41,7 @@ recipe::Recipe attention_recipe(const model::MatmulPoints& points, quant::Scalin
   patch.enabled = true;
   patch.format = "e4m3";
   patch.scaling = scaling;
-  spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test"});
+  spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test", std::nullopt});
   return recipe::Recipe{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
 }
 

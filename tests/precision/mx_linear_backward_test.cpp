@@ -52,7 +52,7 @@ recipe::Recipe mx_recipe(const model::MatmulPoints& points, bool with_attention)
   if (with_attention) {
     recipe::SettingsPatch on;
     on.enabled = true;
-    spec.overrides.push_back({"h.*.attn.[qkvp]*", on, "test"});
+    spec.overrides.push_back({"h.*.attn.[qkvp]*", on, "test", std::nullopt});
   }
   return recipe::Recipe{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
 }

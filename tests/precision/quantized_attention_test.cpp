@@ -40,7 +40,7 @@ recipe::Recipe attention_recipe(const model::MatmulPoints& points, const format:
   recipe::SettingsPatch patch;
   patch.format = "e4m3";
   patch.scaling = quant::Scaling::tensor;
-  spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test"});
+  spec.overrides.push_back({"h.0.attn.[qkvp]*", patch, "test", std::nullopt});
   recipe::Recipe r{"test", 1, recipe::resolve(spec, recipe::recipe_points(points))};
   r.accumulate_attention = model;
   return r;

@@ -248,6 +248,8 @@ def test_a_dict_recipe_is_the_toml_recipe():
     ({"accumulate": "hopper"}, "GEMM accumulation is emulated by the C++ engine"),
     ({"accumulate": {"attention": "hopper"}}, "GEMM accumulation is emulated by the C++ engine"),
     ({"hadamard": {"gemms": ["wgrad"], "size": 16}}, "hadamard: a GEMM's Hadamard transforms are applied by the C++ engine"),
+    ({"override": [{"match": "*:act", "gemm": "wgrad", "enabled": False}]},
+     'recipe: gemm = "wgrad": per-GEMM settings give each GEMM of a Linear its own copy in the C++ engine'),
 ])
 def test_bad_recipes_give_the_engines_message(recipe, message):
     with pytest.raises(ValueError) as error:

@@ -85,7 +85,8 @@ TEST_P(DeviceTraining, GivesTheCpuRunsBits) {
 // FP32 (no hooks); per-tensor delayed scaling with stochastic rounding of the gradients and the
 // attention's q, k, v and probabilities hooked (their copies gathered and scattered on the device);
 // MX blocks, whose backward GEMMs ask for copies along their own axes; gridwalk on code-only
-// weights, which the host's optimizer decodes into the master copy.
+// weights, which the host's optimizer decodes into the master copy; per-GEMM settings, whose own
+// copies go through the host.
 INSTANTIATE_TEST_SUITE_P(
     Recipes, DeviceTraining,
     ::testing::Values(DeviceCase{"fp32", ""},
@@ -94,7 +95,11 @@ INSTANTIATE_TEST_SUITE_P(
                       DeviceCase{"mx", "[quant]\npreset = \"mx8\"\n[[quant.override]]\nmatch = \"h.*.attn.*\"\n"
                                        "format = \"e4m3\"\n"},
                       DeviceCase{"gridwalk_codes", "optimizer = \"gridwalk\"\nmaster_weights = false\n"
-                                                   "[quant]\npreset = \"fp8-hybrid\"\n"}),
+                                                   "[quant]\npreset = \"fp8-hybrid\"\n"},
+                      DeviceCase{"per_gemm", "[quant]\npreset = \"te-current\"\n[[quant.override]]\nmatch = \"*\"\n"
+                                             "gemm = \"wgrad\"\nenabled = false\n[[quant.override]]\n"
+                                             "match = \"*:weight\"\ngemm = \"dgrad\"\nformat = \"e2m1\"\n"
+                                             "scaling = \"block\"\nblock = 16\n"}),
     [](const ::testing::TestParamInfo<DeviceCase>& param) { return std::string(param.param.name); });
 
 TEST(DeviceTrainingResume, ContinuesTheCpuRunsBits) {
