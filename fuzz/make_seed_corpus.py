@@ -73,6 +73,9 @@ def edge_cases():
     put("config", "quant_tables", b'n_layer = 1\n[quant]\npreset = "fp8-hybrid"\nseed = 3\n[quant.grad]\n'
                                   b'rounding = "stochastic"\n[[quant.override]]\nmatch = "h.*.attn.probs"\nformat = "e1m6"\n'
                                   b'enabled = true\nscaling = "delayed"\nhistory = 4\nmargin = 1\n')
+    put("config", "gemm_overrides", b'n_layer = 1\n[quant]\npreset = "te-current"\n[[quant.override]]\nmatch = "*"\n'
+                                    b'gemm = "wgrad"\nenabled = false\n[[quant.override]]\nmatch = "*:weight"\n'
+                                    b'gemm = "dgrad"\nformat = "e2m1"\nscaling = "block"\n')
     put("config", "unknown_key", "n_layr = 3\n")
     put("config", "bad_set", files([("set", b"n_head=5\nmax_iters=1e30\nseed=-1\nquant.seed=1")]))
     for i, name in enumerate(["e4m3", "e5m2fnuz,bias=16", "e8m0fnu", "e2m1,subnormals=off,overflow=inf", "bf16",

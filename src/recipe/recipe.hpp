@@ -31,8 +31,8 @@
 //                                #   GEMMs it names)
 //
 // Settings keys (role tables and overrides): enabled, format, rounding, scaling, history, amax,
-// margin, block, scale_rule, scale_format, sr_bits, tile. Every problem is a config::ConfigError naming file:line,
-// key and value.
+// margin, block, scale_rule, scale_format, sr_bits, tile. Every problem is a config::ConfigError
+// naming file:line, key and value.
 //
 // The accumulation applies to a GEMM whose two operands are both quantized (enabled points); a
 // GEMM with an unquantized operand stays an FP32 GEMM, as Transformer Engine keeps the LM head in

@@ -247,6 +247,16 @@ std::string example_names(std::span<const ResolvedPoint> resolved) {
   return examples;
 }
 
+// A GEMM's copy under delayed scaling, whose amax history is one per point: refused, prefixed by
+// `where` (the override's origin, or the point's name).
+void check_copy_scaling(const quant::PointSettings& copy, Gemm gemm, const std::string& where) {
+  if (!copy.enabled || copy.scaling != quant::Scaling::delayed) return;
+  const std::string name(gemm_name(gemm));
+  throw RecipeError(where + " (" + name + " copy): scaling = delayed: a per-GEMM copy takes a scaling without " +
+                    "history (none, tensor or block), since delayed scaling keeps one amax history per point; give " +
+                    "the override with gemm = \"" + name + "\" a scaling");
+}
+
 // An override without `gemm` patches every copy of its points; with one, only that GEMM's copy of
 // the Linear operands it reads. Returns whether it patched any point.
 bool apply_override(const Override& o, std::span<ResolvedPoint> resolved, std::span<const PointName> points) {
@@ -254,16 +264,15 @@ bool apply_override(const Override& o, std::span<ResolvedPoint> resolved, std::s
   for (std::size_t i = 0; i < resolved.size(); ++i) {
     ResolvedPoint& point = resolved[i];
     if (fnmatch(o.match.c_str(), point.name.c_str(), 0) != 0) continue;
-    if (!o.gemm) {
-      o.patch.apply_to(point.settings, o.origin);
-      for (auto& copy : point.by_gemm) {
-        if (copy) o.patch.apply_to(*copy, o.origin);
-      }
-    } else {
-      if (!points[i].linear || !reads(*o.gemm, points[i].role)) continue;
-      auto& copy = point.by_gemm[static_cast<std::size_t>(*o.gemm)];
-      if (!copy) copy = point.settings;
+    if (o.gemm && (!points[i].linear || !reads(*o.gemm, points[i].role))) continue;
+    if (!o.gemm) o.patch.apply_to(point.settings, o.origin);
+    for (std::size_t g = 0; g < kGemmCount; ++g) {
+      auto& copy = point.by_gemm[g];
+      const bool named = o.gemm && static_cast<std::size_t>(*o.gemm) == g;
+      if (named && !copy) copy = point.settings;
+      if (!copy || (o.gemm && !named)) continue;
       o.patch.apply_to(*copy, o.origin);
+      check_copy_scaling(*copy, static_cast<Gemm>(g), o.origin + ": " + point.name);
     }
     matched = true;
   }
@@ -287,11 +296,7 @@ void check_point(const ResolvedPoint& point, const PointName& name) {
       throw RecipeError(point.name + label + ": the " + std::string(kGemmNames[g]) + " GEMM does not read this operand");
     }
     check(*copy, label);
-    if (copy->enabled && copy->scaling == quant::Scaling::delayed) {
-      throw RecipeError(point.name + label + ": scaling = delayed: a per-GEMM copy takes a scaling without " +
-                        "history (none, tensor or block), since delayed scaling keeps one amax history per point; " +
-                        "give the override with gemm = \"" + std::string(kGemmNames[g]) + "\" a scaling");
-    }
+    check_copy_scaling(*copy, static_cast<Gemm>(g), point.name);
   }
 }
 

@@ -84,10 +84,15 @@ TEST(GemmSettingsRecipe, BadOverridesNameTheirLineAndKey) {
   // fp8-hybrid's points are delayed: a GEMM's copy must name a scaling without history.
   EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"fp8-hybrid\"\n[[quant.override]]\nmatch = \"h.0.*:grad\"\n"
                                     "gemm = \"wgrad\"\nformat = \"e4m3\"\n"),
-                       {"h.0.attn.c_attn:grad (wgrad copy)", "scaling = delayed", "gemm = \"wgrad\""}));
+                       {"test.toml:8: h.0.attn.c_attn:grad (wgrad copy)", "scaling = delayed", "gemm = \"wgrad\""}));
   EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"te-current\"\n[[quant.override]]\nmatch = \"*\"\n"
                                     "gemm = \"wgrad\"\nscaling = \"delayed\"\n"),
-                       {"(wgrad copy)", "scaling = delayed"}));
+                       {"test.toml:8", "(wgrad copy)", "scaling = delayed"}));
+  // A later override without gemm reaches the copies too.
+  EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"te-current\"\n[[quant.override]]\nmatch = \"*\"\n"
+                                    "gemm = \"wgrad\"\nformat = \"e5m2\"\n[[quant.override]]\nmatch = \"h.1.*\"\n"
+                                    "scaling = \"delayed\"\n"),
+                       {"test.toml:12: h.1.attn.c_attn:act (wgrad copy)", "scaling = delayed"}));
 }
 
 TEST(GemmSettingsRecipe, RecipeJsonHoldsTheCopiesAndReadsThemBack) {
