@@ -49,7 +49,8 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
     scaling) or "block" (blocks of `block` elements along the last axis share a scale; by default
     OCP MX's power of two). Under "block", scale_format is e8m0 (MX), fp32, fp32_pow2 or e4m3 (NVFP4's
     E4M3 block scales under a tensor scale), and scale_rule (e8m0 only) floor (default), round_up,
-    ceil or even: docs/formats.md defines each. rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
+    ceil, even or three_quarters (floor's scale, the elements at a further 3/4, as Tseng et al. 2025
+    scale before stochastic rounding): docs/formats.md defines each. rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
     sr_bits (rounding="stochastic" only): random bits per element, 1 to 32 (docs/quantization.md).
     tile=True (scaling="block"): blocks are block x block tiles of the matrix over the last two axes
     (Transformer Engine's 2-D weight scaling; the transpose gets the transposed copy).

@@ -94,6 +94,11 @@ void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, s
                                  std::string(quant::scale_format_name(e.settings.scale_format)) +
                                  " is not supported there yet");
     }
+    if (e.point && e.settings.scaling == quant::Scaling::block &&
+        e.settings.scale_rule == quant::MxScaleRule::three_quarters) {
+      throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids, which "
+                                 "scale_rule = three_quarters scales by a further 3/4; not supported there yet");
+    }
   }
   for (std::size_t range = 0; range < entries_.size(); ++range) optimizer.set_grid(range, grid_at(range, hooks, params));
 }

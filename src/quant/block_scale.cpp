@@ -48,10 +48,13 @@ struct BlockPlace {
   s.sum_sq_input += static_cast<double>(x) * static_cast<double>(x);
 }
 
-// FP32 and FP32 power-of-two scales: the per-tensor quantizer's kernel at the block's multiplier.
+// FP32, FP32 power-of-two and three-quarters scales: the per-tensor quantizer's kernel at the
+// block's multiplier.
 void quantize_fp32_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
                          MxStats& stats) {
-  const float s = block_multiplier(c.element, finite_block_amax(x, n), c.options.scale_format);
+  const float amax = finite_block_amax(x, n);
+  const float s = c.options.scale_format == BlockScaleFormat::e8m0 ? three_quarters_multiplier(c.element, amax)
+                                                                    : block_multiplier(c.element, amax, c.options.scale_format);
   QuantStats block;
   quantize_block(c.element, c.options.rounding, x, y, n, s, words, nullptr, block, c.options.error_sums);
   stats.clipped_blocks += block.overflow > 0 ? 1 : 0;
@@ -168,6 +171,10 @@ float block_multiplier(const format::Format& element, float amax, BlockScaleForm
   const float s = std::min(element.max_finite() / amax, kFloatMax);  // a tiny amax: FLT_MAX, not Inf
   if (scale_format != BlockScaleFormat::fp32_pow2) return s;
   return format::bits_float(format::float_bits(s) & ~format::kFloatFractionMask);
+}
+
+float three_quarters_multiplier(const format::Format& element, float amax) {
+  return std::ldexp(kThreeQuarters, -mx_shared_exponent(element, amax, MxScaleRule::floor));
 }
 
 TensorScale tensor_scale(const format::Format& element, float amax) {

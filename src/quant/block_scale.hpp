@@ -1,7 +1,8 @@
 #pragma once
 // Block scaling with a scale format other than E8M0 (quant/mx.hpp has E8M0, MX proper): one FP32
 // multiplier per block, the same rounded down to a power of two, or NVFP4's two levels, an E4M3
-// decode scale per block under an FP32 scale of the whole tensor. docs/formats.md ("Block scale
+// decode scale per block under an FP32 scale of the whole tensor; and E8M0 under the
+// three_quarters rule, whose multiplier (3/4)·2^−k is no power of two. docs/formats.md ("Block scale
 // formats") gives each definition and its source; these functions are those definitions, step by
 // step, in the sources' FP32 operation order.
 #include <cstddef>
@@ -16,6 +17,10 @@ namespace altgrad::quant {
 // Q(fl(x·s)), read back as q / s) for the block's largest finite |x|: s = fl(max finite / amax),
 // at most FLT_MAX; its mantissa bits cleared for fp32_pow2. A zero or non-finite amax gives 1.
 float block_multiplier(const format::Format& element, float amax, BlockScaleFormat scale_format);
+
+// MxScaleRule::three_quarters' multiplier (3/4)·2^−k, k the floor rule's shared exponent for the
+// block's largest finite |x| (0 for a zero or non-finite amax). Exact: k lies in [−127, 127].
+float three_quarters_multiplier(const format::Format& element, float amax);
 
 // NVFP4's per-tensor level, from the largest finite |x| of the whole copy. `range` = 448 · the
 // element format's max finite (2688 for E2M1).
@@ -44,13 +49,13 @@ struct CallContext {
 };
 CallContext context_for(const format::Format& element, std::span<const float> in, const MxOptions& options);
 
-// One block of n contiguous elements at its own scale of options.scale_format (not e8m0), its
+// One block of n contiguous elements at its own scale (scaled_by_exponents(options) false), its
 // statistics added to `stats` (without counting the block); words: one per element, or null.
 void quantize_one_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
                         MxStats& stats);
 
-// quantize_mx and quantize_mx_columns for options.scale_format other than e8m0; quant/mx.cpp hands
-// them over. Same layouts, same random words, same statistics.
+// quantize_mx and quantize_mx_columns where scaled_by_exponents(options) is false; quant/mx.cpp
+// hands them over. Same layouts, same random words, same statistics.
 MxStats quantize_scaled_rows(const format::Format& element, std::span<const float> in, std::span<float> out,
                              std::size_t row_length, const MxOptions& options);
 MxStats quantize_scaled_columns(const format::Format& element, std::span<const float> in, std::span<float> out,

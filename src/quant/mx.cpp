@@ -48,7 +48,7 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   if (!scale_codes.empty() && scale_codes.size() != blocks) {
     fail("scale_codes has " + std::to_string(scale_codes.size()) + " entries for " + std::to_string(blocks) + " blocks");
   }
-  if (!scale_codes.empty() && options.scale_format != BlockScaleFormat::e8m0) fail("scale_codes are E8M0 codes only");
+  if (!scale_codes.empty() && !scaled_by_exponents(options)) fail("scale_codes are E8M0 codes only");
 }
 
 // The largest of 8 unsigned lanes, halving in registers (a pass through memory costs more than
@@ -124,6 +124,7 @@ int mx_shared_exponent(const format::Format& element, float amax, MxScaleRule ru
   int k = e - emax;
   switch (rule) {
     case MxScaleRule::floor:
+    case MxScaleRule::three_quarters:
       break;
     case MxScaleRule::round_up:  // amax · 2^−k > max finite
       k += a > element.max_finite() * exp2_double(k) ? 1 : 0;
@@ -174,6 +175,7 @@ std::int32_t rule_threshold(const format::Format& element, MxScaleRule rule) {
   constexpr auto kNever = static_cast<std::int32_t>(format::kFloatFractionMask + 1u);
   switch (rule) {
     case MxScaleRule::floor:
+    case MxScaleRule::three_quarters:
       break;
     case MxScaleRule::round_up:
       return static_cast<std::int32_t>(element.max_finite_bits & format::kFloatFractionMask) + 1;
@@ -210,7 +212,7 @@ MxStats quantize_mx(const format::Format& element, std::span<const float> in, st
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes) {
   check_shapes(in, out, row_length, options, scale_codes);
-  if (options.scale_format != BlockScaleFormat::e8m0) return quantize_scaled_rows(element, in, out, row_length, options);
+  if (!scaled_by_exponents(options)) return quantize_scaled_rows(element, in, out, row_length, options);
   const std::size_t rows = in.size() / row_length;
   const std::size_t block = options.block_size;
   const std::size_t blocks_per_row = (row_length + block - 1) / block;
@@ -431,7 +433,7 @@ void quantize_band(const format::Format& element, const float* in, float* out, s
 MxStats quantize_mx_columns(const format::Format& element, std::span<const float> in, std::span<float> out,
                             std::size_t cols, std::size_t run, const MxOptions& options) {
   check_column_shapes(in, out, cols, run, options);
-  if (options.scale_format != BlockScaleFormat::e8m0) return quantize_scaled_columns(element, in, out, cols, run, options);
+  if (!scaled_by_exponents(options)) return quantize_scaled_columns(element, in, out, cols, run, options);
   const std::size_t rows = in.size() / cols, block = options.block_size;
   const std::size_t bands = rows / run * ((run + block - 1) / block);
   // Depends only on the shape, never on the thread count; partials merge in task order.

@@ -20,7 +20,13 @@ enum class MxScaleRule : std::uint8_t {
   round_up,  // the smallest 2^k that keeps amax · 2^−k ≤ max finite; never clips (TE MXFP8, torchao RCEIL)
   ceil,      // torchao CEIL: k = ceil(log2 amax) − emax; the block max lands at or below 2^emax
   even,      // torchao EVEN: amax rounded to the element's mantissa bits (halves up), then floor; may clip
+  // Tseng et al. 2025: floor's k, and the elements scaled by a further 3/4 (x · (3/4) · 2^−k), so
+  // that the block max lies below 6 · 2^(emax − 2) and stochastic rounding never clips E2M1
+  three_quarters,
 };
+
+// The multiplier three_quarters applies beside 2^−k.
+inline constexpr float kThreeQuarters = 0.75f;
 
 // How a block's scale is stored, which fixes how it is computed (docs/formats.md, "Block scaling").
 enum class BlockScaleFormat : std::uint8_t {
@@ -63,6 +69,12 @@ struct MxStats {
   }
 };
 
+// Whether blocks are scaled by 2^−k alone (E8M0 scales under every rule but three_quarters): the
+// MX kernels; the others go through quant/block_scale.hpp's multipliers.
+inline bool scaled_by_exponents(const MxOptions& options) {
+  return options.scale_format == BlockScaleFormat::e8m0 && options.rule != MxScaleRule::three_quarters;
+}
+
 // max |x| over the finite elements of one block (0 when there are none), on the calling thread.
 float finite_block_amax(const float* x, std::size_t n);
 
@@ -78,7 +90,7 @@ void mx_shared_exponents(const format::Format& element, std::span<const float> a
 
 // Quantizes rows of `row_length` elements, block by block within each row (the last block of a row
 // may be shorter). scale_codes, when given, receives one E8M0 code per block, row-major; it must be
-// empty under the other scale formats.
+// empty under the other scale formats and under three_quarters, whose scale is no E8M0 value.
 MxStats quantize_mx(const format::Format& element, std::span<const float> in, std::span<float> out,
                     std::size_t row_length, const MxOptions& options,
                     std::span<std::uint8_t> scale_codes = {});

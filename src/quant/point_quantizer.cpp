@@ -105,7 +105,8 @@ void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements
 
 bool PointQuantizer::engine_covers(const OperandLayout& layout, bool frozen) const {
   if (settings_.scaling == Scaling::block) {
-    return settings_.scale_format == BlockScaleFormat::e8m0 && !settings_.tiles && !layout.along_rows;
+    return settings_.scale_format == BlockScaleFormat::e8m0 && settings_.scale_rule != MxScaleRule::three_quarters &&
+           !settings_.tiles && !layout.along_rows;
   }
   return !(collecting_codes_ && !frozen);
 }

@@ -54,7 +54,8 @@ struct PointSettings {
 // Names for the enums, as configs spell them, in enum order.
 inline constexpr std::array<std::string_view, 4> kScalingNames = {"none", "tensor", "delayed", "block"};
 inline constexpr std::array<std::string_view, 2> kAmaxNames = {"max", "most_recent"};
-inline constexpr std::array<std::string_view, 4> kScaleRuleNames = {"floor", "round_up", "ceil", "even"};
+inline constexpr std::array<std::string_view, 5> kScaleRuleNames = {"floor", "round_up", "ceil", "even",
+                                                                    "three_quarters"};
 inline constexpr std::array<std::string_view, 4> kScaleFormatNames = {"e8m0", "fp32", "fp32_pow2", "e4m3"};
 std::string_view scaling_name(Scaling s);
 std::optional<Scaling> parse_scaling(std::string_view name);

@@ -83,7 +83,8 @@ void add_range_fit_blocks(RangeFit& fit, const RangeThresholds& t, const format:
     for (std::size_t start = 0; start < cols; start += block) {
       const std::span<const float> b = x.subspan(row + start, std::min(block, cols - start));
       const float amax = finite_block_amax(b.data(), b.size());
-      count(fit, t, b.data(), b.size(), std::ldexp(1.0f, -mx_shared_exponent(f, amax, rule)));
+      const float multiplier = rule == MxScaleRule::three_quarters ? kThreeQuarters : 1.0f;
+      count(fit, t, b.data(), b.size(), std::ldexp(multiplier, -mx_shared_exponent(f, amax, rule)));
     }
   }
 }

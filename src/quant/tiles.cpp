@@ -40,7 +40,7 @@ void quantize_tile(const CallContext& c, std::span<const float> in, std::span<fl
     if (stochastic) fill_random(o.seed, o.stream, o.first_index + first, {words + r * t.width, t.width}, o.random_bits);
   }
   const std::size_t n = t.size();
-  if (o.scale_format == BlockScaleFormat::e8m0) {
+  if (scaled_by_exponents(o)) {
     const int exponent = mx_shared_exponent(c.element, finite_block_amax(x, n), o.rule);
     std::uint64_t overflows = 0;
     quantize_scaled_blocks(c.element, o.rounding, x, y, n, n, &exponent, words, &overflows, stats.elements, 0,

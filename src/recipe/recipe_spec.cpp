@@ -15,10 +15,10 @@ using quant::Scaling;
 using quant::SettingsError;
 using quant::kMaxMxBlock;
 
-constexpr std::array<std::string_view, 11> kPresetNames = {"fp32",           "bf16",       "fp8-hybrid",
+constexpr std::array<std::string_view, 12> kPresetNames = {"fp32",           "bf16",       "fp8-hybrid",
                                                            "fp8-e4m3",       "mx8",        "fp8-hopper",
                                                            "te-delayed",     "te-current", "te-mxfp8",
-                                                           "te-float8-block", "te-nvfp4"};
+                                                           "te-float8-block", "te-nvfp4",  "tseng-mxfp4"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
@@ -63,6 +63,31 @@ RecipeSpec tiled_block_preset(std::string_view name, std::string_view format, st
     role.scale_format = scale_format;
   }
   spec.roles[static_cast<std::size_t>(Role::weight)].tiles = true;
+  return spec;
+}
+
+// Tseng et al. 2025 (arXiv:2502.20586), their recipe (RHT + SR): the forward GEMM in BF16, both
+// backward GEMMs in MXFP4 (E2M1 in blocks of 32 along the GEMM's reduction axis, E8M0 scales by
+// the floor rule with the elements at a further 3/4), stochastically rounded, after a 64-point
+// random Hadamard transform of both operands along that axis. dY is read by the backward GEMMs
+// only; X's wgrad copy and W's dgrad copy are per-GEMM settings (docs/quantization.md).
+RecipeSpec tseng_preset(std::string_view name) {
+  RecipeSpec spec = uniform_preset(name, "bf16,overflow=inf", "e2m1", Scaling::none);
+  SettingsPatch mxfp4_sr;
+  mxfp4_sr.format = "e2m1";
+  mxfp4_sr.scaling = Scaling::block;
+  mxfp4_sr.block = 32;
+  mxfp4_sr.scale_rule = quant::MxScaleRule::three_quarters;
+  mxfp4_sr.rounding = format::Rounding::stochastic;
+  mxfp4_sr.apply_to(spec.roles[static_cast<std::size_t>(Role::grad)], "preset");
+  const std::string origin = "preset " + std::string(name);
+  spec.overrides.push_back({"h.*:act", mxfp4_sr, origin, Gemm::wgrad});
+  spec.overrides.push_back({"h.*:weight", mxfp4_sr, origin, Gemm::dgrad});
+  spec.hadamard.gemms[static_cast<std::size_t>(Gemm::dgrad)] = true;
+  spec.hadamard.gemms[static_cast<std::size_t>(Gemm::wgrad)] = true;
+  spec.hadamard.size = 64;
+  spec.hadamard.signs = HadamardSigns::seeded;
+  spec.hadamard.origin = origin;
   return spec;
 }
 
@@ -227,6 +252,7 @@ RecipeSpec preset(std::string_view name) {
     spec.hadamard.origin = "preset te-nvfp4";
     return spec;
   }
+  if (name == "tseng-mxfp4") return tseng_preset(name);
   std::string valid;
   for (const auto p : kPresetNames) valid += (valid.empty() ? "" : ", ") + std::string(p);
   throw RecipeError("unknown preset \"" + std::string(name) + "\" (presets: " + valid + ")");

@@ -1,6 +1,6 @@
 """Block scaling's scale rules and scale formats through altgrad.quantize (the engine's path) against
 numpy references written from the published definitions (docs/formats.md, "Block scaling"): torchao's
-FLOOR/RCEIL/CEIL/EVEN exponents, TE's FP32 and power-of-two block multipliers, and NVFP4's two-level
+FLOOR/RCEIL/CEIL/EVEN exponents, Tseng et al.'s three-quarters pre-scale, TE's FP32 and power-of-two block multipliers, and NVFP4's two-level
 E4M3 + FP32 scales step by step in float32 (TE cast/nvfp4, NVFP4 report arXiv 2509.25149). Values come
 from bit fields here, rounding is nearest-even by search over them."""
 import numpy as np
@@ -116,6 +116,25 @@ def test_fp32_block_multipliers_with_a_ragged_last_block(fmt, scale_format):
     y, stats = altgrad.quantize(x, fmt, scaling="block", block=32, scale_format=scale_format)
     assert np.array_equal(y, fp32_reference(x, fmt, 32, scale_format == "fp32_pow2"))
     assert stats["blocks"] == 6 * 3 and stats["clipped_blocks"] == 0
+
+
+# ---- three_quarters (Tseng et al. 2025) ---------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["e2m1", "e4m3"])
+def test_three_quarters_scales_the_floor_blocks_by_a_further_three_quarters(fmt):
+    values, m = GRIDS[fmt]
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((6, 70)) * np.exp2(rng.uniform(-20, 20, (6, 1)))).astype(F32)
+    y, stats = altgrad.quantize(x, fmt, scaling="block", block=32, scale_rule="three_quarters")
+    want = np.empty_like(x)
+    for r in range(x.shape[0]):
+        for b in range(0, x.shape[1], 32):
+            blk = x[r, b:b + 32]
+            s = F32(np.ldexp(0.75, -reference_k(F32(np.max(np.abs(blk))), "floor", values, m)))
+            q = signed_rne(blk * s, values)  # blk * s: the float32 product
+            want[r, b:b + 32] = (q / np.float64(s)).astype(F32)
+    assert np.array_equal(y, want)
+    assert stats["blocks"] == 6 * 3
 
 
 # ---- NVFP4 -------------------------------------------------------------------------------------

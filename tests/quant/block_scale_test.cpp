@@ -5,6 +5,8 @@
 //     round_up the smallest k with a · 2^−k ≤ max finite             (TE MXFP8, torchao RCEIL)
 //     ceil     k = ceil(log2 a) − emax                               (torchao CEIL)
 //     even     add 2^(22−m) to a's FP32 bits, clear the mantissa, then floor (torchao EVEN)
+//     three_quarters  floor's k, elements stored as Q(fl(x·s)) / s with s = (3/4)·2^−k
+//                     (Tseng et al. 2025, arXiv:2502.20586: stochastic rounding never clips)
 //   fp32:      s = fl(max finite / a) (1 for a zero block), x̂ = Q(fl(x·s)) / s; fp32_pow2: s's
 //              mantissa bits cleared (TE Float8BlockScaling, power_2_scale)
 //   e4m3:      NVFP4's two levels, with the worked examples of the NVFP4 report's scheme (TE
@@ -36,7 +38,8 @@ using quant::BlockScaleFormat;
 using quant::MxOptions;
 using quant::MxScaleRule;
 
-constexpr MxScaleRule kAllRules[] = {MxScaleRule::floor, MxScaleRule::round_up, MxScaleRule::ceil, MxScaleRule::even};
+constexpr MxScaleRule kAllRules[] = {MxScaleRule::floor, MxScaleRule::round_up, MxScaleRule::ceil, MxScaleRule::even,
+                                     MxScaleRule::three_quarters};
 constexpr float kFloatMax = std::numeric_limits<float>::max();
 
 int emax_of(const RefGrid& g) { return floor_log2(g.max_finite); }
@@ -53,6 +56,7 @@ int reference_exponent(const RefGrid& g, float amax, MxScaleRule rule) {
   int k = 0;
   switch (rule) {
     case MxScaleRule::floor:
+    case MxScaleRule::three_quarters:
       k = floor_log2(amax) - emax_of(g);
       break;
     case MxScaleRule::round_up:
@@ -131,6 +135,7 @@ TEST(BlockScaleRules, QuantizeMxUsesTheRuleOfEachBlock) {
   std::vector<float> in;
   for (const float a : amaxes) in.insert(in.end(), {a, -a / 3.0f, a / 7.0f, 0.0f});
   for (const MxScaleRule rule : kAllRules) {
+    if (rule == MxScaleRule::three_quarters) continue;  // its scale has no code (BlockScaleThreeQuarters)
     MxOptions o;
     o.block_size = 4;
     o.rule = rule;
@@ -156,7 +161,8 @@ float reference_multiplier(const RefGrid& g, float amax, BlockScaleFormat scale_
   return scale_format == BlockScaleFormat::fp32_pow2 ? std::ldexp(1.0f, floor_log2(s)) : s;
 }
 
-// Rows of `row_length`, blocks of `block` (the last of a row shorter): Q(fl(x·s)) / s per block,
+// Rows of `row_length`, blocks of `block` (the last of a row shorter): Q(fl(x·s)) / s per block
+// (s the FP32 multiplier, or three_quarters' under E8M0),
 // under nearest-even or, with words, stochastic rounding through the engine's codec on the same
 // FP32 product (the codec is tested on its own in tests/format).
 std::vector<float> reference_fp32_rows(const RefGrid& g, const std::vector<float>& in, std::size_t row_length,
@@ -167,7 +173,9 @@ std::vector<float> reference_fp32_rows(const RefGrid& g, const std::vector<float
     for (std::size_t b = 0; b < row_length; b += o.block_size) {
       const std::size_t begin = row + b, end = row + std::min(row_length, b + o.block_size);
       const float amax = reference_block_amax(in, begin, end);
-      const float s = reference_multiplier(g, amax, o.scale_format);
+      const float s = o.scale_format == BlockScaleFormat::e8m0  // three_quarters
+                          ? std::ldexp(0.75f, -reference_exponent(g, amax, MxScaleRule::floor))
+                          : reference_multiplier(g, amax, o.scale_format);
       bool clip = false;
       for (std::size_t i = begin; i < end; ++i) {
         const float scaled = std::clamp(in[i] * s, -kFloatMax, kFloatMax);
@@ -232,6 +240,44 @@ TEST(BlockScaleFp32, EveryBlockAtItsOwnMultiplierWithARaggedLastBlock) {
   }
 }
 
+// three_quarters: floor's exponent, the elements at a further 3/4. Under stochastic rounding an
+// E2M1 block's max scales below 6 and nothing clips, where the floor rule clips blocks whose max
+// scales into (6, 8).
+TEST(BlockScaleThreeQuarters, ElementsAtThreeQuartersOfTheFloorScale) {
+  const std::vector<float> in = ragged_rows(40);
+  for (const RefGrid& g : {kE2m1, kE4m3}) {
+    for (const Rounding rounding : {Rounding::nearest_even, Rounding::stochastic}) {
+      MxOptions o;
+      o.rule = MxScaleRule::three_quarters;
+      o.rounding = rounding;
+      o.seed = 12;
+      o.stream = 3;
+      std::vector<float> out(in.size());
+      const quant::MxStats stats = quant::quantize_mx(load(g), in, out, 70, o);
+      expect_same_bits(out, reference_fp32_rows(g, in, 70, o), g.name);
+      EXPECT_EQ(stats.blocks, 40u * 3u);
+      if (rounding == Rounding::stochastic) {
+        EXPECT_EQ(stats.clipped_blocks, 0u) << g.name;
+        EXPECT_EQ(stats.elements.overflow, 0u) << g.name;
+      }
+    }
+  }
+  MxOptions floor;
+  floor.rounding = Rounding::stochastic;
+  std::vector<float> out(in.size());
+  EXPECT_GT(quant::quantize_mx(load(kE2m1), in, out, 70, floor).clipped_blocks, 0u);
+  // Its scale is no E8M0 value: no codes.
+  std::vector<std::uint8_t> codes(3);
+  MxOptions o;
+  o.rule = MxScaleRule::three_quarters;
+  EXPECT_THROW(quant::quantize_mx(load(kE2m1), std::span<const float>(in).first(70), std::span<float>(out).first(70),
+                                  70, o, codes),
+               std::invalid_argument);
+  EXPECT_EQ(quant::three_quarters_multiplier(load(kE2m1), 5.0f), 0.75f);     // k = 2 − 2 = 0
+  EXPECT_EQ(quant::three_quarters_multiplier(load(kE2m1), 0.0f), 0.75f);     // a zero block: k = 0
+  EXPECT_EQ(quant::three_quarters_multiplier(load(kE4m3), 1.0f), 192.0f);    // k = −8
+}
+
 TEST(BlockScaleFp32, MultiplierAtTheEdges) {
   const format::Format e4m3 = load(kE4m3);
   EXPECT_EQ(quant::block_multiplier(e4m3, 0.0f, BlockScaleFormat::fp32), 1.0f);  // TE: a = 0 gives s = 1
@@ -254,11 +300,17 @@ TEST(BlockScaleColumns, AreTheRowsOfTheTransposeUnderEveryScaleFormat) {
   TensorRng rng(5);
   std::vector<float> in(kRows * kCols);
   for (float& v : in) v = rng.log_uniform(-10, 10);
-  for (const BlockScaleFormat sf : {BlockScaleFormat::fp32, BlockScaleFormat::fp32_pow2, BlockScaleFormat::e4m3}) {
+  // Each non-exponent scale: the three scale formats, and E8M0 under three_quarters.
+  const std::pair<BlockScaleFormat, MxScaleRule> scales[] = {{BlockScaleFormat::fp32, MxScaleRule::floor},
+                                                             {BlockScaleFormat::fp32_pow2, MxScaleRule::floor},
+                                                             {BlockScaleFormat::e4m3, MxScaleRule::floor},
+                                                             {BlockScaleFormat::e8m0, MxScaleRule::three_quarters}};
+  for (const auto& [sf, rule] : scales) {
     for (const Rounding rounding : {Rounding::nearest_even, Rounding::stochastic}) {
       MxOptions o;
       o.block_size = 16;
       o.scale_format = sf;
+      o.rule = rule;
       o.rounding = rounding;
       o.seed = 5;
       o.stream = 9;

@@ -111,10 +111,53 @@ TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
   EXPECT_EQ(r.hadamard.signs, HadamardSigns::te);
 }
 
+// Tseng et al. 2025's RHT + SR recipe: X and W in BF16 for the forward GEMM; dY, X's wgrad copy and
+// W's dgrad copy in E2M1, blocks of 32, the floor rule's E8M0 scale with elements at 3/4,
+// stochastic rounding; a 64-point seeded Hadamard transform on dgrad and wgrad. A 64-channel model
+// with 64-token sequences, which 64 divides along every backward axis.
+TEST(LibraryPresets, TsengMxfp4IsThePapersBackwardPass) {
+  const Recipe r = resolve_recipe(config::parse_config(
+      "n_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 64\n[quant]\npreset = \"tseng-mxfp4\"\n", "test.toml"));
+  const auto expect_mxfp4_sr = [](const quant::PointSettings& s, const std::string& what) {
+    EXPECT_TRUE(s.enabled) << what;
+    EXPECT_EQ(s.format_name, "e2m1") << what;
+    EXPECT_EQ(s.scaling, Scaling::block) << what;
+    EXPECT_EQ(s.block, 32u) << what;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << what;
+    EXPECT_EQ(s.scale_rule, MxScaleRule::three_quarters) << what;
+    EXPECT_EQ(s.rounding, format::Rounding::stochastic) << what;
+    EXPECT_EQ(s.sr_bits, 32) << what;
+  };
+  std::size_t on = 0;
+  for (const ResolvedPoint& p : r.points) {
+    if (!is_block_linear(p.name)) {
+      EXPECT_FALSE(p.settings.enabled || p.differs_by_gemm()) << p.name;
+      continue;
+    }
+    ++on;
+    if (is_grad(p.name)) {
+      expect_mxfp4_sr(p.settings, p.name);
+      EXPECT_FALSE(p.differs_by_gemm()) << p.name;
+      continue;
+    }
+    EXPECT_EQ(p.settings.format_name, "bf16,overflow=inf") << p.name;
+    EXPECT_EQ(p.settings.scaling, Scaling::none) << p.name;
+    const Gemm backward = is_weight(p.name) ? Gemm::dgrad : Gemm::wgrad;
+    expect_mxfp4_sr(p.settings_for(backward), p.name + " " + std::string(gemm_name(backward)));
+    EXPECT_EQ(p.settings_for(Gemm::forward), p.settings) << p.name;
+  }
+  EXPECT_EQ(on, 24u);
+  EXPECT_FALSE(r.hadamard.transforms(Gemm::forward));
+  EXPECT_TRUE(r.hadamard.transforms(Gemm::dgrad));
+  EXPECT_TRUE(r.hadamard.transforms(Gemm::wgrad));
+  EXPECT_EQ(r.hadamard.size, 64u);
+  EXPECT_EQ(r.hadamard.signs, HadamardSigns::seeded);
+}
+
 // Each is also a name the recipe table and the error listing all presets know.
 TEST(LibraryPresets, AreListed) {
   const auto names = preset_names();
-  for (const char* name : {"te-delayed", "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4"}) {
+  for (const char* name : {"te-delayed", "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4", "tseng-mxfp4"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
