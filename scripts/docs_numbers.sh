@@ -14,7 +14,8 @@
 #            the default model                                          (docs/quantization.md)
 #   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, E1M6
 #            placement, stochastic rounding on powers of two, E7M0's error decomposition, precision
-#            schedules: about 2 hours                                            (docs/findings.md)
+#            schedules, the Phase-1 criterion, the FP4 recipes and the MXFP4 backward pass: about
+#            5 hours                                                             (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/studies/stiffness_e7m0.toml (42 runs),
 #            and the 300-step learning-rate scan that chose its rates: about 2.5 hours
 #            (docs/results.md)
@@ -163,7 +164,7 @@ if want findings; then
   # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
   # evaluations to 50 windows of the validation split.
   for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules \
-      phase1_criterion; do
+      phase1_criterion fp4_recipes fp4_backward; do
     sweep_file="$work/$study.toml"
     sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
     if ((quick)); then

@@ -3,7 +3,7 @@
 
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
-         precision_schedules | phase1_criterion
+         precision_schedules | phase1_criterion | fp4_recipes | fp4_backward
 
 Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
 checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
@@ -71,6 +71,14 @@ def point_mean(m, suffix, key):
     return statistics.fmean(values) if values else None
 
 
+def hadamard_mean(m, key):
+    """Mean over the :grad points of quant.<point>.hadamard.wgrad[key]: what the transform did to
+    dY's wgrad copy (none where no GEMM is transformed)."""
+    values = [v["hadamard"]["wgrad"][key] for p, v in m.get("quant", {}).items()
+              if p.endswith(":grad") and "wgrad" in v.get("hadamard", {})]
+    return statistics.fmean(values) if values else None
+
+
 def tensor_mean(m, section, key=None):
     """Mean over the matmul weight tensors of diag.<section>[tensor] (or its [key])."""
     table = m["diag"].get(section, {})
@@ -125,6 +133,8 @@ COLUMNS = {
     "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
     "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
     "Δcode variance": lambda m: tensor_mean(m, "geometry", "delta_code_variance"),
+    "dY kurtosis before H": lambda m: hadamard_mean(m, "kurtosis_before"),
+    "dY kurtosis after H": lambda m: hadamard_mean(m, "kurtosis_after"),
 }
 
 
@@ -147,6 +157,13 @@ def gradient_table(groups, steps):
 def rounding_table(groups, step):
     """Study 4: loss beside the variance measures, at one diagnostic step."""
     columns = ["act rel_error", "grad rel_error", "grad SNR (dB)", "Δcode variance", "update_success"]
+    header(["group", "val loss", *columns])
+    for group, members in groups.items():
+        row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
+
+
+def recipe_table(groups, step, columns):
+    """Studies 8 and 9: each recipe's final validation loss beside the gradient's measures at `step`."""
     header(["group", "val loss", *columns])
     for group, members in groups.items():
         row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
@@ -283,6 +300,15 @@ def main():
     elif study == "e7m0_error_decomposition":
         with tempfile.TemporaryDirectory() as scratch:
             decomposition_table(groups, altgrad, pathlib.Path(scratch))
+    elif study == "fp4_recipes":
+        recipe_table(groups, steps[-1], ["grad rel_error", "grad SNR (dB)", "dY kurtosis before H", "dY kurtosis after H"])
+        paired_line(groups, "nvfp4", "mxfp4")
+        paired_line(groups, "e2m1-grad-hadamard", "e2m1-grad")
+        paired_line(groups, "e7m0-grad-hadamard", "e7m0-grad")
+    elif study == "fp4_backward":
+        recipe_table(groups, steps[-1], ["grad rel_error", "grad SNR (dB)", "dY kurtosis before H", "dY kurtosis after H"])
+        paired_line(groups, "tseng-no-hadamard", "tseng")
+        paired_line(groups, "tseng-floor", "tseng")
     else:
         sys.exit(f"findings_tables: unknown study {study}")
 
