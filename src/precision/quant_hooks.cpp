@@ -93,7 +93,8 @@ void QuantHooks::begin_step(std::int64_t step, bool collect_codes, bool profile,
     point->begin_step(step, error_sums);
     point->collect_codes(collect_codes);
   }
-  // The code histograms stay the point's: its own copies' codes (docs/diagnostics.md).
+  // The code histograms stay the point's, of the copies its own settings quantize
+  // (docs/quantization.md, "Per-GEMM settings").
   for (auto& copies : gemm_copies_) {
     for (GemmCopy& copy : copies) {
       if (copy.quantizer) copy.quantizer->begin_step(step, error_sums);

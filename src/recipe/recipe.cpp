@@ -209,7 +209,10 @@ quant::PointSettings settings_from_json(const nlohmann::json& e, const std::stri
 }  // namespace
 
 bool Recipe::any_enabled() const {
-  return std::any_of(points.begin(), points.end(), [](const auto& p) { return p.settings.enabled; });
+  const auto enabled = [](const std::optional<quant::PointSettings>& s) { return s && s->enabled; };
+  return std::any_of(points.begin(), points.end(), [&](const ResolvedPoint& p) {
+    return p.settings.enabled || std::any_of(p.by_gemm.begin(), p.by_gemm.end(), enabled);
+  });
 }
 
 const format::AccumulatorModel& Recipe::accumulation(std::size_t matmul_index, Gemm gemm) const {

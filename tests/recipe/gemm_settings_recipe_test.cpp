@@ -64,6 +64,15 @@ TEST(GemmSettingsRecipe, LaterOverridesWithoutGemmPatchEveryCopy) {
   EXPECT_EQ(point_at(r, "h.1.attn.c_attn:act").settings_for(Gemm::wgrad).rounding, format::Rounding::nearest_even);
 }
 
+// A recipe that quantizes only some GEMM's copies quantizes: the run builds its hooks.
+TEST(GemmSettingsRecipe, ARecipeWithOnlyAGemmsCopyOnQuantizes) {
+  const Recipe r = resolve_recipe(config_with("[quant]\n[[quant.override]]\nmatch = \"h.*:grad\"\ngemm = \"wgrad\"\n"
+                                              "format = \"e5m2\"\nscaling = \"tensor\"\n"));
+  EXPECT_FALSE(point_at(r, "h.0.mlp.c_fc:grad").settings.enabled);
+  EXPECT_TRUE(point_at(r, "h.0.mlp.c_fc:grad").settings_for(Gemm::wgrad).enabled);
+  EXPECT_TRUE(r.any_enabled());
+}
+
 TEST(GemmSettingsRecipe, ACopyEqualToItsPointIsNone) {
   const Recipe r = resolve_recipe(config_with(
       "[quant]\npreset = \"te-current\"\n[[quant.override]]\nmatch = \"*:weight\"\ngemm = \"dgrad\"\n"
