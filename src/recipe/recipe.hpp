@@ -3,7 +3,7 @@
 // the model's quantization points (recipe_spec.hpp has the semantics):
 //
 //   [quant]
-//   preset = "fp8-hybrid"        # fp32 (default) | bf16 | fp8-hybrid | fp8-e4m3 | mx8 | fp8-hopper
+//   preset = "fp8-hybrid"        # fp32 (default), bf16, fp8-*, mx8, te-*, tseng-mxfp4 (recipe_spec.hpp)
 //   seed = 7                     # stochastic rounding; default: the run's seed
 //   accumulate = "hopper"        # the Linear GEMMs' accumulation: one model for all three, or hopper_te
 //   [quant.grad]                 # role defaults: [quant.act], [quant.weight], [quant.grad]

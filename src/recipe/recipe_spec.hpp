@@ -9,9 +9,11 @@
 // glob on the point name (`*` any run of characters, `?` one, `[...]` a set), apply the settings
 // they name, and switch the point on unless they say `enabled = false`; later overrides win.
 //
-// Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper, and Transformer Engine's te-delayed,
-// te-current, te-mxfp8, te-float8-block, te-nvfp4) are recipes of the same form; a config starts
-// from one and changes role settings or adds overrides on top.
+// Presets (fp32, bf16, fp8-hybrid, fp8-e4m3, mx8, fp8-hopper, Transformer Engine's te-delayed,
+// te-current, te-mxfp8, te-float8-block, te-nvfp4, and Tseng et al.'s tseng-mxfp4) are recipes of
+// the same form; a config starts from one and changes role settings or adds overrides on top. An
+// override can name one GEMM (`gemm`): its settings then hold only for the copy that GEMM reads of
+// the Linear operands it selects (ResolvedPoint::by_gemm).
 //
 // A recipe also says how each of a Linear layer's three GEMMs adds its products (`accumulate`,
 // format/accumulator.hpp): FP32 by default, or a tensor core's aligned accumulation; and, apart,
