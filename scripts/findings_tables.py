@@ -22,7 +22,7 @@ import sys
 import tempfile
 import tomllib
 
-from seed_interval import half_width
+from seed_interval import bonferroni_half_width, half_width
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -100,12 +100,17 @@ def final_val(run):
     return next((m["val_loss"] for m in reversed(metrics(run)) if m.get("val_loss") is not None), None)
 
 
-def paired_line(groups, a, b):
-    """The final validation loss of group a minus group b, seed by seed, with its interval."""
+def paired_line(groups, a, b, comparisons=1):
+    """The final validation loss of group a minus group b, seed by seed, with its interval; with
+    `comparisons` > 1 also its interval under Bonferroni's correction for that many."""
     diffs = [final_val(x) - final_val(y) for x, y in zip(groups[a], groups[b])]
     signs = sum(d < 0 for d in diffs)
+    corrected = ""
+    if comparisons > 1:
+        m, w = statistics.fmean(diffs), bonferroni_half_width(diffs, comparisons)
+        corrected = f"; at {100 * (1 - 0.05 / comparisons):.2f}% (Bonferroni, {comparisons}): [{m - w:+.4f}, {m + w:+.4f}]"
     print(f"\n{a} − {b}, final validation loss paired by seed: {mean_ci(diffs)} nats "
-          f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)})")
+          f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)}){corrected}")
 
 
 def factorial_table(groups, base, act, grad, both):
@@ -301,14 +306,16 @@ def main():
         with tempfile.TemporaryDirectory() as scratch:
             decomposition_table(groups, altgrad, pathlib.Path(scratch))
     elif study == "fp4_recipes":
-        recipe_table(groups, steps[-1], ["grad rel_error", "grad SNR (dB)", "dY kurtosis before H", "dY kurtosis after H"])
-        paired_line(groups, "nvfp4", "mxfp4")
-        paired_line(groups, "e2m1-grad-hadamard", "e2m1-grad")
-        paired_line(groups, "e7m0-grad-hadamard", "e7m0-grad")
+        recipe_table(groups, steps[-1], ["zero_out_pct", "grad rel_error", "grad SNR (dB)", "dY kurtosis before H",
+                                         "dY kurtosis after H"])
+        paired_line(groups, "nvfp4", "mxfp4", 3)
+        paired_line(groups, "e2m1-grad-hadamard", "e2m1-grad", 3)
+        paired_line(groups, "e7m0-grad-hadamard", "e7m0-grad", 3)
     elif study == "fp4_backward":
-        recipe_table(groups, steps[-1], ["grad rel_error", "grad SNR (dB)", "dY kurtosis before H", "dY kurtosis after H"])
-        paired_line(groups, "tseng-no-hadamard", "tseng")
-        paired_line(groups, "tseng-floor", "tseng")
+        recipe_table(groups, steps[-1], ["zero_out_pct", "grad rel_error", "grad SNR (dB)", "dY kurtosis before H",
+                                         "dY kurtosis after H"])
+        paired_line(groups, "tseng-no-hadamard", "tseng", 2)
+        paired_line(groups, "tseng-floor", "tseng", 2)
     else:
         sys.exit(f"findings_tables: unknown study {study}")
 
