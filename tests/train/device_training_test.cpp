@@ -86,7 +86,8 @@ TEST_P(DeviceTraining, GivesTheCpuRunsBits) {
 // attention's q, k, v and probabilities hooked (their copies gathered and scattered on the device);
 // MX blocks, whose backward GEMMs ask for copies along their own axes; gridwalk on code-only
 // weights, which the host's optimizer decodes into the master copy; per-GEMM settings, whose own
-// copies go through the host.
+// copies go through the host; Tseng et al.'s MXFP4 backward pass (its 3/4-scaled blocks on the
+// host too), with 16-point transforms, which this model's axes take.
 INSTANTIATE_TEST_SUITE_P(
     Recipes, DeviceTraining,
     ::testing::Values(DeviceCase{"fp32", ""},
@@ -99,7 +100,9 @@ INSTANTIATE_TEST_SUITE_P(
                       DeviceCase{"per_gemm", "[quant]\npreset = \"te-current\"\n[[quant.override]]\nmatch = \"*\"\n"
                                              "gemm = \"wgrad\"\nenabled = false\n[[quant.override]]\n"
                                              "match = \"*:weight\"\ngemm = \"dgrad\"\nformat = \"e2m1\"\n"
-                                             "scaling = \"block\"\nblock = 16\n"}),
+                                             "scaling = \"block\"\nblock = 16\n"},
+                      DeviceCase{"tseng", "[quant]\npreset = \"tseng-mxfp4\"\n[quant.hadamard]\n"
+                                          "gemms = [\"dgrad\", \"wgrad\"]\nsize = 16\n"}),
     [](const ::testing::TestParamInfo<DeviceCase>& param) { return std::string(param.param.name); });
 
 TEST(DeviceTrainingResume, ContinuesTheCpuRunsBits) {
