@@ -22,12 +22,15 @@ QuantHooks::QuantHooks(const model::MatmulPoints& points, const recipe::Recipe& 
     const recipe::ResolvedPoint& p = recipe.points[i];
     names_.push_back(p.name);
     if (p.settings.enabled) points_[i].emplace(p.settings, recipe.seed, i);
-    // A GEMM's own copy draws its random words as the point's other copies do (same seed and
-    // stream): the copies differ in their settings, not in their randomness.
+    // A GEMM's own copy draws its random words from a stream of its own, (1 + GEMM) · points +
+    // point, so that its rounding is independent of the other copies' (docs/quantization.md,
+    // "Random streams").
     for (std::size_t g = 0; g < recipe::kGemmCount; ++g) {
       if (!p.by_gemm[g]) continue;
       gemm_copies_[i][g].own = true;
-      if (p.by_gemm[g]->enabled) gemm_copies_[i][g].quantizer.emplace(*p.by_gemm[g], recipe.seed, i);
+      if (p.by_gemm[g]->enabled) {
+        gemm_copies_[i][g].quantizer.emplace(*p.by_gemm[g], recipe.seed, (1 + g) * recipe.points.size() + i);
+      }
     }
   }
   last_scale_.assign(recipe.points.size(), {1.0f, 1.0f});

@@ -1,6 +1,6 @@
 // Per-GEMM settings on a Linear layer (docs/quantization.md, "Per-GEMM settings"): each GEMM reads
 // its own copy of an operand whose settings differ by GEMM, quantized bit for bit as that GEMM's
-// settings say (or left unquantized where they are off), with the point's random stream; the
+// settings say (or left unquantized where they are off), an own copy on a random stream of its own; the
 // GEMMs multiply those copies; gemm_point() holds each own copy's statistics; and an operand
 // without per-GEMM settings keeps one copy for both of its GEMMs, as before.
 #include <gtest/gtest.h>
@@ -76,13 +76,17 @@ TEST(GemmSettings, EachGemmReadsItsOwnCopyQuantizedAsItsSettingsSay) {
   hooks.begin_step(2, false);
   const std::vector<float> x = values(N * fc.in_features, 0, 3.0f), w = values(fc.out_features * fc.in_features, 1, 0.1f),
                            dy = values(N * fc.out_features, 2, 1e-3f);
-  // The references: one quantizer per (operand, GEMM) from that GEMM's settings, the point's stream.
+  // The references: one quantizer per (operand, GEMM) from that GEMM's settings, on the point's
+  // stream, or for an own copy on stream (1 + GEMM) · points + point (docs/quantization.md).
   const auto reference_copy = [&](Operand operand, Reduction reduction, const std::vector<float>& in) {
     const MatmulOperand d = described(fc, N, operand, reduction);
-    const quant::PointSettings& s = r.points[d.index].settings_for(*gemm_of(d));
+    const Gemm gemm = *gemm_of(d);
+    const quant::PointSettings& s = r.points[d.index].settings_for(gemm);
+    const bool own = r.points[d.index].by_gemm[static_cast<std::size_t>(gemm)].has_value();
+    const std::size_t stream = own ? (1 + static_cast<std::size_t>(gemm)) * r.points.size() + d.index : d.index;
     std::vector<float> out(in);
     if (s.enabled) {
-      quant::PointQuantizer q(s, kSeed, d.index);
+      quant::PointQuantizer q(s, kSeed, stream);
       q.begin_step(2);
       q.apply(in, out, quant::OperandLayout{d.cols, reduction == Reduction::along_rows, 0});
     }
