@@ -5,13 +5,11 @@
 // without per-GEMM settings keeps one copy for both of its GEMMs, as before.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "format/philox.hpp"
-#include "model/linear.hpp"
-#include "ops/cpu/cpu_backend.hpp"
+#include "linear_gemms.hpp"
+#include "mx_reference.hpp"
 #include "precision/quant_hooks.hpp"
 #include "support/bit_identical.hpp"
 #include "support/one_block_model.hpp"
@@ -59,12 +57,9 @@ std::vector<float> values(std::size_t n, std::uint64_t stream, float magnitude) 
   return v;
 }
 
-// One Linear's operands as the model describes them, by GEMM.
+// One Linear's operand as the model describes it for the GEMM reading along `reduction`.
 MatmulOperand described(const model::MatmulPoint& fc, std::size_t N, Operand operand, Reduction reduction) {
-  const std::size_t rows = operand == Operand::weight ? fc.out_features : N;
-  const std::size_t cols = operand == Operand::grad ? fc.out_features : fc.in_features;
-  return {fc.operand_name(operand), fc.name, operand, fc.index * model::kOperandsPerMatmul + static_cast<std::size_t>(operand),
-          rows, cols, reduction};
+  return precision_test::LinearOperands{fc, N}.described(operand, reduction);
 }
 
 TEST(GemmSettings, EachGemmReadsItsOwnCopyQuantizedAsItsSettingsSay) {
@@ -128,16 +123,6 @@ TEST(GemmSettings, AnOperandWithoutThemKeepsOneCopyForBothGemms) {
   EXPECT_FALSE(hooks.axis_dependent(described(fc, 32, Operand::grad, Reduction::along_cols)));
 }
 
-// max |got − want| over max |want|.
-double largest_gap(const std::vector<float>& got, const std::vector<double>& want) {
-  double gap = 0, scale = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    gap = std::max(gap, std::fabs(got[i] - want[i]));
-    scale = std::max(scale, std::fabs(want[i]));
-  }
-  return gap / scale;
-}
-
 TEST(GemmSettings, TheLinearMultipliesEachGemmsOwnCopy) {
   const model::MatmulPoints points(test_support::one_block_model(2, 64, 32));
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
@@ -146,11 +131,7 @@ TEST(GemmSettings, TheLinearMultipliesEachGemmsOwnCopy) {
   const std::vector<float> x = values(N * C, 3, 3.0f), w = values(OC * C, 4, 0.1f), dy = values(N * OC, 6, 1e-3f);
   QuantHooks hooks(points, r);
   hooks.begin_step(0, false);
-  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
-  std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
-  const auto used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, dy, used,
-                                {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
+  const precision_test::LinearPass pass = precision_test::linear_pass(fc, N, x, w, dy, hooks);
 
   // The copies again from fresh hooks, in the same order, and the three GEMMs on them in double.
   QuantHooks again(points, r);
@@ -168,19 +149,10 @@ TEST(GemmSettings, TheLinearMultipliesEachGemmsOwnCopy) {
                            xw = copy_of(Operand::act, Reduction::along_rows, x);
   ASSERT_FALSE(test_support::bit_identical(wf, wd));  // the GEMMs do read different copies
   ASSERT_TRUE(test_support::bit_identical(xw, x));
-  std::vector<double> y_ref(N * OC), dx_ref(N * C), dw_ref(OC * C);
-  for (std::size_t n = 0; n < N; ++n) {
-    for (std::size_t o = 0; o < OC; ++o) {
-      for (std::size_t c = 0; c < C; ++c) {
-        y_ref[n * OC + o] += static_cast<double>(xf[n * C + c]) * wf[o * C + c];
-        dx_ref[n * C + c] += static_cast<double>(dyd[n * OC + o]) * wd[o * C + c];
-        dw_ref[o * C + c] += static_cast<double>(dyw[n * OC + o]) * xw[n * C + c];
-      }
-    }
-  }
-  EXPECT_LT(largest_gap(y, y_ref), 1e-5);
-  EXPECT_LT(largest_gap(dx, dx_ref), 1e-5);
-  EXPECT_LT(largest_gap(dw, dw_ref), 1e-5);
+  const precision_test::DoubleGemms want = precision_test::double_gemms(fc, N, {xf, wf, dyd, wd, dyw, xw});
+  EXPECT_LT(precision_test::relative_gap(pass.y, want.y), 1e-5);
+  EXPECT_LT(precision_test::relative_gap(pass.dx, want.dx), 1e-5);
+  EXPECT_LT(precision_test::relative_gap(pass.dw, want.dw), 1e-5);
 }
 
 }  // namespace

@@ -13,9 +13,9 @@
 
 #include "format/philox.hpp"
 #include "format/philox_key.hpp"
+#include "linear_gemms.hpp"
+#include "mx_reference.hpp"
 #include "model/gpt.hpp"
-#include "model/linear.hpp"
-#include "ops/cpu/cpu_backend.hpp"
 #include "precision/quant_hooks.hpp"
 #include "quant/hadamard.hpp"
 #include "support/bit_identical.hpp"
@@ -27,6 +27,12 @@ namespace {
 using model::MatmulOperand;
 using model::Operand;
 using model::Reduction;
+using precision_test::double_gemms;
+using precision_test::DoubleGemms;
+using precision_test::linear_pass;
+using precision_test::LinearOperands;
+using precision_test::LinearPass;
+using precision_test::relative_gap;
 using recipe::Gemm;
 
 constexpr std::uint64_t kHadamardSeed = 7;
@@ -141,18 +147,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- Each copy, bit for bit -------------------------------------------------------------------------
 
-// One Linear's operands as the model describes them, by GEMM.
-struct LinearOperands {
-  const model::MatmulPoint& fc;
-  std::size_t N;
-  MatmulOperand described(Operand operand, Reduction reduction) const {
-    const std::size_t rows = operand == Operand::weight ? fc.out_features : N;
-    const std::size_t cols = operand == Operand::grad ? fc.out_features : fc.in_features;
-    return {fc.operand_name(operand), fc.name, operand, fc.index * model::kOperandsPerMatmul + static_cast<std::size_t>(operand),
-            rows, cols, reduction};
-  }
-};
-
 // The signs the docs define: TE's 0xD7E8, all +1, or Philox under the hadamard_signs purpose at stream
 // 3·matmul index + GEMM.
 std::vector<float> documented_signs(recipe::HadamardSigns signs, std::size_t n, std::size_t matmul, Gemm gemm) {
@@ -264,16 +258,6 @@ TEST(HadamardCopies, AGemmThatIsNotTransformedReadsThePlainCopy) {
 
 // ---- The GEMMs multiply those copies ---------------------------------------------------------------
 
-// max |got − want| over max |want|.
-double max_relative_gap(const std::vector<float>& got, const std::vector<double>& want) {
-  double gap = 0, scale = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    gap = std::max(gap, std::fabs(got[i] - want[i]));
-    scale = std::max(scale, std::fabs(want[i]));
-  }
-  return gap / scale;
-}
-
 TEST(HadamardGemms, LinearMultipliesEachGemmsOwnCopyAndGridGivesItsScale) {
   const model::MatmulPoints points(test_support::one_block_model(2, 64, 32));
   const model::MatmulPoint& fc = points.block(0, model::BlockMatmul::mlp_c_fc);
@@ -285,13 +269,10 @@ TEST(HadamardGemms, LinearMultipliesEachGemmsOwnCopyAndGridGivesItsScale) {
                            dy = values_with_outlier(N * OC, 7, 0.01f);
   precision::QuantHooks hooks(points, r);
   hooks.begin_step(0, false);
-  std::vector<float> y(N * OC), x_copy(N * C), w_copy(OC * C), dx(N * C, 0.0f), dw(OC * C, 0.0f), db(OC, 0.0f);
-  std::vector<float> dy_rows(N * OC), dy_columns(N * OC), x_columns(N * C), w_columns(OC * C);
-  const auto used = model::linear_forward<float>(ops::cpu::kernels<float>(), y, x, w, {}, x_copy, w_copy, fc, &hooks, N);
-  model::linear_backward<float>(ops::cpu::kernels<float>(), dx, dw, db, dy, used,
-                                {dy_rows, dy_columns, x_columns, w_columns}, fc, &hooks, N);
+  const LinearPass pass = linear_pass(fc, N, x, w, dy, hooks);
 
-  // The copies again, from a second set of hooks, and the three GEMMs on them in double.
+  // The copies again, from a second set of hooks, and the three GEMMs on them in double. W is not
+  // transformed: dgrad reads the forward's copy.
   precision::QuantHooks again(points, r);
   again.begin_step(0, false);
   const LinearOperands ops{fc, N};
@@ -305,19 +286,10 @@ TEST(HadamardGemms, LinearMultipliesEachGemmsOwnCopyAndGridGivesItsScale) {
                            dyd = copy_of(Operand::grad, Reduction::along_cols, dy),
                            dyw = copy_of(Operand::grad, Reduction::along_rows, dy),
                            xw = copy_of(Operand::act, Reduction::along_rows, x);
-  std::vector<double> y_ref(N * OC), dx_ref(N * C), dw_ref(OC * C);
-  for (std::size_t n = 0; n < N; ++n) {
-    for (std::size_t o = 0; o < OC; ++o) {
-      for (std::size_t c = 0; c < C; ++c) {
-        y_ref[n * OC + o] += static_cast<double>(xf[n * C + c]) * wf[o * C + c];
-        dx_ref[n * C + c] += static_cast<double>(dyd[n * OC + o]) * wf[o * C + c];
-        dw_ref[o * C + c] += static_cast<double>(dyw[n * OC + o]) * xw[n * C + c];
-      }
-    }
-  }
-  EXPECT_LT(max_relative_gap(y, y_ref), 1e-5);
-  EXPECT_LT(max_relative_gap(dx, dx_ref), 1e-5);
-  EXPECT_LT(max_relative_gap(dw, dw_ref), 1e-5);
+  const DoubleGemms want = double_gemms(fc, N, {xf, wf, dyd, wf, dyw, xw});
+  EXPECT_LT(relative_gap(pass.y, want.y), 1e-5);
+  EXPECT_LT(relative_gap(pass.dx, want.dx), 1e-5);
+  EXPECT_LT(relative_gap(pass.dw, want.dw), 1e-5);
 
   // grid(): each of dY's copies with its own scale, on which its values are E4M3 grid values.
   const float dgrad_scale = hooks.grid(ops.described(Operand::grad, Reduction::along_cols)).scale;
@@ -335,9 +307,9 @@ TEST(HadamardGemms, LinearMultipliesEachGemmsOwnCopyAndGridGivesItsScale) {
     }
     return true;
   };
-  EXPECT_TRUE(on_e4m3_grid(dy_rows, dgrad_scale));
-  EXPECT_TRUE(on_e4m3_grid(dy_columns, wgrad_scale));
-  EXPECT_FALSE(on_e4m3_grid(dy_columns, dgrad_scale));  // so sharing the scale would re-round the copy
+  EXPECT_TRUE(on_e4m3_grid(pass.dy_rows, dgrad_scale));
+  EXPECT_TRUE(on_e4m3_grid(pass.dy_columns, wgrad_scale));
+  EXPECT_FALSE(on_e4m3_grid(pass.dy_columns, dgrad_scale));  // so sharing the scale would re-round the copy
 }
 
 // ---- Refusals at run time ----------------------------------------------------------------------

@@ -29,64 +29,68 @@ bool is_block_linear(const std::string& point) { return point.starts_with("h.") 
 bool is_grad(const std::string& point) { return point.ends_with(":grad"); }
 bool is_weight(const std::string& point) { return point.ends_with(":weight"); }
 
-// Checks that every point outside the blocks' Linears is off, hands each Linear point to `check`,
-// and counts them: two blocks, four Linears each, three operands.
+// Checks that every point outside the blocks' Linears is off, with no GEMM's copy of its own, hands
+// each Linear point to `check`, and counts them: two blocks, four Linears each, three operands.
 template <typename Check>
 void for_each_linear_point(const Recipe& r, Check check) {
   std::size_t on = 0;
   for (const ResolvedPoint& p : r.points) {
     if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled) << p.name;
+      EXPECT_FALSE(p.settings.enabled || p.differs_by_gemm()) << p.name;
       continue;
     }
     ++on;
     EXPECT_TRUE(p.settings.enabled) << p.name;
-    check(p.name, p.settings);
+    check(p);
   }
   EXPECT_EQ(on, 2u * 4u * 3u);
 }
 
 TEST(LibraryPresets, TeDelayedIsDelayedScalingsDefaults) {
-  for_each_linear_point(preset_recipe_of("te-delayed"), [](const std::string& name, const quant::PointSettings& s) {
-    EXPECT_EQ(s.format_name, is_grad(name) ? "e5m2" : "e4m3") << name;
-    EXPECT_EQ(s.scaling, Scaling::delayed) << name;
-    EXPECT_EQ(s.history, 1024u) << name;
-    EXPECT_EQ(s.amax, quant::AmaxAlgorithm::max) << name;
-    EXPECT_EQ(s.margin, 0) << name;
-    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  for_each_linear_point(preset_recipe_of("te-delayed"), [](const ResolvedPoint& p) {
+    const quant::PointSettings& s = p.settings;
+    EXPECT_EQ(s.format_name, is_grad(p.name) ? "e5m2" : "e4m3") << p.name;
+    EXPECT_EQ(s.scaling, Scaling::delayed) << p.name;
+    EXPECT_EQ(s.history, 1024u) << p.name;
+    EXPECT_EQ(s.amax, quant::AmaxAlgorithm::max) << p.name;
+    EXPECT_EQ(s.margin, 0) << p.name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
 }
 
 TEST(LibraryPresets, TeCurrentIsFloat8CurrentScalingsDefaults) {
-  for_each_linear_point(preset_recipe_of("te-current"), [](const std::string& name, const quant::PointSettings& s) {
-    EXPECT_EQ(s.format_name, is_grad(name) ? "e5m2" : "e4m3") << name;
-    EXPECT_EQ(s.scaling, Scaling::tensor) << name;
-    EXPECT_EQ(s.margin, 0) << name;
-    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  for_each_linear_point(preset_recipe_of("te-current"), [](const ResolvedPoint& p) {
+    const quant::PointSettings& s = p.settings;
+    EXPECT_EQ(s.format_name, is_grad(p.name) ? "e5m2" : "e4m3") << p.name;
+    EXPECT_EQ(s.scaling, Scaling::tensor) << p.name;
+    EXPECT_EQ(s.margin, 0) << p.name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
 }
 
 TEST(LibraryPresets, TeMxfp8IsMxfp8BlockScalingsDefaults) {
-  for_each_linear_point(preset_recipe_of("te-mxfp8"), [](const std::string& name, const quant::PointSettings& s) {
-    EXPECT_EQ(s.format_name, "e4m3") << name;
-    EXPECT_EQ(s.scaling, Scaling::block) << name;
-    EXPECT_EQ(s.block, 32u) << name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << name;
-    EXPECT_EQ(s.scale_rule, MxScaleRule::round_up) << name;
-    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  for_each_linear_point(preset_recipe_of("te-mxfp8"), [](const ResolvedPoint& p) {
+    const quant::PointSettings& s = p.settings;
+    EXPECT_EQ(s.format_name, "e4m3") << p.name;
+    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
+    EXPECT_EQ(s.block, 32u) << p.name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << p.name;
+    EXPECT_EQ(s.scale_rule, MxScaleRule::round_up) << p.name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
 }
 
 // Float8BlockScaling: E4M3; FP32 power-of-two scales of 1 × 128 blocks, 128 × 128 tiles on weights.
 TEST(LibraryPresets, TeFloat8BlockIsFloat8BlockScalingsDefaults) {
   const Recipe r = preset_recipe_of("te-float8-block");
-  for_each_linear_point(r, [](const std::string& name, const quant::PointSettings& s) {
-    EXPECT_EQ(s.format_name, "e4m3") << name;
-    EXPECT_EQ(s.scaling, Scaling::block) << name;
-    EXPECT_EQ(s.block, 128u) << name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << name;
-    EXPECT_EQ(s.tiles, is_weight(name)) << name;
-    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << name;
+  for_each_linear_point(r, [](const ResolvedPoint& p) {
+    const quant::PointSettings& s = p.settings;
+    EXPECT_EQ(s.format_name, "e4m3") << p.name;
+    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
+    EXPECT_EQ(s.block, 128u) << p.name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << p.name;
+    EXPECT_EQ(s.tiles, is_weight(p.name)) << p.name;
+    EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
 }
 
@@ -95,14 +99,15 @@ TEST(LibraryPresets, TeFloat8BlockIsFloat8BlockScalingsDefaults) {
 // TE's signs on both operands of the weight-gradient GEMM, and no other.
 TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
   const Recipe r = preset_recipe_of("te-nvfp4");
-  for_each_linear_point(r, [](const std::string& name, const quant::PointSettings& s) {
-    EXPECT_EQ(s.format_name, "e2m1") << name;
-    EXPECT_EQ(s.scaling, Scaling::block) << name;
-    EXPECT_EQ(s.block, 16u) << name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e4m3) << name;
-    EXPECT_EQ(s.tiles, is_weight(name)) << name;
-    EXPECT_EQ(s.rounding, is_grad(name) ? format::Rounding::stochastic : format::Rounding::nearest_even) << name;
-    EXPECT_EQ(s.sr_bits, is_grad(name) ? 8 : 32) << name;
+  for_each_linear_point(r, [](const ResolvedPoint& p) {
+    const quant::PointSettings& s = p.settings;
+    EXPECT_EQ(s.format_name, "e2m1") << p.name;
+    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
+    EXPECT_EQ(s.block, 16u) << p.name;
+    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e4m3) << p.name;
+    EXPECT_EQ(s.tiles, is_weight(p.name)) << p.name;
+    EXPECT_EQ(s.rounding, is_grad(p.name) ? format::Rounding::stochastic : format::Rounding::nearest_even) << p.name;
+    EXPECT_EQ(s.sr_bits, is_grad(p.name) ? 8 : 32) << p.name;
   });
   EXPECT_TRUE(r.hadamard.transforms(Gemm::wgrad));
   EXPECT_FALSE(r.hadamard.transforms(Gemm::forward));
@@ -128,25 +133,18 @@ TEST(LibraryPresets, TsengMxfp4IsThePapersBackwardPass) {
     EXPECT_EQ(s.rounding, format::Rounding::stochastic) << what;
     EXPECT_EQ(s.sr_bits, 32) << what;
   };
-  std::size_t on = 0;
-  for (const ResolvedPoint& p : r.points) {
-    if (!is_block_linear(p.name)) {
-      EXPECT_FALSE(p.settings.enabled || p.differs_by_gemm()) << p.name;
-      continue;
-    }
-    ++on;
+  for_each_linear_point(r, [&](const ResolvedPoint& p) {
     if (is_grad(p.name)) {
       expect_mxfp4_sr(p.settings, p.name);
       EXPECT_FALSE(p.differs_by_gemm()) << p.name;
-      continue;
+      return;
     }
     EXPECT_EQ(p.settings.format_name, "bf16,overflow=inf") << p.name;
     EXPECT_EQ(p.settings.scaling, Scaling::none) << p.name;
     const Gemm backward = is_weight(p.name) ? Gemm::dgrad : Gemm::wgrad;
     expect_mxfp4_sr(p.settings_for(backward), p.name + " " + std::string(gemm_name(backward)));
     EXPECT_EQ(p.settings_for(Gemm::forward), p.settings) << p.name;
-  }
-  EXPECT_EQ(on, 24u);
+  });
   EXPECT_FALSE(r.hadamard.transforms(Gemm::forward));
   EXPECT_TRUE(r.hadamard.transforms(Gemm::dgrad));
   EXPECT_TRUE(r.hadamard.transforms(Gemm::wgrad));
