@@ -39,7 +39,7 @@ def _float32_array(x, what="x"):
 
 
 def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: str = "none", scale: float | None = None,
-             block: int = 32, seed: int = 0, stream: int = 0, saturate: bool = True, margin: int = 0,
+             block: int | str = 32, seed: int = 0, stream: int = 0, saturate: bool = True, margin: int = 0,
              codes: bool = False, out: _np.ndarray | None = None, scale_rule: str | None = None,
              scale_format: str = "e8m0", sr_bits: int = 32, tile: bool = False,
              hadamard: dict | None = None) -> tuple[_np.ndarray, dict]:
@@ -47,10 +47,13 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
 
     scaling: "none" (s = scale, default 1), "tensor" (s = max_finite / (amax · 2^margin), current
     scaling) or "block" (blocks of `block` elements along the last axis share a scale; by default
-    OCP MX's power of two). Under "block", scale_format is e8m0 (MX), fp32, fp32_pow2 or e4m3 (NVFP4's
+    OCP MX's power of two; block="axis": one block per row of the last axis, torchao's axiswise
+    scaling). Under "block", scale_format is e8m0 (MX), fp32, fp32_pow2 or e4m3 (NVFP4's
     E4M3 block scales under a tensor scale), and scale_rule (e8m0 only) floor (default), round_up,
     ceil, even or three_quarters (floor's scale, the elements at a further 3/4, as Tseng et al. 2025
-    scale before stochastic rounding): docs/formats.md defines each. rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
+    scale before stochastic rounding): docs/formats.md defines each. Under "tensor",
+    scale_format="fp32_pow2" rounds the scale down to a power of two (torchao's
+    round_scales_to_power_of_2). rounding: nearest, away, zero, up, down, odd, stochastic, stochastic-equal.
     sr_bits (rounding="stochastic" only): random bits per element, 1 to 32 (docs/quantization.md).
     tile=True (scaling="block"): blocks are block x block tiles of the matrix over the last two axes
     (Transformer Engine's 2-D weight scaling; the transpose gets the transposed copy).
@@ -70,6 +73,12 @@ def quantize(x: _np.ndarray, format: str, rounding: str = "nearest", scaling: st
                            options.pop("stream", 0))
         if options:
             raise ValueError(f"hadamard: unknown option {sorted(options)[0]!r}; valid: size, signs, seed, stream")
+    if block == "axis":
+        if x.ndim == 0:
+            raise ValueError("block='axis' needs an array of at least one axis")
+        block = x.shape[-1]
+    elif isinstance(block, str):
+        raise ValueError(f"block must be an integer or 'axis', got {block!r}")
     return _core.quantize(x, format, rounding, scaling, scale, block, seed, stream, saturate, margin,
                           codes, out, scale_rule, scale_format, sr_bits, tile)
 

@@ -158,9 +158,9 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
   const std::span<float> y(out.mutable_data(), in.size());
   if (scaling == "block") {
     if (scale) throw py::value_error("scale is chosen per block under scaling='block'; do not pass scale");
-    if (x.ndim() == 0 || block == 0 || block > quant::kMaxMxBlock) {
-      throw py::value_error("scaling='block' needs an array of at least one axis and 1 <= block <= " +
-                            std::to_string(quant::kMaxMxBlock) + ", got block " + std::to_string(block));
+    if (x.ndim() == 0 || block == 0) {
+      throw py::value_error("scaling='block' needs an array of at least one axis and a block of at least 1, got block " +
+                            std::to_string(block));
     }
     quant::MxOptions options = block_options(scale_format, scale_rule);
     options.block_size = block;
@@ -184,14 +184,17 @@ py::tuple quantize(const FloatArray& x, const std::string& format_name, const st
     d["clipped_blocks"] = stats.clipped_blocks;
     return py::make_tuple(out, d);
   }
-  if (scale_rule || scale_format != "e8m0" || tile) {
-    throw py::value_error("scale_rule, scale_format and tile apply to scaling='block', not '" + scaling + "'");
+  const bool power_of_two = scaling == "tensor" && scale_format == "fp32_pow2";
+  if (scale_rule || tile || (scale_format != "e8m0" && !power_of_two)) {
+    throw py::value_error("scale_rule, tile and scale_format apply to scaling='block' (and scale_format='fp32_pow2' to "
+                          "scaling='tensor'), not '" + scaling + "'");
   }
   float s = 1.0f;
   if (scaling == "tensor") {
     if (scale) throw py::value_error("scaling='tensor' takes its scale from x's amax; do not pass scale");
     py::gil_scoped_release release;
-    s = quant::current_scale(p.format, in, margin);
+    s = quant::per_tensor_scale(power_of_two ? quant::BlockScaleFormat::fp32_pow2 : quant::BlockScaleFormat::fp32,
+                                quant::current_scale(p.format, in, margin));
   } else if (scaling == "none") {
     s = scale.value_or(1.0f);
     if (!(s > 0.0f) || !std::isfinite(s)) throw py::value_error("scale must be positive and finite, got " + std::to_string(s));

@@ -184,7 +184,11 @@ py::dict settings_dict(const quant::PointSettings& s) {
   d["history"] = s.history;
   d["amax"] = std::string(quant::amax_name(s.amax));
   d["margin"] = s.margin;
-  d["block"] = s.block;
+  if (s.block == quant::kAxisBlock) {
+    d["block"] = std::string(quant::kAxisBlockName);
+  } else {
+    d["block"] = s.block;
+  }
   d["scale_rule"] = std::string(quant::scale_rule_name(s.scale_rule));
   d["scale_format"] = std::string(quant::scale_format_name(s.scale_format));
   d["sr_bits"] = s.sr_bits;

@@ -168,8 +168,8 @@ void QuantHooks::profile_call(const model::MatmulOperand& operand, std::span<con
   const auto& [format, thresholds] = *candidate_;
   if (blocks) {  // blocks along the full rows, as quantized; the masked zeros then taken out
     p.fit_scale = "block";
-    quant::add_range_fit_blocks(p.fit, thresholds, format, in, operand.cols, point->settings().block,
-                                point->settings().scale_rule);
+    const std::size_t block = quant::block_length(point->settings(), operand.run ? operand.run : operand.cols);
+    quant::add_range_fit_blocks(p.fit, thresholds, format, in, operand.cols, block, point->settings().scale_rule);
     p.fit.count -= in.size() - values.size();
     return;
   }
@@ -184,7 +184,8 @@ void QuantHooks::range_fit(PointProfile& p, std::span<const float> in, const qua
     scale = quant::current_scale(format, in, 0);
   } else if (point->settings().scaling == quant::Scaling::tensor) {
     p.fit_scale = "tensor";
-    scale = quant::current_scale(format, in, point->settings().margin);
+    scale = quant::per_tensor_scale(point->settings().scale_format,
+                                    quant::current_scale(format, in, point->settings().margin));
   } else if (point->delayed()) {
     p.fit_scale = "delayed";
     const std::vector<float> history = point->delayed()->history();

@@ -45,7 +45,7 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
                          std::string(quant::scale_format_name(settings.scale_format)) + " block scales)";
       }
       e.grid.scaling = optim::GridScaling::blocks;
-      e.grid.block = settings.block;
+      e.grid.block = quant::block_length(settings, matmul.in_features);
       e.grid.row_length = matmul.in_features;
       e.grid.rule = settings.scale_rule;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "format/bits.hpp"
 #include "format/codec.hpp"
@@ -48,13 +49,19 @@ struct BlockPlace {
   s.sum_sq_input += static_cast<double>(x) * static_cast<double>(x);
 }
 
-// FP32, FP32 power-of-two and three-quarters scales: the per-tensor quantizer's kernel at the
-// block's multiplier.
+// The multiplier of an FP32, FP32 power-of-two or E8M0 block: under E8M0, 2^−k by the scale rule,
+// or three_quarters' (3/4)·2^−k.
+float multiplier_of(const CallContext& c, float amax) {
+  if (c.options.scale_format != BlockScaleFormat::e8m0) return block_multiplier(c.element, amax, c.options.scale_format);
+  if (c.options.rule == MxScaleRule::three_quarters) return three_quarters_multiplier(c.element, amax);
+  return std::ldexp(1.0f, -mx_shared_exponent(c.element, amax, c.options.rule));  // exact: k in [−127, 127]
+}
+
+// FP32, FP32 power-of-two and three-quarters scales, and E8M0 blocks longer than the MX kernels
+// take: the per-tensor quantizer's kernel at the block's multiplier.
 void quantize_fp32_block(const CallContext& c, const float* x, float* y, std::size_t n, const std::uint32_t* words,
                          MxStats& stats) {
-  const float amax = finite_block_amax(x, n);
-  const float s = c.options.scale_format == BlockScaleFormat::e8m0 ? three_quarters_multiplier(c.element, amax)
-                                                                    : block_multiplier(c.element, amax, c.options.scale_format);
+  const float s = multiplier_of(c, finite_block_amax(x, n));
   QuantStats block;
   quantize_block(c.element, c.options.rounding, x, y, n, s, words, nullptr, block, c.options.error_sums);
   stats.clipped_blocks += block.overflow > 0 ? 1 : 0;
@@ -121,6 +128,31 @@ void quantize_e4m3_block(const CallContext& c, const float* x, float* y, std::si
   });
 }
 
+// A task's gather buffers: on the stack for blocks the MX kernels take, on the heap for longer ones
+// (a whole reduction axis).
+class Tile {
+ public:
+  explicit Tile(std::size_t longest) {
+    if (longest <= kMaxMxBlock) return;
+    long_values_.resize(2 * longest);
+    long_words_.resize(longest);
+    in = long_values_.data();
+    out = in + longest;
+    words = long_words_.data();
+  }
+  Tile(const Tile&) = delete;
+  Tile& operator=(const Tile&) = delete;
+  float* in = stack_in_;
+  float* out = stack_out_;
+  std::uint32_t* words = stack_words_;
+
+ private:
+  float stack_in_[kMaxMxBlock], stack_out_[kMaxMxBlock];
+  std::uint32_t stack_words_[kMaxMxBlock];
+  std::vector<float> long_values_;
+  std::vector<std::uint32_t> long_words_;
+};
+
 // Every block `place(b)` for b < blocks, gathered into a contiguous tile, quantized, scattered
 // back. Tasks depend only on the shape and their partials merge in task order: the same bits and
 // sums for any thread count.
@@ -133,15 +165,14 @@ MxStats quantize_placed_blocks(const CallContext& c, std::span<const float> in, 
   MxStats partial[kMaxMxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
-    float tile_in[kMaxMxBlock], tile_out[kMaxMxBlock];
-    std::uint32_t words[kMaxMxBlock];
+    const Tile tile(c.options.block_size);
     const std::size_t end = std::min(blocks, (t + 1) * per_task);
     for (std::size_t b = t * per_task; b < end; ++b) {
       const BlockPlace p = place(b);
-      for (std::size_t i = 0; i < p.len; ++i) tile_in[i] = in[p.first + i * p.stride];
-      if (stochastic) fill_random(c.options.seed, c.options.stream, p.word, {words, p.len}, c.options.random_bits);
-      quantize_one_block(c, tile_in, tile_out, p.len, stochastic ? words : nullptr, partial[t]);
-      for (std::size_t i = 0; i < p.len; ++i) out[p.first + i * p.stride] = tile_out[i];
+      for (std::size_t i = 0; i < p.len; ++i) tile.in[i] = in[p.first + i * p.stride];
+      if (stochastic) fill_random(c.options.seed, c.options.stream, p.word, {tile.words, p.len}, c.options.random_bits);
+      quantize_one_block(c, tile.in, tile.out, p.len, stochastic ? tile.words : nullptr, partial[t]);
+      for (std::size_t i = 0; i < p.len; ++i) out[p.first + i * p.stride] = tile.out[i];
       ++partial[t].blocks;
     }
   }

@@ -34,13 +34,21 @@ using BitLanes = std::uint32_t __attribute__((vector_size(64)));
 using BitLanes8 = std::uint32_t __attribute__((vector_size(32)));
 using MaskLanes8 = std::int32_t __attribute__((vector_size(32)));  // comparisons: all ones where true
 
+// Any block of at least one element, but NVFP4's: its E4M3 kernel gathers at most kMaxMxBlock.
+std::string block_size_error(const MxOptions& options) {
+  if (options.block_size == 0) return "block size must be at least 1";
+  if (options.block_size > kMaxMxBlock && options.scale_format == BlockScaleFormat::e4m3) {
+    return "E4M3 block scales take blocks of 1.." + std::to_string(kMaxMxBlock) + ", got " +
+           std::to_string(options.block_size);
+  }
+  return "";
+}
+
 void check_shapes(std::span<const float> in, std::span<float> out, std::size_t row_length,
                   const MxOptions& options, std::span<std::uint8_t> scale_codes) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx: " + why); };
   if (in.size() != out.size()) fail("input and output sizes differ");
-  if (options.block_size == 0 || options.block_size > kMaxMxBlock) {
-    fail("block size must be 1.." + std::to_string(kMaxMxBlock) + ", got " + std::to_string(options.block_size));
-  }
+  if (const std::string why = block_size_error(options); !why.empty()) fail(why);
   if (row_length == 0 || in.size() % row_length != 0) {
     fail("row length " + std::to_string(row_length) + " does not divide " + std::to_string(in.size()) + " elements");
   }
@@ -48,7 +56,10 @@ void check_shapes(std::span<const float> in, std::span<float> out, std::size_t r
   if (!scale_codes.empty() && scale_codes.size() != blocks) {
     fail("scale_codes has " + std::to_string(scale_codes.size()) + " entries for " + std::to_string(blocks) + " blocks");
   }
-  if (!scale_codes.empty() && !scaled_by_exponents(options)) fail("scale_codes are E8M0 codes only");
+  if (!scale_codes.empty() && !scaled_by_exponents(options)) {
+    fail("scale_codes are the E8M0 codes of blocks of at most " + std::to_string(kMaxMxBlock) +
+         " under every rule but three_quarters");
+  }
 }
 
 // The largest of 8 unsigned lanes, halving in registers (a pass through memory costs more than
@@ -277,9 +288,7 @@ void check_column_shapes(std::span<const float> in, std::span<float> out, std::s
                          const MxOptions& options) {
   const auto fail = [](const std::string& why) { throw std::invalid_argument("quantize_mx_columns: " + why); };
   if (in.size() != out.size()) fail("input and output sizes differ");
-  if (options.block_size == 0 || options.block_size > kMaxMxBlock) {
-    fail("block size must be 1.." + std::to_string(kMaxMxBlock) + ", got " + std::to_string(options.block_size));
-  }
+  if (const std::string why = block_size_error(options); !why.empty()) fail(why);
   if (cols == 0 || in.size() % cols != 0) {
     fail(std::to_string(cols) + " columns do not divide " + std::to_string(in.size()) + " elements");
   }

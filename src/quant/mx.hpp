@@ -36,7 +36,9 @@ enum class BlockScaleFormat : std::uint8_t {
   e4m3,       // NVFP4: an E4M3 decode scale per block under a per-tensor FP32 scale
 };
 
-// The largest block the quantizer takes; recipes are checked against it when they are read.
+// The largest block of the vector kernels and of a recipe's numeric `block`. A longer block (a whole
+// reduction axis: torchao's axiswise scaling) goes through quant/block_scale.hpp's multiplier path,
+// under every scale format but E4M3, with the same values (its E8M0 scale multiplies by 2^−k).
 inline constexpr std::size_t kMaxMxBlock = 1024;
 
 // The most tasks one block-scaled call splits into: their partial statistics live on the stack.
@@ -69,10 +71,11 @@ struct MxStats {
   }
 };
 
-// Whether blocks are scaled by 2^−k alone (E8M0 scales under every rule but three_quarters): the
-// MX kernels; the others go through quant/block_scale.hpp's multipliers.
+// Whether blocks are scaled by 2^−k alone (E8M0 scales under every rule but three_quarters) in
+// blocks the MX kernels take; the others go through quant/block_scale.hpp's multipliers.
 inline bool scaled_by_exponents(const MxOptions& options) {
-  return options.scale_format == BlockScaleFormat::e8m0 && options.rule != MxScaleRule::three_quarters;
+  return options.scale_format == BlockScaleFormat::e8m0 && options.rule != MxScaleRule::three_quarters &&
+         options.block_size <= kMaxMxBlock;
 }
 
 // max |x| over the finite elements of one block (0 when there are none), on the calling thread.

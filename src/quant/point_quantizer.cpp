@@ -18,6 +18,12 @@ namespace {
 // Frozen (evaluation) calls draw from streams no training step uses.
 constexpr std::uint64_t kFrozenStreams = std::uint64_t{1} << 63;
 
+// The reduction run of a call: `run`, else the whole axis (all rows for the column-wise copy).
+std::size_t run_of(const OperandLayout& layout, std::size_t elements) {
+  if (layout.run) return layout.run;
+  return layout.along_rows ? (layout.cols ? elements / layout.cols : 0) : layout.cols;
+}
+
 }  // namespace
 
 void PointStats::merge(const PointStats& o) {
@@ -72,8 +78,8 @@ float PointQuantizer::scale_for(std::span<const float> in, bool frozen, Engine* 
   if (fixed_scale_) return *fixed_scale_;
   switch (settings_.scaling) {
     case Scaling::tensor:
-      return engine ? scale_from_amax(settings_.format, engine->amax(in), settings_.margin)
-                    : current_scale(settings_.format, in, settings_.margin);
+      return per_tensor_scale(settings_.scale_format, engine ? scale_from_amax(settings_.format, engine->amax(in), settings_.margin)
+                                                : current_scale(settings_.format, in, settings_.margin));
     case Scaling::delayed:
       // An evaluation between steps (or of a restored checkpoint) uses the scale the next step will:
       // the history's, which already holds the amax of the step that just ended.
@@ -96,7 +102,8 @@ std::uint64_t PointQuantizer::stream(bool frozen) const {
 void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements, const OperandLayout& layout,
                                           bool histogram) {
   const bool blocked = settings_.scaling == Scaling::block;
-  const CausalMaskCount masked = causal_mask_count(elements, layout.cols, blocked ? settings_.block : 0, layout.along_rows);
+  const std::size_t block = blocked ? block_length(settings_, run_of(layout, elements)) : 0;
+  const CausalMaskCount masked = causal_mask_count(elements, layout.cols, block, layout.along_rows);
   call.values.count -= masked.values;
   call.values.zero_inputs -= masked.values;
   call.blocks -= masked.blocks;
@@ -106,21 +113,20 @@ void PointQuantizer::discount_causal_mask(PointStats& call, std::size_t elements
 bool PointQuantizer::engine_covers(const OperandLayout& layout, bool frozen) const {
   if (settings_.scaling == Scaling::block) {
     return settings_.scale_format == BlockScaleFormat::e8m0 && settings_.scale_rule != MxScaleRule::three_quarters &&
-           !settings_.tiles && !layout.along_rows;
+           settings_.block != kAxisBlock && !settings_.tiles && !layout.along_rows;
   }
   return !(collecting_codes_ && !frozen);
 }
 
 MxStats PointQuantizer::quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
-                                        const MxOptions& options, Engine* engine) const {
-  if (engine) return engine->quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
+                                        MxOptions options, Engine* engine) const {
   // Tiles are the matrix's whatever the GEMM's axis: one copy serves both (axis_dependent false).
   if (settings_.tiles) return quantize_tiles(settings_.format, in, out, layout.cols, options);
-  if (layout.along_rows) {
-    const std::size_t rows = layout.cols ? in.size() / layout.cols : 0;
-    return quantize_mx_columns(settings_.format, in, out, layout.cols, layout.run ? layout.run : rows, options);
-  }
-  return quantize_mx(settings_.format, in, out, layout.run ? layout.run : layout.cols, options);
+  const std::size_t run = run_of(layout, in.size());
+  options.block_size = block_length(settings_, run);
+  if (engine) return engine->quantize_mx(settings_.format, in, out, run, options);
+  if (layout.along_rows) return quantize_mx_columns(settings_.format, in, out, layout.cols, run, options);
+  return quantize_mx(settings_.format, in, out, run, options);
 }
 
 PointStats PointQuantizer::apply(std::span<const float> in, std::span<float> out, std::size_t row_length, bool frozen) {

@@ -74,7 +74,7 @@ class PointQuantizer {
   PointStats apply(std::span<const float> in, std::span<float> out, const OperandLayout& layout, bool frozen = false,
                    Engine* engine = nullptr);
   // Whether a call with this layout can run on an engine: per-tensor or no scaling while no code
-  // histogram is being collected, or E8M0 blocks along rows.
+  // histogram is being collected, or E8M0 blocks of a given size (not "axis") along rows.
   bool engine_covers(const OperandLayout& layout, bool frozen) const;
 
   // The step's statistics. Under block scaling an operand may be quantized twice, once per
@@ -103,7 +103,7 @@ class PointQuantizer {
   float scale_for(std::span<const float> in, bool frozen, Engine* engine) const;
   void discount_causal_mask(PointStats& call, std::size_t elements, const OperandLayout& layout, bool histogram);
   MxStats quantize_blocks(std::span<const float> in, std::span<float> out, const OperandLayout& layout,
-                          const MxOptions& options, Engine* engine) const;
+                          MxOptions options, Engine* engine) const;
   std::uint64_t stream(bool frozen) const;
 
   PointSettings settings_;

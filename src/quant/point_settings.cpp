@@ -1,5 +1,6 @@
 #include "quant/point_settings.hpp"
 
+#include "format/bits.hpp"
 #include "format/parse.hpp"
 
 namespace altgrad::quant {
@@ -22,6 +23,11 @@ bool PointSettings::operator==(const PointSettings& o) const {
          history == o.history && amax == o.amax && margin == o.margin && block == o.block &&
          scale_rule == o.scale_rule && scale_format == o.scale_format && sr_bits == o.sr_bits &&
          tiles == o.tiles;
+}
+
+float per_tensor_scale(BlockScaleFormat scale_format, float scale) {
+  if (scale_format != BlockScaleFormat::fp32_pow2) return scale;
+  return format::bits_float(format::float_bits(scale) & ~format::kFloatFractionMask);
 }
 
 std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }

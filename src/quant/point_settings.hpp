@@ -32,6 +32,12 @@ enum class Scaling : std::uint8_t {
 
 format::Format default_format();  // e4m3
 
+// `block` for one block along the whole reduction axis of the GEMM that reads the copy (a row of X
+// or W for the forward GEMM, a column over all of a micro-batch's tokens for wgrad): torchao's
+// axiswise ("rowwise") scaling. Configs spell it block = "axis".
+inline constexpr std::size_t kAxisBlock = 0;
+inline constexpr std::string_view kAxisBlockName = "axis";
+
 // How one point is quantized.
 struct PointSettings {
   bool enabled = false;
@@ -42,8 +48,10 @@ struct PointSettings {
   std::size_t history = 16;  // delayed: amax history length
   AmaxAlgorithm amax = AmaxAlgorithm::max;
   int margin = 0;             // tensor, delayed: scale = max_finite / (amax · 2^margin)
-  std::size_t block = 32;     // block: elements per block
+  std::size_t block = 32;     // block: elements per block, or kAxisBlock
   MxScaleRule scale_rule = MxScaleRule::floor;  // block, scale_format e8m0 only
+  // block: the blocks' scale format; tensor: fp32_pow2 rounds the scale down to a power of two
+  // (per_tensor_scale), any other leaves it FP32
   BlockScaleFormat scale_format = BlockScaleFormat::e8m0;
   int sr_bits = kMaxRandomBits;  // stochastic rounding only: random bits per element (random_bits.hpp)
   bool tiles = false;  // block: blocks are block × block tiles of the matrix (quant/tiles.hpp), weights only
@@ -65,6 +73,15 @@ std::string_view scale_rule_name(MxScaleRule r);
 std::optional<MxScaleRule> parse_scale_rule(std::string_view name);
 std::string_view scale_format_name(BlockScaleFormat f);
 std::optional<BlockScaleFormat> parse_scale_format(std::string_view name);
+// The block length along a reduction run of `run` elements: `block`, or the whole run for kAxisBlock.
+constexpr std::size_t block_length(const PointSettings& s, std::size_t run) {
+  return s.block == kAxisBlock ? run : s.block;
+}
+
+// A per-tensor scale as the point multiplies by it: under scale_format fp32_pow2 rounded down to a
+// power of two (its mantissa bits cleared: torchao's round_scales_to_power_of_2, TE's power_2_scale).
+float per_tensor_scale(BlockScaleFormat scale_format, float scale);
+
 // Whether a scale rule chooses the scale: only the E8M0 format's power of two has one; the others
 // are fixed by their definitions (docs/formats.md).
 constexpr bool takes_scale_rule(BlockScaleFormat f) { return f == BlockScaleFormat::e8m0; }

@@ -174,7 +174,8 @@ nlohmann::json settings_to_json(const quant::PointSettings& s) {
                          {"history", s.history},
                          {"amax", quant::amax_name(s.amax)},
                          {"margin", s.margin},
-                         {"block", s.block},
+                         {"block", s.block == quant::kAxisBlock ? nlohmann::json(quant::kAxisBlockName)
+                                                                : nlohmann::json(s.block)},
                          {"scale_rule", quant::scale_rule_name(s.scale_rule)}};
   // Only where it is not E8M0: the recipe.json files of MX and earlier runs stay as they were.
   if (s.scale_format != quant::BlockScaleFormat::e8m0) json["scale_format"] = quant::scale_format_name(s.scale_format);
@@ -193,7 +194,8 @@ quant::PointSettings settings_from_json(const nlohmann::json& e, const std::stri
   patch.history = recipe_integer<std::size_t>(e, "history");
   patch.amax = quant::parse_amax(e.at("amax").get<std::string>()).value();
   patch.margin = recipe_integer<int>(e, "margin");
-  patch.block = recipe_integer<std::size_t>(e, "block");
+  const bool axis = e.at("block") == quant::kAxisBlockName;
+  patch.block = axis ? quant::kAxisBlock : recipe_integer<std::size_t>(e, "block");
   patch.scale_format = quant::parse_scale_format(e.value("scale_format", "e8m0")).value();
   // Written for every point, but a rule only where the scale format takes one.
   if (quant::takes_scale_rule(*patch.scale_format)) {

@@ -15,10 +15,9 @@ using quant::Scaling;
 using quant::SettingsError;
 using quant::kMaxMxBlock;
 
-constexpr std::array<std::string_view, 12> kPresetNames = {"fp32",           "bf16",       "fp8-hybrid",
-                                                           "fp8-e4m3",       "mx8",        "fp8-hopper",
-                                                           "te-delayed",     "te-current", "te-mxfp8",
-                                                           "te-float8-block", "te-nvfp4",  "tseng-mxfp4"};
+constexpr std::array<std::string_view, 14> kPresetNames = {
+    "fp32",     "bf16",     "fp8-hybrid", "fp8-e4m3", "mx8",         "fp8-hopper",      "te-delayed",
+    "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4", "tseng-mxfp4", "torchao-rowwise", "torchao-rowwise-gw-hp"};
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
@@ -91,6 +90,34 @@ RecipeSpec tseng_preset(std::string_view name) {
   return spec;
 }
 
+// torchao's float8 training recipes (torchao/float8/config.py, Float8LinearConfig.from_recipe_name):
+// "rowwise" takes X, W and dY in E4M3 with one scale per row along each GEMM's reduction axis
+// (axiswise), FP32 scales rounded down to a power of two; "rowwise_with_gw_hp" keeps its forward and
+// dY, reads W in dgrad with one such scale for the whole tensor, and runs wgrad on unquantized X
+// and dY.
+RecipeSpec torchao_rowwise_preset(std::string_view name, bool weight_gradient_in_high_precision) {
+  RecipeSpec spec = uniform_preset(name, "e4m3", "e4m3", Scaling::block);
+  for (PointSettings& role : spec.roles) {
+    role.block = quant::kAxisBlock;
+    role.scale_format = quant::BlockScaleFormat::fp32_pow2;
+  }
+  if (!weight_gradient_in_high_precision) return spec;
+  const std::string origin = "preset " + std::string(name);
+  SettingsPatch tensorwise;
+  tensorwise.scaling = Scaling::tensor;
+  SettingsPatch off;
+  off.enabled = false;
+  spec.overrides.push_back({"h.*:weight", tensorwise, origin, Gemm::dgrad});
+  spec.overrides.push_back({"h.*:act", off, origin, Gemm::wgrad});
+  spec.overrides.push_back({"h.*:grad", off, origin, Gemm::wgrad});
+  return spec;
+}
+
+// A block as configs spell it.
+std::string block_text(std::size_t block) {
+  return block == quant::kAxisBlock ? "\"" + std::string(quant::kAxisBlockName) + "\"" : std::to_string(block);
+}
+
 }  // namespace
 
 void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
@@ -98,7 +125,7 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
     throw SettingsError(std::string(where) + ": history = " + std::to_string(*history) + " is outside [1, " +
                         std::to_string(kMaxHistory) + "]");
   }
-  if (block && (*block < 1 || *block > kMaxMxBlock)) {
+  if (block && *block != quant::kAxisBlock && *block > kMaxMxBlock) {
     throw SettingsError(std::string(where) + ": block = " + std::to_string(*block) + " is outside [1, " +
                         std::to_string(kMaxMxBlock) + "]");
   }
@@ -144,9 +171,18 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
     throw SettingsError(std::string(where) + ": tile = true needs scaling = \"block\", not \"" +
                         std::string(quant::scaling_name(s.scaling)) + "\" (docs/quantization.md)");
   }
-  if (s.tiles && s.block > quant::kMaxTile) {
-    throw SettingsError(std::string(where) + ": block = " + std::to_string(s.block) +
-                        " with tile = true: a tile's side is at most " + std::to_string(quant::kMaxTile));
+  if (s.tiles && (s.block == quant::kAxisBlock || s.block > quant::kMaxTile)) {
+    throw SettingsError(std::string(where) + ": block = " + block_text(s.block) +
+                        " with tile = true: a tile's side is 1.." + std::to_string(quant::kMaxTile));
+  }
+  if (s.scaling == Scaling::block && s.block == quant::kAxisBlock && s.scale_format == quant::BlockScaleFormat::e4m3) {
+    throw SettingsError(std::string(where) + ": block = \"axis\" with scale_format = \"e4m3\": NVFP4's E4M3 "
+                        "scales are per block of at most " + std::to_string(kMaxMxBlock) +
+                        "; use e8m0, fp32 or fp32_pow2 for one scale per reduction axis");
+  }
+  if (s.scaling == Scaling::delayed && s.scale_format == quant::BlockScaleFormat::fp32_pow2) {
+    throw SettingsError(std::string(where) + ": scale_format = \"fp32_pow2\" with scaling = \"delayed\": a "
+                        "delayed scale stays FP32; the power of two applies to tensor and block scaling");
   }
 }
 
@@ -253,6 +289,8 @@ RecipeSpec preset(std::string_view name) {
     return spec;
   }
   if (name == "tseng-mxfp4") return tseng_preset(name);
+  if (name == "torchao-rowwise") return torchao_rowwise_preset(name, false);
+  if (name == "torchao-rowwise-gw-hp") return torchao_rowwise_preset(name, true);
   std::string valid;
   for (const auto p : kPresetNames) valid += (valid.empty() ? "" : ", ") + std::string(p);
   throw RecipeError("unknown preset \"" + std::string(name) + "\" (presets: " + valid + ")");

@@ -81,6 +81,17 @@ std::int64_t integer_of(const toml::node& node, std::string_view key, std::int64
   return *value;
 }
 
+// A block length, or "axis": one block along the whole reduction axis.
+std::size_t block_of(const toml::node& node, std::string_view key) {
+  if (node.value_exact<std::string>() == quant::kAxisBlockName) return quant::kAxisBlock;
+  const auto value = node.value_exact<std::int64_t>();
+  if (!value || *value < 1 || *value > static_cast<std::int64_t>(quant::kMaxMxBlock)) {
+    bad_value(node, key, "an integer in [1, " + std::to_string(quant::kMaxMxBlock) + "] or \"" +
+                             std::string(quant::kAxisBlockName) + "\" (one block along the whole reduction axis)");
+  }
+  return static_cast<std::size_t>(*value);
+}
+
 template <typename Enum, typename Parse, typename Names>
 Enum choice_of(const toml::node& node, std::string_view key, Parse parse, const Names& names) {
   const std::string expected = "one of " + joined(names);
@@ -116,7 +127,7 @@ void read_setting(SettingsPatch& patch, std::string_view key, const toml::node& 
   } else if (key == "margin") {
     patch.margin = static_cast<int>(integer_of(node, key, -64, 64));
   } else if (key == "block") {
-    patch.block = static_cast<std::size_t>(integer_of(node, key, 1, quant::kMaxMxBlock));
+    patch.block = block_of(node, key);
   } else if (key == "scale_rule") {
     patch.scale_rule = choice_of<quant::MxScaleRule>(node, key, quant::parse_scale_rule, quant::kScaleRuleNames);
   } else if (key == "scale_format") {

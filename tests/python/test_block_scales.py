@@ -118,6 +118,34 @@ def test_fp32_block_multipliers_with_a_ragged_last_block(fmt, scale_format):
     assert stats["blocks"] == 6 * 3 and stats["clipped_blocks"] == 0
 
 
+@pytest.mark.parametrize("scale_format", ["fp32", "fp32_pow2"])
+def test_block_axis_is_one_block_per_row_however_long(scale_format):
+    # torchao's axiswise scaling: rows of 1500, longer than the MX kernels' blocks.
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((4, 1500)) * np.exp2(rng.uniform(-20, 20, (4, 1)))).astype(F32)
+    x[1] = 0.0
+    y, stats = altgrad.quantize(x, "e4m3", scaling="block", block="axis", scale_format=scale_format)
+    assert np.array_equal(y, fp32_reference(x, "e4m3", 1500, scale_format == "fp32_pow2"))
+    assert stats["blocks"] == 4
+    with pytest.raises(ValueError, match="E4M3 block scales take blocks of 1..1024"):
+        altgrad.quantize(x, "e2m1", scaling="block", block="axis", scale_format="e4m3")
+    with pytest.raises(ValueError, match="block must be an integer or 'axis'"):
+        altgrad.quantize(x, "e4m3", scaling="block", block="rows")
+
+
+def test_a_power_of_two_tensor_scale_is_the_fp32_scale_rounded_down():
+    # torchao's tensorwise cast under round_scales_to_power_of_2: s = 448 / amax (in double, then
+    # float32), its mantissa cleared.
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((8, 40)) * 37.0).astype(F32)
+    s = F32(448.0 / float(np.max(np.abs(x))))
+    s = F32(np.ldexp(1.0, np.frexp(np.float64(s))[1] - 1))
+    y, _ = altgrad.quantize(x, "e4m3", scaling="tensor", scale_format="fp32_pow2")
+    assert np.array_equal(y, (signed_rne(x * s, E4M3).astype(F32) / s))
+    plain, _ = altgrad.quantize(x, "e4m3", scaling="tensor")
+    assert not np.array_equal(y, plain)
+
+
 # ---- three_quarters (Tseng et al. 2025) ---------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["e2m1", "e4m3"])
@@ -203,6 +231,8 @@ def test_scale_options_are_checked_as_the_recipe_checks_them():
         altgrad.quantize(x, "e2m1", scaling="block", scale_format="ue8m0")
     with pytest.raises(ValueError, match="apply to scaling='block'"):
         altgrad.quantize(x, "e4m3", scaling="tensor", scale_format="fp32")
+    with pytest.raises(ValueError, match="apply to scaling='block'"):
+        altgrad.quantize(x, "e4m3", scaling="none", scale_format="fp32_pow2")
 
 
 @pytest.mark.parametrize("scale_format, element", [("e8m0", "e4m3"), ("fp32_pow2", "e4m3"), ("fp32", "e4m3")])

@@ -162,7 +162,7 @@ float reference_multiplier(const RefGrid& g, float amax, BlockScaleFormat scale_
 }
 
 // Rows of `row_length`, blocks of `block` (the last of a row shorter): Q(fl(x·s)) / s per block
-// (s the FP32 multiplier, or three_quarters' under E8M0),
+// (s the FP32 multiplier, or under E8M0 2^−k by the rule, three_quarters' (3/4)·2^−k),
 // under nearest-even or, with words, stochastic rounding through the engine's codec on the same
 // FP32 product (the codec is tested on its own in tests/format).
 std::vector<float> reference_fp32_rows(const RefGrid& g, const std::vector<float>& in, std::size_t row_length,
@@ -173,8 +173,9 @@ std::vector<float> reference_fp32_rows(const RefGrid& g, const std::vector<float
     for (std::size_t b = 0; b < row_length; b += o.block_size) {
       const std::size_t begin = row + b, end = row + std::min(row_length, b + o.block_size);
       const float amax = reference_block_amax(in, begin, end);
-      const float s = o.scale_format == BlockScaleFormat::e8m0  // three_quarters
-                          ? std::ldexp(0.75f, -reference_exponent(g, amax, MxScaleRule::floor))
+      const float e8m0_factor = o.rule == MxScaleRule::three_quarters ? 0.75f : 1.0f;
+      const float s = o.scale_format == BlockScaleFormat::e8m0
+                          ? std::ldexp(e8m0_factor, -reference_exponent(g, amax, o.rule))
                           : reference_multiplier(g, amax, o.scale_format);
       bool clip = false;
       for (std::size_t i = begin; i < end; ++i) {
@@ -335,6 +336,59 @@ TEST(BlockScaleColumns, AreTheRowsOfTheTransposeUnderEveryScaleFormat) {
       }
     }
   }
+}
+
+// Blocks longer than the MX kernels take (a whole reduction axis: block = "axis"): one block per
+// row of 1500 and per column of a 1300-row run, under every E8M0 rule and the FP32 scales, against
+// the reference; the columns against the rows of the transpose. NVFP4 refuses them.
+TEST(BlockScaleLongBlocks, AWholeAxisIsOneBlockUnderEveryScale) {
+  constexpr std::size_t kRowLength = 1500, kRows = 5, kColumnRun = 1300, kCols = 3;
+  TensorRng rng(41);
+  std::vector<float> rows(kRows * kRowLength), columns(kColumnRun * kCols);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = rng.log_uniform(-12, 4) * std::ldexp(1.0f, 9 * static_cast<int>(i / kRowLength));
+  for (float& v : columns) v = rng.log_uniform(-20, 6);
+  std::fill_n(rows.begin() + kRowLength, kRowLength, 0.0f);  // row 1
+  const std::pair<BlockScaleFormat, MxScaleRule> scales[] = {
+      {BlockScaleFormat::e8m0, MxScaleRule::floor},          {BlockScaleFormat::e8m0, MxScaleRule::round_up},
+      {BlockScaleFormat::e8m0, MxScaleRule::ceil},           {BlockScaleFormat::e8m0, MxScaleRule::even},
+      {BlockScaleFormat::e8m0, MxScaleRule::three_quarters}, {BlockScaleFormat::fp32, MxScaleRule::floor},
+      {BlockScaleFormat::fp32_pow2, MxScaleRule::floor}};
+  for (const RefGrid& g : {kE4m3, kE2m1}) {
+    for (const auto& [sf, rule] : scales) {
+      for (const Rounding rounding : {Rounding::nearest_even, Rounding::stochastic}) {
+        MxOptions o;
+        o.block_size = kRowLength;
+        o.scale_format = sf;
+        o.rule = rule;
+        o.rounding = rounding;
+        o.seed = 8;
+        o.stream = 2;
+        std::vector<float> out(rows.size());
+        const quant::MxStats stats = quant::quantize_mx(load(g), rows, out, kRowLength, o);
+        expect_same_bits(out, reference_fp32_rows(g, rows, kRowLength, o), g.name);
+        EXPECT_EQ(stats.blocks, kRows);
+
+        o.block_size = kColumnRun;
+        std::vector<float> column_out(columns.size()), t(columns.size()), t_out(columns.size());
+        EXPECT_EQ(quant::quantize_mx_columns(load(g), columns, column_out, kCols, kColumnRun, o).blocks, kCols);
+        for (std::size_t c = 0; c < kCols; ++c) {
+          for (std::size_t r = 0; r < kColumnRun; ++r) t[c * kColumnRun + r] = columns[r * kCols + c];
+        }
+        quant::quantize_mx(load(g), t, t_out, kColumnRun, o);
+        for (std::size_t c = 0; c < kCols; ++c) {
+          for (std::size_t r = 0; r < kColumnRun; ++r) {
+            ASSERT_EQ(format::float_bits(column_out[r * kCols + c]), format::float_bits(t_out[c * kColumnRun + r]))
+                << g.name << " column " << c << " row " << r;
+          }
+        }
+      }
+    }
+  }
+  MxOptions nvfp4_long;
+  nvfp4_long.block_size = kRowLength;
+  nvfp4_long.scale_format = BlockScaleFormat::e4m3;
+  std::vector<float> out(rows.size());
+  EXPECT_THROW(quant::quantize_mx(load(kE2m1), rows, out, kRowLength, nvfp4_long), std::invalid_argument);
 }
 
 // ---- NVFP4: E2M1 elements, E4M3 scales per 16, an FP32 tensor scale ------------------------

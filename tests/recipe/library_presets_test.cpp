@@ -152,10 +152,47 @@ TEST(LibraryPresets, TsengMxfp4IsThePapersBackwardPass) {
   EXPECT_EQ(r.hadamard.signs, HadamardSigns::seeded);
 }
 
+// torchao's Float8LinearConfig.from_recipe_name (torchao/float8/config.py): "rowwise" casts X, W
+// and dY to E4M3 with one scale per line along each GEMM's reduction axis, rounded down to a power
+// of two (round_scales_to_power_of_2); "rowwise_with_gw_hp" keeps the forward GEMM and dY's dgrad
+// copy so, casts W for dgrad at one power-of-two scale for the tensor, and leaves wgrad's X and dY
+// in high precision.
+void expect_axiswise_e4m3(const quant::PointSettings& s, const std::string& what) {
+  EXPECT_TRUE(s.enabled) << what;
+  EXPECT_EQ(s.format_name, "e4m3") << what;
+  EXPECT_EQ(s.scaling, Scaling::block) << what;
+  EXPECT_EQ(s.block, quant::kAxisBlock) << what;
+  EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << what;
+  EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << what;
+  EXPECT_FALSE(s.tiles) << what;
+}
+
+TEST(LibraryPresets, TorchaoRowwiseIsAxiswiseE4m3WithPowerOfTwoScales) {
+  for_each_linear_point(preset_recipe_of("torchao-rowwise"), [](const ResolvedPoint& p) {
+    expect_axiswise_e4m3(p.settings, p.name);
+    EXPECT_FALSE(p.differs_by_gemm()) << p.name;
+  });
+}
+
+TEST(LibraryPresets, TorchaoRowwiseWithGwHpKeepsTheWeightGradientInHighPrecision) {
+  for_each_linear_point(preset_recipe_of("torchao-rowwise-gw-hp"), [](const ResolvedPoint& p) {
+    expect_axiswise_e4m3(p.settings_for(is_grad(p.name) ? Gemm::dgrad : Gemm::forward), p.name);
+    if (is_weight(p.name)) {
+      const quant::PointSettings& dgrad = p.settings_for(Gemm::dgrad);
+      EXPECT_EQ(dgrad.format_name, "e4m3") << p.name;
+      EXPECT_EQ(dgrad.scaling, Scaling::tensor) << p.name;
+      EXPECT_EQ(dgrad.scale_format, quant::BlockScaleFormat::fp32_pow2) << p.name;
+      return;
+    }
+    EXPECT_FALSE(p.settings_for(Gemm::wgrad).enabled) << p.name;
+  });
+}
+
 // Each is also a name the recipe table and the error listing all presets know.
 TEST(LibraryPresets, AreListed) {
   const auto names = preset_names();
-  for (const char* name : {"te-delayed", "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4", "tseng-mxfp4"}) {
+  for (const char* name : {"te-delayed", "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4", "tseng-mxfp4",
+                           "torchao-rowwise", "torchao-rowwise-gw-hp"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }

@@ -87,7 +87,9 @@ TEST_P(DeviceTraining, GivesTheCpuRunsBits) {
 // MX blocks, whose backward GEMMs ask for copies along their own axes; gridwalk on code-only
 // weights, which the host's optimizer decodes into the master copy; per-GEMM settings, whose own
 // copies go through the host; Tseng et al.'s MXFP4 backward pass (its 3/4-scaled blocks on the
-// host too), with 16-point transforms, which this model's axes take.
+// host too), with 16-point transforms, which this model's axes take; torchao's rowwise scaling,
+// whose whole-axis blocks go through the host, with the weights at a power-of-two tensor scale,
+// which the engine computes from its own amax.
 INSTANTIATE_TEST_SUITE_P(
     Recipes, DeviceTraining,
     ::testing::Values(DeviceCase{"fp32", ""},
@@ -102,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
                                              "match = \"*:weight\"\ngemm = \"dgrad\"\nformat = \"e2m1\"\n"
                                              "scaling = \"block\"\nblock = 16\n"},
                       DeviceCase{"tseng", "[quant]\npreset = \"tseng-mxfp4\"\n[quant.hadamard]\n"
-                                          "gemms = [\"dgrad\", \"wgrad\"]\nsize = 16\n"}),
+                                          "gemms = [\"dgrad\", \"wgrad\"]\nsize = 16\n"},
+                      DeviceCase{"axiswise", "[quant]\npreset = \"torchao-rowwise\"\n[quant.weight]\n"
+                                             "scaling = \"tensor\"\n"}),
     [](const ::testing::TestParamInfo<DeviceCase>& param) { return std::string(param.param.name); });
 
 TEST(DeviceTrainingResume, ContinuesTheCpuRunsBits) {
