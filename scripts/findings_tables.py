@@ -302,6 +302,7 @@ def main():
             row([group, mean_ci([final_val(r) for r in members])])
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
+        paired_line(groups, "e1m6-post-ln-axis", "e1m6-post-ln")
     elif study == "e7m0_error_decomposition":
         with tempfile.TemporaryDirectory() as scratch:
             decomposition_table(groups, altgrad, pathlib.Path(scratch))
