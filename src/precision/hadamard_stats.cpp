@@ -12,7 +12,7 @@ namespace {
 struct CopyAmax {
   float value = 0.0f;
   CopyAmax& operator+=(const CopyAmax& o) {
-    value = std::fmax(value, o.value);
+    value = o.value > value ? o.value : value;
     return *this;
   }
 };
@@ -20,7 +20,10 @@ struct CopyAmax {
 float copy_amax(std::span<const float> x) {
   return quant::reduce_in_chunks<CopyAmax>(x.size(), [x](std::size_t begin, std::size_t end) {
            CopyAmax a;
-           for (std::size_t i = begin; i < end; ++i) a.value = std::fmax(a.value, std::fabs(x[i]));  // fmax skips NaN
+           for (std::size_t i = begin; i < end; ++i) {
+             const float magnitude = std::fabs(x[i]);
+             a.value = magnitude > a.value ? magnitude : a.value;  // a NaN compares false: skipped, as fmax skips it
+           }
            return a;
          }).value;
 }

@@ -12,21 +12,33 @@ namespace {
 
 constexpr std::uint32_t kTransformerEngineSignMask = 0xD7E8u;
 
-// group (n values, in place) → group·D·H_n/√n, in double.
-void transform_group(double* group, std::span<const float> signs) {
+// Groups transformed at a time: 32 KB of doubles at n = 128.
+constexpr std::size_t kColumnChunk = 32;
+
+// Each of `width` groups of n values, held as the columns of n rows `width` wide, in place →
+// group·D·H_n/√n, in double (the fast Walsh–Hadamard butterflies). A butterfly adds and subtracts
+// whole rows, so its loop runs across the groups; each group's operations and their order are the
+// same whatever `width` is.
+void transform_lines(double* lines, std::size_t width, std::span<const float> signs) {
   const std::size_t n = signs.size();
-  for (std::size_t i = 0; i < n; ++i) group[i] *= signs[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t c = 0; c < width; ++c) lines[i * width + c] *= signs[i];
+  }
   for (std::size_t half = 1; half < n; half *= 2) {
     for (std::size_t start = 0; start < n; start += 2 * half) {
       for (std::size_t j = start; j < start + half; ++j) {
-        const double a = group[j], b = group[j + half];
-        group[j] = a + b;
-        group[j + half] = a - b;
+        double* a = lines + j * width;
+        double* b = lines + (j + half) * width;
+        for (std::size_t c = 0; c < width; ++c) {
+          const double x = a[c], y = b[c];
+          a[c] = x + y;
+          b[c] = x - y;
+        }
       }
     }
   }
   const double norm = 1.0 / std::sqrt(static_cast<double>(n));
-  for (std::size_t i = 0; i < n; ++i) group[i] *= norm;
+  for (std::size_t i = 0; i < n * width; ++i) lines[i] *= norm;
 }
 
 void check_signs(std::span<const float> signs) {
@@ -76,14 +88,20 @@ void hadamard_rows(std::span<const float> in, std::span<float> out, std::size_t 
   check_hadamard_axis(n, row_length);
   check_signs(signs);
   check_sizes(in, out);
+  // kColumnChunk groups at a time, each a column of `lines`, so that the butterflies run across groups.
   const std::size_t groups = in.size() / n;
+  const std::size_t chunks = (groups + kColumnChunk - 1) / kColumnChunk;
 #pragma omp parallel for schedule(static)
-  for (std::size_t g = 0; g < groups; ++g) {
-    double group[kHadamardSizes.back()];
-    std::copy(in.begin() + static_cast<std::ptrdiff_t>(g * n), in.begin() + static_cast<std::ptrdiff_t>((g + 1) * n),
-              group);
-    transform_group(group, signs);
-    for (std::size_t i = 0; i < n; ++i) out[g * n + i] = static_cast<float>(group[i]);
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    const std::size_t first = chunk * kColumnChunk, width = std::min(kColumnChunk, groups - first);
+    double lines[kHadamardSizes.back() * kColumnChunk];
+    for (std::size_t c = 0; c < width; ++c) {
+      for (std::size_t i = 0; i < n; ++i) lines[i * width + c] = in[(first + c) * n + i];
+    }
+    transform_lines(lines, width, signs);
+    for (std::size_t c = 0; c < width; ++c) {
+      for (std::size_t i = 0; i < n; ++i) out[(first + c) * n + i] = static_cast<float>(lines[i * width + c]);
+    }
   }
 }
 
@@ -94,13 +112,18 @@ void hadamard_columns(std::span<const float> in, std::span<float> out, std::size
   const std::size_t rows = cols == 0 ? 0 : in.size() / cols;
   check_hadamard_axis(n, rows);
   check_signs(signs);
+  const std::size_t chunks = (cols + kColumnChunk - 1) / kColumnChunk;
 #pragma omp parallel for schedule(static)
-  for (std::size_t block = 0; block < rows / n; ++block) {
-    double group[kHadamardSizes.back()];
-    for (std::size_t c = 0; c < cols; ++c) {
-      for (std::size_t i = 0; i < n; ++i) group[i] = in[(block * n + i) * cols + c];
-      transform_group(group, signs);
-      for (std::size_t i = 0; i < n; ++i) out[(block * n + i) * cols + c] = static_cast<float>(group[i]);
+  for (std::size_t task = 0; task < rows / n * chunks; ++task) {
+    const std::size_t first_row = task / chunks * n, first_col = task % chunks * kColumnChunk;
+    const std::size_t width = std::min(kColumnChunk, cols - first_col);
+    double lines[kHadamardSizes.back() * kColumnChunk];
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t c = 0; c < width; ++c) lines[i * width + c] = in[(first_row + i) * cols + first_col + c];
+    }
+    transform_lines(lines, width, signs);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t c = 0; c < width; ++c) out[(first_row + i) * cols + first_col + c] = static_cast<float>(lines[i * width + c]);
     }
   }
 }

@@ -89,16 +89,24 @@ TEST(Hadamard, ExactInputsGiveExactBits) {
   EXPECT_EQ(y, reference_group(x, signs));
 }
 
+// Bit for bit, also where the columns come in several chunks and the last is ragged (70 = 32 + 32 + 6).
 TEST(Hadamard, ColumnsAreRowsOfTheTranspose) {
-  const std::size_t rows = 32, cols = 5;
-  const std::vector<float> signs = quant::random_signs(16, 11, 2);
-  const std::vector<float> x = gaussian(rows * cols, 5);
-  std::vector<float> xt(x.size()), by_columns(x.size()), by_rows(x.size());
-  for (std::size_t r = 0; r < rows; ++r) for (std::size_t c = 0; c < cols; ++c) xt[c * rows + r] = x[r * cols + c];
-  hadamard_columns(x, by_columns, cols, signs);
-  hadamard_rows(xt, by_rows, rows, signs);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < cols; ++c) EXPECT_EQ(by_columns[r * cols + c], by_rows[c * rows + r]);
+  struct Shape {
+    std::size_t rows, cols, n;
+  };
+  for (const Shape& shape : {Shape{32, 5, 16}, Shape{256, 70, 64}, Shape{128, 33, 128}}) {
+    const std::size_t rows = shape.rows, cols = shape.cols;
+    const std::vector<float> signs = quant::random_signs(shape.n, 11, 2);
+    const std::vector<float> x = gaussian(rows * cols, 5);
+    std::vector<float> xt(x.size()), by_columns(x.size()), by_rows(x.size());
+    for (std::size_t r = 0; r < rows; ++r) for (std::size_t c = 0; c < cols; ++c) xt[c * rows + r] = x[r * cols + c];
+    hadamard_columns(x, by_columns, cols, signs);
+    hadamard_rows(xt, by_rows, rows, signs);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        ASSERT_EQ(by_columns[r * cols + c], by_rows[c * rows + r]) << rows << " x " << cols << " at " << r << ", " << c;
+      }
+    }
   }
 }
 
