@@ -164,7 +164,7 @@ if want findings; then
   # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
   # evaluations to 50 windows of the validation split.
   for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules \
-      phase1_criterion fp4_recipes fp4_backward; do
+      phase1_criterion fp4_recipes fp4_backward torchao_rowwise; do
     sweep_file="$work/$study.toml"
     sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
     if ((quick)); then

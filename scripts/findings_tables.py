@@ -3,7 +3,8 @@
 
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
-         precision_schedules | phase1_criterion | fp4_recipes | fp4_backward
+         precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
+         torchao_rowwise
 
 Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
 checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
@@ -135,6 +136,7 @@ COLUMNS = {
     "zero_out_pct": lambda m: point_mean(m, ":grad", "zero_out_pct"),
     "act rel_error": lambda m: point_mean(m, ":act", "rel_error"),
     "grad rel_error": lambda m: point_mean(m, ":grad", "rel_error"),
+    "weight rel_error": lambda m: point_mean(m, ":weight", "rel_error"),
     "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
     "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
     "Δcode variance": lambda m: tensor_mean(m, "geometry", "delta_code_variance"),
@@ -168,7 +170,7 @@ def rounding_table(groups, step):
 
 
 def recipe_table(groups, step, columns):
-    """Studies 8 and 9: each recipe's final validation loss beside the gradient's measures at `step`."""
+    """Studies 8 to 10: each recipe's final validation loss beside the gradient's measures at `step`."""
     header(["group", "val loss", *columns])
     for group, members in groups.items():
         row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
@@ -317,6 +319,11 @@ def main():
                                          "dY kurtosis after H"])
         paired_line(groups, "tseng-no-hadamard", "tseng", 2)
         paired_line(groups, "tseng-floor", "tseng", 2)
+    elif study == "torchao_rowwise":
+        recipe_table(groups, steps[-1], ["act rel_error", "weight rel_error", "grad rel_error", "zero_out_pct",
+                                         "grad SNR (dB)"])
+        paired_line(groups, "rowwise", "tensorwise", 2)
+        paired_line(groups, "rowwise-gw-hp", "rowwise", 2)
     else:
         sys.exit(f"findings_tables: unknown study {study}")
 

@@ -203,7 +203,7 @@ contains "ablation e1m6 settings" 'e1m6.seed2  {"quant.act.format":"e1m6","quant
 # file expands, every run's config valid; they are never trained here.
 for study in e7m0_gradients:12 e1m6_placement:21 stiffness_e7m0:42 stochastic_power_of_two:18 precision_schedules:27 \
              e7m0_error_decomposition:6 phase1_criterion:40 hopper_accumulation:9 hopper_accumulation_wide:9 \
-             fp4_recipes:24 fp4_backward:12; do
+             fp4_recipes:24 fp4_backward:12 torchao_rowwise:12; do
   out=$("$altgrad" sweep "$root/configs/studies/${study%%:*}.toml" --list 2>&1)
   check "study ${study%%:*} --list exit status" 0 $?
   check "study ${study%%:*} runs" "${study##*:}" "$(grep -c '{' <<<"$out")"
