@@ -1,5 +1,6 @@
 #include "precision/weight_grids.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -45,7 +46,11 @@ WeightGrids::WeightGrids(const model::ParameterLayout& layout, const model::Matm
                          std::string(quant::scale_format_name(settings.scale_format)) + " block scales)";
       }
       e.grid.scaling = optim::GridScaling::blocks;
-      e.grid.block = quant::block_length(settings, matmul.in_features);
+      e.grid.block = std::min(quant::block_length(settings, matmul.in_features), quant::kMaxMxBlock);
+      if (e.grid.block < quant::block_length(settings, matmul.in_features)) {
+        e.description += " (E8M0 blocks of " + std::to_string(e.grid.block) + " standing in for its rows of " +
+                         std::to_string(matmul.in_features) + ")";
+      }
       e.grid.row_length = matmul.in_features;
       e.grid.rule = settings.scale_rule;
     }
@@ -65,7 +70,8 @@ optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hook
     case quant::Scaling::block:
       break;
     case quant::Scaling::tensor:
-      grid.scale = quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin);
+      grid.scale = quant::per_tensor_scale(e.settings.scale_format,
+                                           quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin));
       break;
     case quant::Scaling::delayed: {
       const quant::PointQuantizer* point = hooks ? hooks->point(*e.point) : nullptr;
@@ -93,6 +99,12 @@ void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, s
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids; scale_format = " +
                                  std::string(quant::scale_format_name(e.settings.scale_format)) +
                                  " is not supported there yet");
+    }
+    const bool blocks = e.point && e.settings.scaling == quant::Scaling::block;
+    if (blocks && e.grid.block < quant::block_length(e.settings, e.grid.row_length)) {
+      throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 blocks of at most " +
+                                 std::to_string(quant::kMaxMxBlock) + " weights; block = \"axis\" over " +
+                                 std::to_string(e.grid.row_length) + " inputs is not supported there yet");
     }
     if (e.point && e.settings.scaling == quant::Scaling::block &&
         e.settings.scale_rule == quant::MxScaleRule::three_quarters) {

@@ -165,7 +165,7 @@ MxStats quantize_placed_blocks(const CallContext& c, std::span<const float> in, 
   MxStats partial[kMaxMxTasks];
 #pragma omp parallel for schedule(static) if (tasks > 1)
   for (std::size_t t = 0; t < tasks; ++t) {
-    const Tile tile(c.options.block_size);
+    Tile tile(c.options.block_size);
     const std::size_t end = std::min(blocks, (t + 1) * per_task);
     for (std::size_t b = t * per_task; b < end; ++b) {
       const BlockPlace p = place(b);

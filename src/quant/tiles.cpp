@@ -27,6 +27,10 @@ void check_tile_shape(std::span<const float> in, std::span<float> out, std::size
   if (options.block_size < 1 || options.block_size > kMaxTile) {
     fail("tile side " + std::to_string(options.block_size) + " is outside [1, " + std::to_string(kMaxTile) + "]");
   }
+  if (options.scale_format == BlockScaleFormat::e4m3 && options.block_size * options.block_size > kMaxMxBlock) {
+    fail("E4M3 block scales take tiles of at most " + std::to_string(kMaxMxBlock) + " elements (side 32), got side " +
+         std::to_string(options.block_size));
+  }
 }
 
 // One tile gathered into x (row by row), quantized at its scale into y, scattered back.

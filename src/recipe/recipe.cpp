@@ -39,8 +39,9 @@ void check_block_scaling(const format::AccumulatorModel& accumulator, const std:
   if (settings.scaling != quant::Scaling::block) return;
   throw ConfigError(origin + ": quant: accumulate." + std::string(gemm) + " = \"" +
                     format::accumulator_name(accumulator) + "\" cannot read " + point +
-                    ", which is under block scaling: the FP8 tensor core takes one scale per tensor; MX block "
-                    "scaling needs a model with inputs=bf16 (e.g. hopper_bf16)");
+                    ", which is under block scaling: the FP8 tensor core model takes one scale per tensor; "
+                    "block scales (MX, or one per line for block = \"axis\") need a model with inputs=bf16 "
+                    "(e.g. hopper_bf16)");
 }
 
 // `origins`: where each GEMM's model was set, by Gemm, then the attention products'.
@@ -196,7 +197,13 @@ quant::PointSettings settings_from_json(const nlohmann::json& e, const std::stri
   patch.margin = recipe_integer<int>(e, "margin");
   const bool axis = e.at("block") == quant::kAxisBlockName;
   patch.block = axis ? quant::kAxisBlock : recipe_integer<std::size_t>(e, "block");
+  if (!axis && patch.block == 0) throw std::invalid_argument("'block' must be at least 1 or \"axis\", got 0");
   patch.scale_format = quant::parse_scale_format(e.value("scale_format", "e8m0")).value();
+  // Files written before a per-tensor scaling reset its scale format may hold a delayed point's
+  // leftover fp32_pow2, which its run never used: read as the FP32 scale it was.
+  if (*patch.scaling == quant::Scaling::delayed && *patch.scale_format == quant::BlockScaleFormat::fp32_pow2) {
+    patch.scale_format = quant::BlockScaleFormat::e8m0;
+  }
   // Written for every point, but a rule only where the scale format takes one.
   if (quant::takes_scale_rule(*patch.scale_format)) {
     patch.scale_rule = quant::parse_scale_rule(e.at("scale_rule").get<std::string>()).value();

@@ -105,6 +105,7 @@ RecipeSpec torchao_rowwise_preset(std::string_view name, bool weight_gradient_in
   const std::string origin = "preset " + std::string(name);
   SettingsPatch tensorwise;
   tensorwise.scaling = Scaling::tensor;
+  tensorwise.scale_format = quant::BlockScaleFormat::fp32_pow2;
   SettingsPatch off;
   off.enabled = false;
   spec.overrides.push_back({"h.*:weight", tensorwise, origin, Gemm::dgrad});
@@ -140,6 +141,9 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
   s.enabled = enabled.value_or(true);  // naming settings switches the point on unless told otherwise
   if (rounding) s.rounding = *rounding;
   if (scaling) s.scaling = *scaling;
+  // Naming a per-tensor scaling without a scale format starts it from FP32: a power of two left
+  // over from a block preset (fp32_pow2) does not carry over unasked.
+  if (scaling && *scaling != Scaling::block && !scale_format) s.scale_format = quant::BlockScaleFormat::e8m0;
   if (history) s.history = *history;
   if (amax) s.amax = *amax;
   if (margin) s.margin = *margin;
@@ -174,6 +178,11 @@ void SettingsPatch::apply_to(PointSettings& s, std::string_view where) const {
   if (s.tiles && (s.block == quant::kAxisBlock || s.block > quant::kMaxTile)) {
     throw SettingsError(std::string(where) + ": block = " + block_text(s.block) +
                         " with tile = true: a tile's side is 1.." + std::to_string(quant::kMaxTile));
+  }
+  if (s.tiles && s.scale_format == quant::BlockScaleFormat::e4m3 && s.block * s.block > kMaxMxBlock) {
+    throw SettingsError(std::string(where) + ": block = " + std::to_string(s.block) + " with tile = true and " +
+                        "scale_format = \"e4m3\": an E4M3-scaled block holds at most " + std::to_string(kMaxMxBlock) +
+                        " elements, a tile's side at most 32");
   }
   if (s.scaling == Scaling::block && s.block == quant::kAxisBlock && s.scale_format == quant::BlockScaleFormat::e4m3) {
     throw SettingsError(std::string(where) + ": block = \"axis\" with scale_format = \"e4m3\": NVFP4's E4M3 "

@@ -245,6 +245,13 @@ TEST(Tiles, RefusesBadShapes) {
   EXPECT_THROW((void)quant::quantize_tiles(load(kE4m3), x, y, 30, o), std::invalid_argument);  // not whole rows
   o.block_size = 129;
   EXPECT_THROW((void)quant::quantize_tiles(load(kE4m3), x, y, 10, o), std::invalid_argument);
+  // NVFP4's E4M3-scaled blocks hold at most 1024 elements: a tile's side at most 32.
+  std::vector<float> big(40 * 40, 1.0f), big_out(big.size());
+  o.scale_format = BlockScaleFormat::e4m3;
+  o.block_size = 33;
+  EXPECT_THROW((void)quant::quantize_tiles(load(kE2m1), big, big_out, 40, o), std::invalid_argument);
+  o.block_size = 32;
+  EXPECT_NO_THROW((void)quant::quantize_tiles(load(kE2m1), big, big_out, 40, o));
 }
 
 }  // namespace

@@ -56,5 +56,37 @@ TEST(AxisScalingRecipe, WhatCannotApplyIsRefusedByName) {
                        {"test.toml:5", "fp32_pow2", "delayed"}));
 }
 
+// Naming a per-tensor scaling without a scale format starts it from FP32: te-float8-block's
+// power of two does not carry over to a point switched to current or delayed scaling.
+TEST(AxisScalingRecipe, APerTensorScalingNamedAloneStartsFromAnFp32Scale) {
+  const Recipe r = resolve_recipe(config_with("[quant]\npreset = \"te-float8-block\"\n[quant.grad]\nscaling = \"tensor\"\n"
+                                              "[quant.act]\nscaling = \"delayed\"\n"));
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:grad").scale_format, quant::BlockScaleFormat::e8m0);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:act").scale_format, quant::BlockScaleFormat::e8m0);
+  EXPECT_EQ(settings_at(r, "h.0.mlp.c_fc:weight").scale_format, quant::BlockScaleFormat::fp32_pow2);
+}
+
+// recipe.json: a block of 0 is no block (only "axis" is the whole axis); a delayed point's
+// fp32_pow2, which files written before the reset above could hold, reads as the FP32 scale its
+// run used.
+TEST(AxisScalingRecipe, RecipeJsonRefusesBlockZeroAndReadsOldDelayedPoints) {
+  const config::TrainConfig c = config_with("[quant]\npreset = \"fp8-hybrid\"\n");
+  const model::MatmulPoints points(config::gpt_config(c));
+  nlohmann::json json = recipe_to_json(resolve_recipe(c));
+  std::size_t grad = 0;
+  while (json["points"][grad]["name"] != "h.0.mlp.c_fc:grad") ++grad;
+  json["points"][grad]["scale_format"] = "fp32_pow2";
+  EXPECT_EQ(recipe_from_json(json, points, "recipe.json").points[grad].settings.scale_format,
+            quant::BlockScaleFormat::e8m0);
+  json["points"][grad]["block"] = 0;
+  EXPECT_THROW((void)recipe_from_json(json, points, "recipe.json"), std::exception);
+}
+
+TEST(AxisScalingRecipe, E4m3ScaledTilesHoldAtMost1024Elements) {
+  EXPECT_TRUE(mentions(recipe_error("[quant]\npreset = \"te-nvfp4\"\n[quant.weight]\nblock = 33\n"),
+                       {"block = 33", "tile = true", "scale_format = \"e4m3\"", "side at most 32"}));
+  (void)resolve_recipe(config_with("[quant]\npreset = \"te-nvfp4\"\n[quant.weight]\nblock = 32\n"));
+}
+
 }  // namespace
 }  // namespace altgrad::recipe::axis_scaling_recipe_test

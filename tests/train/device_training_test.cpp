@@ -106,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DeviceCase{"tseng", "[quant]\npreset = \"tseng-mxfp4\"\n[quant.hadamard]\n"
                                           "gemms = [\"dgrad\", \"wgrad\"]\nsize = 16\n"},
                       DeviceCase{"axiswise", "[quant]\npreset = \"torchao-rowwise\"\n[quant.weight]\n"
-                                             "scaling = \"tensor\"\n"}),
+                                             "scaling = \"tensor\"\nscale_format = \"fp32_pow2\"\n"}),
     [](const ::testing::TestParamInfo<DeviceCase>& param) { return std::string(param.param.name); });
 
 TEST(DeviceTrainingResume, ContinuesTheCpuRunsBits) {
