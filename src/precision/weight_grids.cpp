@@ -70,8 +70,8 @@ optim::WeightGrid WeightGrids::grid_at(std::size_t range, const QuantHooks* hook
     case quant::Scaling::block:
       break;
     case quant::Scaling::tensor:
-      grid.scale = quant::per_tensor_scale(e.settings.scale_format,
-                                           quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin));
+      grid.scale = quant::current_scale(e.settings.format, e.slot.in(params), e.settings.margin);
+      grid.scale = quant::per_tensor_scale(e.settings.scale_format, grid.scale);
       break;
     case quant::Scaling::delayed: {
       const quant::PointQuantizer* point = hooks ? hooks->point(*e.point) : nullptr;

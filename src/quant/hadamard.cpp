@@ -123,7 +123,8 @@ void hadamard_columns(std::span<const float> in, std::span<float> out, std::size
     }
     transform_lines(lines, width, signs);
     for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t c = 0; c < width; ++c) out[(first_row + i) * cols + first_col + c] = static_cast<float>(lines[i * width + c]);
+      float* row = out.data() + (first_row + i) * cols + first_col;
+      for (std::size_t c = 0; c < width; ++c) row[c] = static_cast<float>(lines[i * width + c]);
     }
   }
 }

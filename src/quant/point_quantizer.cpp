@@ -77,9 +77,10 @@ void PointQuantizer::fix_scale(float scale) {
 float PointQuantizer::scale_for(std::span<const float> in, bool frozen, Engine* engine) const {
   if (fixed_scale_) return *fixed_scale_;
   switch (settings_.scaling) {
-    case Scaling::tensor:
-      return per_tensor_scale(settings_.scale_format, engine ? scale_from_amax(settings_.format, engine->amax(in), settings_.margin)
-                                                : current_scale(settings_.format, in, settings_.margin));
+    case Scaling::tensor: {
+      const float amax = engine ? engine->amax(in) : amax_of(in);
+      return per_tensor_scale(settings_.scale_format, scale_from_amax(settings_.format, amax, settings_.margin));
+    }
     case Scaling::delayed:
       // An evaluation between steps (or of a restored checkpoint) uses the scale the next step will:
       // the history's, which already holds the amax of the step that just ended.

@@ -16,8 +16,9 @@ using quant::SettingsError;
 using quant::kMaxMxBlock;
 
 constexpr std::array<std::string_view, 14> kPresetNames = {
-    "fp32",     "bf16",     "fp8-hybrid", "fp8-e4m3", "mx8",         "fp8-hopper",      "te-delayed",
-    "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4", "tseng-mxfp4", "torchao-rowwise", "torchao-rowwise-gw-hp"};
+    "fp32", "bf16", "fp8-hybrid", "fp8-e4m3", "mx8", "fp8-hopper",                     // AltGrad's
+    "te-delayed", "te-current", "te-mxfp8", "te-float8-block", "te-nvfp4",             // Transformer Engine's
+    "tseng-mxfp4", "torchao-rowwise", "torchao-rowwise-gw-hp"};                        // the papers' and torchao's
 
 // Limits that keep a typo from allocating gigabytes or shifting a scale out of FP32.
 constexpr std::size_t kMaxHistory = 1024;
