@@ -91,23 +91,22 @@ void WeightGrids::fix_scale(std::size_t range, float scale) {
 void WeightGrids::update(optim::Optimizer& optimizer, const QuantHooks* hooks, std::span<const float> params) const {
   if (!optimizer.uses_grids()) return;
   for (const Entry& e : entries_) {
-    if (e.point && e.settings.scaling == quant::Scaling::block && e.settings.tiles) {
+    if (!e.point || e.settings.scaling != quant::Scaling::block) continue;
+    if (e.settings.tiles) {
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids along rows; " +
                                  "tile = true (2-D tiles) is not supported there yet");
     }
-    if (e.point && e.settings.scaling == quant::Scaling::block && e.settings.scale_format != quant::BlockScaleFormat::e8m0) {
+    if (e.settings.scale_format != quant::BlockScaleFormat::e8m0) {
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids; scale_format = " +
                                  std::string(quant::scale_format_name(e.settings.scale_format)) +
                                  " is not supported there yet");
     }
-    const bool blocks = e.point && e.settings.scaling == quant::Scaling::block;
-    if (blocks && e.grid.block < quant::block_length(e.settings, e.grid.row_length)) {
+    if (e.grid.block < quant::block_length(e.settings, e.grid.row_length)) {
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 blocks of at most " +
                                  std::to_string(quant::kMaxMxBlock) + " weights; block = \"axis\" over " +
                                  std::to_string(e.grid.row_length) + " inputs is not supported there yet");
     }
-    if (e.point && e.settings.scaling == quant::Scaling::block &&
-        e.settings.scale_rule == quant::MxScaleRule::three_quarters) {
+    if (e.settings.scale_rule == quant::MxScaleRule::three_quarters) {
       throw quant::SettingsError(e.description + ": a bit-space optimizer steps on E8M0 block grids, which "
                                  "scale_rule = three_quarters scales by a further 3/4; not supported there yet");
     }

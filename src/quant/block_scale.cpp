@@ -200,9 +200,10 @@ void quantize_one_block(const CallContext& c, const float* x, float* y, std::siz
 float block_multiplier(const format::Format& element, float amax, BlockScaleFormat scale_format) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 1.0f;
   const float s = std::min(element.max_finite() / amax, kFloatMax);  // a tiny amax: FLT_MAX, not Inf
-  if (scale_format != BlockScaleFormat::fp32_pow2) return s;
-  return format::bits_float(format::float_bits(s) & ~format::kFloatFractionMask);
+  return scale_format == BlockScaleFormat::fp32_pow2 ? power_of_two_scale(s) : s;
 }
+
+float power_of_two_scale(float s) { return format::bits_float(format::float_bits(s) & ~format::kFloatFractionMask); }
 
 float three_quarters_multiplier(const format::Format& element, float amax) {
   return std::ldexp(kThreeQuarters, -mx_shared_exponent(element, amax, MxScaleRule::floor));

@@ -18,6 +18,10 @@ namespace altgrad::quant {
 // at most FLT_MAX; its mantissa bits cleared for fp32_pow2. A zero or non-finite amax gives 1.
 float block_multiplier(const format::Format& element, float amax, BlockScaleFormat scale_format);
 
+// A multiplier as the fp32_pow2 scale format keeps it: its mantissa bits cleared, the power of two
+// at or below it (TE's power_2_scale; torchao's round_scales_to_power_of_2 for a per-tensor scale).
+float power_of_two_scale(float s);
+
 // MxScaleRule::three_quarters' multiplier (3/4)·2^−k, k the floor rule's shared exponent for the
 // block's largest finite |x| (0 for a zero or non-finite amax). Exact: k lies in [−127, 127].
 float three_quarters_multiplier(const format::Format& element, float amax);

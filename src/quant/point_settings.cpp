@@ -1,7 +1,7 @@
 #include "quant/point_settings.hpp"
 
-#include "format/bits.hpp"
 #include "format/parse.hpp"
+#include "quant/block_scale.hpp"
 
 namespace altgrad::quant {
 namespace {
@@ -26,8 +26,7 @@ bool PointSettings::operator==(const PointSettings& o) const {
 }
 
 float per_tensor_scale(BlockScaleFormat scale_format, float scale) {
-  if (scale_format != BlockScaleFormat::fp32_pow2) return scale;
-  return format::bits_float(format::float_bits(scale) & ~format::kFloatFractionMask);
+  return scale_format == BlockScaleFormat::fp32_pow2 ? power_of_two_scale(scale) : scale;
 }
 
 std::string_view scaling_name(Scaling s) { return kScalingNames[static_cast<std::size_t>(s)]; }

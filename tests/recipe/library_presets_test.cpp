@@ -46,6 +46,15 @@ void for_each_linear_point(const Recipe& r, Check check) {
   EXPECT_EQ(on, 2u * 4u * 3u);
 }
 
+// A block-scaled point's element format, block and scale format.
+void expect_blocks(const quant::PointSettings& s, const char* format, std::size_t block,
+                   quant::BlockScaleFormat scale_format, const std::string& what) {
+  EXPECT_EQ(s.format_name, format) << what;
+  EXPECT_EQ(s.scaling, Scaling::block) << what;
+  EXPECT_EQ(s.block, block) << what;
+  EXPECT_EQ(s.scale_format, scale_format) << what;
+}
+
 TEST(LibraryPresets, TeDelayedIsDelayedScalingsDefaults) {
   for_each_linear_point(preset_recipe_of("te-delayed"), [](const ResolvedPoint& p) {
     const quant::PointSettings& s = p.settings;
@@ -71,10 +80,7 @@ TEST(LibraryPresets, TeCurrentIsFloat8CurrentScalingsDefaults) {
 TEST(LibraryPresets, TeMxfp8IsMxfp8BlockScalingsDefaults) {
   for_each_linear_point(preset_recipe_of("te-mxfp8"), [](const ResolvedPoint& p) {
     const quant::PointSettings& s = p.settings;
-    EXPECT_EQ(s.format_name, "e4m3") << p.name;
-    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(s.block, 32u) << p.name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << p.name;
+    expect_blocks(s, "e4m3", 32, quant::BlockScaleFormat::e8m0, p.name);
     EXPECT_EQ(s.scale_rule, MxScaleRule::round_up) << p.name;
     EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
@@ -85,10 +91,7 @@ TEST(LibraryPresets, TeFloat8BlockIsFloat8BlockScalingsDefaults) {
   const Recipe r = preset_recipe_of("te-float8-block");
   for_each_linear_point(r, [](const ResolvedPoint& p) {
     const quant::PointSettings& s = p.settings;
-    EXPECT_EQ(s.format_name, "e4m3") << p.name;
-    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(s.block, 128u) << p.name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << p.name;
+    expect_blocks(s, "e4m3", 128, quant::BlockScaleFormat::fp32_pow2, p.name);
     EXPECT_EQ(s.tiles, is_weight(p.name)) << p.name;
     EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << p.name;
   });
@@ -101,10 +104,7 @@ TEST(LibraryPresets, TeNvfp4IsNvfp4BlockScalingsDefaults) {
   const Recipe r = preset_recipe_of("te-nvfp4");
   for_each_linear_point(r, [](const ResolvedPoint& p) {
     const quant::PointSettings& s = p.settings;
-    EXPECT_EQ(s.format_name, "e2m1") << p.name;
-    EXPECT_EQ(s.scaling, Scaling::block) << p.name;
-    EXPECT_EQ(s.block, 16u) << p.name;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e4m3) << p.name;
+    expect_blocks(s, "e2m1", 16, quant::BlockScaleFormat::e4m3, p.name);
     EXPECT_EQ(s.tiles, is_weight(p.name)) << p.name;
     EXPECT_EQ(s.rounding, is_grad(p.name) ? format::Rounding::stochastic : format::Rounding::nearest_even) << p.name;
     EXPECT_EQ(s.sr_bits, is_grad(p.name) ? 8 : 32) << p.name;
@@ -125,10 +125,7 @@ TEST(LibraryPresets, TsengMxfp4IsThePapersBackwardPass) {
       "n_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 64\n[quant]\npreset = \"tseng-mxfp4\"\n", "test.toml"));
   const auto expect_mxfp4_sr = [](const quant::PointSettings& s, const std::string& what) {
     EXPECT_TRUE(s.enabled) << what;
-    EXPECT_EQ(s.format_name, "e2m1") << what;
-    EXPECT_EQ(s.scaling, Scaling::block) << what;
-    EXPECT_EQ(s.block, 32u) << what;
-    EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::e8m0) << what;
+    expect_blocks(s, "e2m1", 32, quant::BlockScaleFormat::e8m0, what);
     EXPECT_EQ(s.scale_rule, MxScaleRule::three_quarters) << what;
     EXPECT_EQ(s.rounding, format::Rounding::stochastic) << what;
     EXPECT_EQ(s.sr_bits, 32) << what;
@@ -159,10 +156,7 @@ TEST(LibraryPresets, TsengMxfp4IsThePapersBackwardPass) {
 // in high precision.
 void expect_axiswise_e4m3(const quant::PointSettings& s, const std::string& what) {
   EXPECT_TRUE(s.enabled) << what;
-  EXPECT_EQ(s.format_name, "e4m3") << what;
-  EXPECT_EQ(s.scaling, Scaling::block) << what;
-  EXPECT_EQ(s.block, quant::kAxisBlock) << what;
-  EXPECT_EQ(s.scale_format, quant::BlockScaleFormat::fp32_pow2) << what;
+  expect_blocks(s, "e4m3", quant::kAxisBlock, quant::BlockScaleFormat::fp32_pow2, what);
   EXPECT_EQ(s.rounding, format::Rounding::nearest_even) << what;
   EXPECT_FALSE(s.tiles) << what;
 }
