@@ -215,7 +215,12 @@ TEST(EmulatedGemm, FastPathIsTheGeneralPathBitForBit) {
         const EmulatedOperand a_columns{at.data(), 1, m, fa.min_normal_exp, &fa, o.scale_a};
         const EmulatedOperand b_columns{bt.data(), 1, k, fb.min_normal_exp, &fb, o.scale_b};
         const EmulatedOperand b_rows{b.data(), n, 1, fb.min_normal_exp, &fb, o.scale_b};
-        for (const auto& [ea, eb] : {std::pair{a_rows, b_columns}, std::pair{a_columns, b_rows}}) {
+        // And A read with neither stride 1: every other float of a buffer twice its size.
+        std::vector<float> spaced(2 * m * k, std::numeric_limits<float>::quiet_NaN());
+        for (std::size_t x = 0; x < m * k; ++x) spaced[2 * x] = a[x];
+        const EmulatedOperand a_spaced{spaced.data(), 2 * k, 2, fa.min_normal_exp, &fa, o.scale_a};
+        for (const auto& [ea, eb] :
+             {std::pair{a_rows, b_columns}, std::pair{a_columns, b_rows}, std::pair{a_spaced, b_rows}}) {
 #if defined(__AVX2__)
           ops::cpu::lanes::Packs packs;
           ASSERT_TRUE(ops::cpu::lanes::pack(ea, eb, m, n, k, packs)) << "the fast path declined " << o.a << " x " << o.b;
@@ -247,6 +252,31 @@ TEST(EmulatedGemm, ZeroTimesTheLargestValueTakesNoPart) {
   const float expected = 30 * std::ldexp(1.25f, -28);
   EXPECT_EQ(gemm("hopper", 1, 1, k, a, bt, kE5m2Emin, kE5m2Emin)[0], expected);
   EXPECT_EQ(gemm("hopper_fast", 1, 1, k, a, bt, kE5m2Emin, kE5m2Emin)[0], expected);
+}
+
+// A subnormal operand's exponent counts as its format's emin (docs/accumulation.md, "Limits"):
+// E4M3's least subnormal 2^-9 times 1 sets the step's largest exponent to -6, not -9, so the cut
+// falls at 2^(-6 - 13) = 2^-19. The second product, 2^-9 · 1.875 · 2^-8 = 0b1.111 · 2^-17, loses its
+// last bit (2^-20) there; with -9 it would be kept whole.
+TEST(EmulatedGemm, SubnormalsCountAsTheFormatsEmin) {
+  const std::size_t k = 16;  // whole groups of eight operands: the packing's vector lanes
+  std::vector<float> a(k, 0.0f), bt(k, 0.0f);
+  a[0] = a[1] = std::ldexp(1.0f, -9);
+  bt[0] = 1.0f;
+  bt[1] = std::ldexp(1.875f, -8);
+  const float expected = std::ldexp(1.0f, -9) + std::ldexp(1.75f, -17);
+  EXPECT_EQ(gemm("hopper", 1, 1, k, a, bt)[0], expected);
+  EXPECT_EQ(gemm("hopper", 1, 1, 5, a, bt)[0], expected);  // fewer than eight: one operand at a time
+}
+
+// Steps whose products are all zero, with nothing accumulated yet, give +0: the sum of zeros, not
+// -0 or a NaN from a scale taken for "no term".
+TEST(EmulatedGemm, StepsOfZerosGivePlusZero) {
+  const std::size_t m = 2, n = 16, k = 64;
+  std::vector<float> a(m * k, 0.0f), bt = random_grid("e4m3", n * k, 7);
+  for (const char* model : {"hopper", "hopper_fast", "aligned,cut=nearest,group=16"}) {
+    for (const float c : gemm(model, m, n, k, a, bt)) EXPECT_EQ(std::bit_cast<std::uint32_t>(c), 0u) << model;
+  }
 }
 
 // An accumulator survives a step whose products are all zero: that step's largest exponent is the

@@ -21,10 +21,10 @@ bool covers(const format::AccumulatorModel& model);
 // general path) where an operand value has more than 12 significant bits or an exponent beyond
 // ±40, or is not finite.
 struct Packs {
-  std::vector<float> a_value;  // (rows rounded up to 2, k)
-  std::vector<std::int16_t> a_exponent;
-  std::vector<float> b_value;  // per 16-column panel: (k, 16)
-  std::vector<std::int16_t> b_exponent;
+  std::vector<float> a_value;           // (rows rounded up to 2, k)
+  std::vector<std::int8_t> a_exponent;  // (rows rounded up to 2, k rounded up to 2)
+  std::vector<float> b_value;           // per 16-column panel: (k, 16)
+  std::vector<std::int8_t> b_exponent;  // per panel: (k rounded up to 2) / 2 pairs of k, (16, 2)
 };
 bool pack(const EmulatedOperand& a, const EmulatedOperand& b, std::size_t m, std::size_t n, std::size_t k,
           Packs& packs);
