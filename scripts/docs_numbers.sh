@@ -15,7 +15,10 @@
 #   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, E1M6
 #            placement, stochastic rounding on powers of two, E7M0's error decomposition, precision
 #            schedules, the Phase-1 criterion, the FP4 recipes and the MXFP4 backward pass: about
-#            5 hours                                                             (docs/findings.md)
+#            5 hours; at full size each study's table rows are then checked against
+#            docs/findings.md digit for digit (scripts/findings_tables.py --check), and the
+#            script exits with status 1 naming the studies whose rows the page does not quote
+#                                                                                (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/studies/stiffness_e7m0.toml (42 runs),
 #            and the 300-step learning-rate scan that chose its rates: about 2.5 hours
 #            (docs/results.md)
@@ -52,6 +55,7 @@ else
 fi
 corpus="$root/data/legal-corpus.txt"
 want() { [[ -z "$only" || "$only" == "$1" ]]; }
+status=0  # 1 where a check of the docs' quotes failed
 if ((quick)); then echo "QUICK MODE: shortened runs; these are not the numbers the docs quote"; fi
 
 if want corpus; then
@@ -163,6 +167,7 @@ if want findings; then
   # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
   # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
   # evaluations to 50 windows of the validation split.
+  unquoted=()
   for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules \
       phase1_criterion fp4_recipes fp4_backward torchao_rowwise; do
     sweep_file="$work/$study.toml"
@@ -180,8 +185,10 @@ if want findings; then
     echo "-- $study: $((SECONDS - start)) s on two cores, two runs at a time"
     "$altgrad" report "$work/$study" --summary | grep -v '^wrote '
     windows=0
-    ((quick)) && windows=50
-    FINDINGS_MAX_WINDOWS=$windows python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad"
+    check=(--check "$root/docs/findings.md")  # at full size, every row printed must be findings.md's
+    ((quick)) && windows=50 && check=()
+    FINDINGS_MAX_WINDOWS=$windows python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad" \
+      "${check[@]}" || unquoted+=("$study")
     # The figure: the report's loss curves with the 95% band over seeds (docs/figures/ at full size).
     figures="$root/docs/figures"
     ((quick)) && figures="$work/figures"
@@ -189,6 +196,10 @@ if want findings; then
     python3 "$root/scripts/report_figure.py" "$work/$study" "$figures/$study.png" --charts val_loss,loss --band ci --height 330 \
       --altgrad "$altgrad"
   done
+  if ((${#unquoted[@]})); then
+    echo "docs/findings.md does not quote these studies' rows digit for digit (above): ${unquoted[*]}"
+    status=1
+  fi
 fi
 
 if want failing; then
@@ -248,3 +259,4 @@ fp32 = at("fp32", steps)["diag"]["grad_snr_db"]
 print(f"fp32 step {steps}: grad_snr_db values: {sorted(set(map(str, fp32.values())))}")
 PY
 fi
+exit $status

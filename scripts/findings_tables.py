@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Prints the tables of docs/findings.md from the studies' finished sweeps (configs/studies/).
 
-Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD]
+Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
          precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
          torchao_rowwise
 
-Reads each run's metrics.jsonl and summary.csv (the report's), and for the decomposition evaluates
-checkpoints with ALTGRAD (default build/altgrad). Every number is a mean over a group's seeds with
-its 95% Student t interval (half-width after ±); per-seed values are taken first, so the interval
-is over seeds. Values "at step N" come from the metrics line of step N (a diagnostic step).
+Reads each run's metrics.jsonl and the report's summary.csv and report.md (`altgrad report`), and
+for the decomposition evaluates checkpoints with ALTGRAD (default build/altgrad). Every number is a
+mean over a group's seeds with its 95% Student t interval (half-width after ±); per-seed values
+are taken first, so the interval is over seeds. Values "at step N" come from the metrics line of
+step N (a diagnostic step). A study with criteria first gets its verdict table: each group's final
+losses, its paired gap to the baseline and its verdicts, as the report decided them.
+
+--check DOC: afterwards, every table row printed must be a line of DOC (docs/findings.md), digit
+for digit; the rows it lacks are printed and the exit status is 1.
 """
 import csv
 import functools
@@ -17,6 +22,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -40,11 +46,14 @@ def mean_ci(values):
 
 
 def runs(sweep):
-    """{group: [run dir, ...]} in seed order, from the report's summary.csv (written by `altgrad report`)."""
-    groups = {}
+    """{group: [run dir, ...]} in the sweep's order of groups and in seed order, from the report's
+    summary.csv (written by `altgrad report`)."""
     with open(sweep / "summary.csv") as f:
-        for row in sorted(csv.DictReader(f), key=lambda r: (r["group"], int(r["seed"]))):
-            groups.setdefault(row["group"], []).append(sweep / "runs" / row["run"])
+        rows = list(csv.DictReader(f))
+    order = list(dict.fromkeys(r["group"] for r in rows))
+    groups = {}
+    for r in sorted(rows, key=lambda r: (order.index(r["group"]), int(r["seed"]))):
+        groups.setdefault(r["group"], []).append(sweep / "runs" / r["run"])
     return groups
 
 
@@ -88,8 +97,13 @@ def tensor_mean(m, section, key=None):
     return statistics.fmean(values) if values else None
 
 
+PRINTED_ROWS = []  # every table row printed, for --check
+
+
 def row(cells):
-    print("| " + " | ".join(cells) + " |")
+    line = "| " + " | ".join(cells) + " |"
+    PRINTED_ROWS.append(line)
+    print(line)
 
 
 def header(cells):
@@ -112,6 +126,68 @@ def paired_line(groups, a, b, comparisons=1):
         corrected = f"; at {100 * (1 - 0.05 / comparisons):.2f}% (Bonferroni, {comparisons}): [{m - w:+.4f}, {m + w:+.4f}]"
     print(f"\n{a} − {b}, final validation loss paired by seed: {mean_ci(diffs)} nats "
           f"({signs} of {len(diffs)} seeds lower; per seed {', '.join(f'{d:+.4f}' for d in diffs)}){corrected}")
+
+
+def signed(text):
+    """The report's ASCII minus signs as the docs print them (U+2212)."""
+    return re.sub(r"(?<![\w])-(?=\d)", "\u2212", text)
+
+
+def report_verdicts(sweep):
+    """The rows of report.md's verdict table: {(group, criterion): {column: cell}}."""
+    lines = (sweep / "report.md").read_text().splitlines()
+    if "## Verdicts" not in lines:
+        return {}
+    section = lines[lines.index("## Verdicts") + 1:]
+    section = section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))]
+    table = [line for line in section if line.startswith("|") and not line.startswith("|---")]
+    if not table:
+        return {}
+    columns = [c.strip() for c in table[0].strip("|").split(" | ")]
+    verdicts = {}
+    for line in table[1:]:
+        cells = dict(zip(columns, (c.strip() for c in line.strip("|").split(" | "))))
+        verdicts[(cells["group"], cells["criterion"].split(" (")[0])] = cells
+    return verdicts
+
+
+def verdict_cell(cells):
+    """'pass ([+0.02, +1.06])': the corrected verdict with the interval it was decided on, and the
+    verdict alone at 95% where it differs."""
+    corrected = re.search(r"corrected for \d+ verdicts \(Holm\): (\[[^]]+\])", cells["why"])
+    notes = [corrected.group(1)] if corrected else []
+    if cells["alone"] != cells["verdict"]:
+        notes.append(f"{cells['alone']} alone")
+    return signed(cells["verdict"] + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def verdict_table(groups, sweep):
+    """Each group's final validation losses (per seed up to five seeds, else their count and
+    interval), their mean, the paired gap to the baseline and a column per criterion, from the
+    report of the sweep."""
+    verdicts = report_verdicts(sweep)
+    if not verdicts:
+        return
+    criteria = list(dict.fromkeys(criterion for _, criterion in verdicts))
+    holm = re.search(r"corrected for (\d+) verdicts", next(iter(verdicts.values()))["why"])
+    per_seed = max(len(members) for members in groups.values()) <= 5
+    seeds = max(len(members) for members in groups.values())
+    losses = ([f"seed {i + 1}" for i in range(seeds)] + ["mean"]) if per_seed else ["seeds", "mean ± 95%"]
+    baseline = criteria[0].split(" of ")[-1]
+    header(["recipe"] + losses + [f"gap to {baseline.upper() if baseline in ('bf16', 'fp32') else baseline}, paired (95%)"]
+           + [c.replace("within ", "verdict at ").replace(f" of {baseline}", "") + (f", Holm for {holm.group(1)}" if holm else "")
+              for c in criteria])
+    for group, members in groups.items():
+        values = [final_val(r) for r in members]
+        if per_seed:
+            cells = [f"{v:.4f}" for v in values] + [""] * (seeds - len(values)) + [f"{statistics.fmean(values):.4f}"]
+        else:
+            cells = [str(len(values)), f"{statistics.fmean(values):.4f} ± {half_width(values):.4f}"]
+        judged = [verdicts.get((group, c)) for c in criteria]
+        gap = re.search(r"gap ([^ ]+ \[[^]]+\])", judged[0]["why"]) if judged[0] else None
+        row([group] + cells + [signed(gap.group(1)) if gap else "—"]
+            + [verdict_cell(v) if v else "—" for v in judged])
+    print()
 
 
 def factorial_table(groups, base, act, grad, both):
@@ -271,13 +347,34 @@ def schedule_table(groups, baseline, arms, windows):
         row([group, *cells])
 
 
+def check(doc):
+    """Exit status 1, naming them, where rows printed above are not lines of doc."""
+    lines = set(pathlib.Path(doc).read_text().splitlines())
+    rows = [r for r in PRINTED_ROWS if not r.startswith("| ---")]
+    missing = [r for r in rows if r not in lines]
+    print(f"\n{doc}: {len(rows) - len(missing)} of {len(rows)} rows quoted digit for digit")
+    for r in missing:
+        print(f"  not in {doc}: {r}")
+    if missing:
+        sys.exit(1)
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    doc = None
+    if "--check" in args:
+        at = args.index("--check")
+        if at + 1 >= len(args):
+            sys.exit("findings_tables: --check needs the document to compare with")
+        doc = args[at + 1]
+        del args[at:at + 2]
+    if len(args) < 2:
         sys.exit(__doc__)
-    study, sweep = sys.argv[1], pathlib.Path(sys.argv[2])
-    altgrad = sys.argv[3] if len(sys.argv) > 3 else str(ROOT / "build" / "altgrad")
+    study, sweep = args[0], pathlib.Path(args[1])
+    altgrad = args[2] if len(args) > 2 else str(ROOT / "build" / "altgrad")
     groups = runs(sweep)
     steps = diagnostic_steps(next(iter(groups.values()))[0])
+    verdict_table(groups, sweep)
     if study == "e7m0_gradients":
         gradient_table(groups, [steps[0], steps[-1]])
         paired_line(groups, "e7m0-grad-stochastic", "e7m0-grad")
@@ -298,10 +395,7 @@ def main():
         paired_line(groups, "ft-e1m6", "ft-e4m3")
         paired_line(groups, "bf16-e4m3-e1m6-w", "e1m6-w")
     elif study == "phase1_criterion":
-        # The verdicts at 1% and 2% are the report's (docs_numbers.sh prints its --summary above).
-        header(["group", "final val loss"])
-        for group, members in groups.items():
-            row([group, mean_ci([final_val(r) for r in members])])
+        pass  # its verdict table, above, is all it reports
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1])
         paired_line(groups, "e1m6-post-ln-axis", "e1m6-post-ln")
@@ -326,6 +420,8 @@ def main():
         paired_line(groups, "rowwise-gw-hp", "rowwise", 2)
     else:
         sys.exit(f"findings_tables: unknown study {study}")
+    if doc:
+        check(doc)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,80 @@
+"""scripts/findings_tables.py's verdict table and its --check against a constructed sweep: two
+groups of three seeds, final losses written by hand into metrics.jsonl, and a report.md whose
+verdict rows are the report's format with hand-picked numbers. The expected rows are those numbers
+as findings.md prints them (four decimals, U+2212 minus signs, the corrected interval, `alone`
+where it differs)."""
+import csv
+import json
+import pathlib
+import subprocess
+import sys
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "findings_tables.py"
+
+LOSSES = {"bf16": [2.0, 2.1, 2.2], "fp8": [2.02, 2.12, 2.23]}
+VERDICTS = """# Report: sweep
+
+## Verdicts
+
+Each criterion of the sweep file, for every group but its baseline.
+
+| criterion | group | verdict | alone | why | sign test | seeds for 80% power | sign of the gap |
+|---|---|---|---|---|---|---|---|
+| within 1% of bf16 (3 seeds, 30 steps) | fp8 | inconclusive | pass | gap +1.11% [-0.10, +2.32] over 3 seeds, straddles 1%; corrected for 2 verdicts (Holm): [-0.50, +2.70] at 97.50%, straddles 1% | p = 0.25 (3 of 3 positive) | 5 | not resolved with 3 seeds |
+| within 2% of bf16 (3 seeds, 30 steps) | fp8 | pass | pass | gap +1.11% [-0.10, +2.32] over 3 seeds, upper end within 2%; corrected for 2 verdicts (Holm): [-0.50, +1.90] at 97.50%, upper end within 2% | p = 0.25 (3 of 3 positive) | 3 | not resolved with 3 seeds |
+
+## Runs
+
+| run | group |
+|---|---|
+| fp8.seed1 | fp8 |
+"""
+EXPECTED = [
+    "| recipe | seed 1 | seed 2 | seed 3 | mean | gap to BF16, paired (95%) | verdict at 1%, Holm for 2 "
+    "| verdict at 2%, Holm for 2 |",
+    "| bf16 | 2.0000 | 2.1000 | 2.2000 | 2.1000 | — | — | — |",
+    "| fp8 | 2.0200 | 2.1200 | 2.2300 | 2.1233 | +1.11% [−0.10, +2.32] | inconclusive ([−0.50, +2.70]; pass alone) "
+    "| pass ([−0.50, +1.90]) |",
+]
+
+
+def make_sweep(root):
+    sweep = root / "sweep"
+    sweep.mkdir()
+    with open(sweep / "summary.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["run", "group", "seed"])
+        for group, losses in LOSSES.items():
+            for seed, loss in enumerate(losses, 1):
+                run = sweep / "runs" / f"{group}.seed{seed}"
+                run.mkdir(parents=True)
+                lines = [{"step": 10, "loss": 3.0, "diag": {}}, {"step": 30, "loss": 2.5, "val_loss": loss}]
+                (run / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in lines))
+                writer.writerow([f"{group}.seed{seed}", group, seed])
+    (sweep / "report.md").write_text(VERDICTS)
+    return sweep
+
+
+def tables(sweep, *extra):
+    return subprocess.run([sys.executable, str(SCRIPT), "phase1_criterion", str(sweep), *extra],
+                          capture_output=True, text=True)
+
+
+def test_verdict_table_prints_the_findings_rows(tmp_path):
+    out = tables(make_sweep(tmp_path))
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    assert rows == EXPECTED
+
+
+def test_check_passes_on_the_quoted_rows_and_names_a_changed_digit(tmp_path):
+    sweep = make_sweep(tmp_path)
+    doc = tmp_path / "findings.md"
+    doc.write_text("Some text.\n\n" + "\n".join(EXPECTED[:1] + ["|---|---|"] + EXPECTED[1:]) + "\n")
+    passed = tables(sweep, "--check", str(doc))
+    assert passed.returncode == 0, passed.stdout
+    assert "3 of 3 rows quoted digit for digit" in passed.stdout
+    doc.write_text(doc.read_text().replace("2.1233", "2.1234"))
+    failed = tables(sweep, "--check", str(doc))
+    assert failed.returncode == 1
+    assert f"not in {doc}: {EXPECTED[2]}" in failed.stdout
