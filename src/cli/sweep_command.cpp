@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/sweep_slurm.hpp"
+#include "data/corpus.hpp"
 #include "report/write_report.hpp"
 #include "sweep/expansion.hpp"
 #include "sweep/runner.hpp"
@@ -67,6 +70,19 @@ class ReportRefresher {
   bool failed_ = false;
 };
 
+// Each run reads its corpus as it starts: a missing one would fail every run, one after another.
+// Checked before the first starts, once per corpus.
+void require_corpora(const std::vector<sweep::PlannedRun>& runs) {
+  std::set<fs::path> checked;
+  for (const sweep::PlannedRun& run : runs) {
+    const fs::path corpus = data::resolve_corpus_path(run.config.data, ALTGRAD_SOURCE_DIR);
+    if (!checked.insert(corpus).second || fs::exists(corpus)) continue;
+    const std::string setup = run.config.data.empty() ? " (scripts/setup_corpus.sh installs the default corpus)" : "";
+    throw std::invalid_argument("run " + run.name + ": its corpus " + corpus.string() + " does not exist" + setup +
+                                "; no run was started");
+  }
+}
+
 void run(const SweepArgs& args) {
   if (!args.status.empty()) {
     if (!args.file.empty()) throw std::invalid_argument("--status DIR takes no sweep file");
@@ -89,6 +105,7 @@ void run(const SweepArgs& args) {
   }
   const fs::path sweep_dir = args.out.empty() ? fs::path("sweeps") / fs::path(args.file).stem() : fs::path(args.out);
   if (args.slurm.slurm()) return launch_sweep_on_slurm(spec, runs, sweep_dir, args.slurm);
+  require_corpora(runs);
   sweep::SweepOptions options;
   options.sweep_dir = sweep_dir;
   options.jobs = args.jobs;

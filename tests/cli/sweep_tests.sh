@@ -192,6 +192,13 @@ check "bad sweep exit status" 2 $?
 contains "bad sweep message" "bad.toml:3: learning_rate = -1.0 is not allowed" "$out"
 check "bad sweep started nothing" "no" "$([[ -e "$work/bad" ]] && echo yes || echo no)"
 
+# A corpus that is not there fails the sweep before any run starts, naming the run and the path.
+printf 'base = "%s"\n[set]\ndata = "%s"\n[axes]\nseed = [1, 2]\n' "$root/configs/tiny.toml" "$work/no-corpus.txt" >"$work/nodata.toml"
+out=$("$altgrad" sweep "$work/nodata.toml" --out "$work/nodata" 2>&1)
+check "sweep without its corpus exit status" 2 $?
+contains "sweep without its corpus message" "run seed1: its corpus $work/no-corpus.txt does not exist; no run was started" "$out"
+check "sweep without its corpus started nothing" "no" "$([[ -e "$work/nodata" ]] && echo yes || echo no)"
+
 # The main job's sweep file expands into its six recipes, every config valid.
 out=$("$altgrad" sweep "$root/configs/ablation.toml" --list 2>&1)
 check "ablation --list exit status" 0 $?
