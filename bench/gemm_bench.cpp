@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/accumulator.hpp"
@@ -26,14 +27,22 @@ struct Shape {
 };
 
 template <typename Call>
-double best_seconds(int repeats, const Call& call) {
-  double best = std::numeric_limits<double>::infinity();
+double seconds(const Call& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The best time of each of two calls over `repeats` rounds that take them in turn, so that a
+// machine whose speed drifts during the bench favours neither side of the ratio.
+template <typename First, typename Second>
+std::pair<double, double> best_of_each(int repeats, const First& first, const Second& second) {
+  double best_first = std::numeric_limits<double>::infinity(), best_second = best_first;
   for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best_first = std::min(best_first, seconds(first));
+    best_second = std::min(best_second, seconds(second));
   }
-  return best;
+  return {best_first, best_second};
 }
 
 // E4M3 values: what a fake-quantized copy holds (unit scale).
@@ -67,7 +76,7 @@ std::vector<Shape> step_shapes(const config::TrainConfig& c) {
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& out) {
   const format::AccumulatorModel model = format::parse_accumulator(options.accumulate);
   char line[256];
-  std::snprintf(line, sizeof line, "gemm benchmark: %s against the float GEMM, E4M3 operands, %d thread(s), best of %d\n",
+  std::snprintf(line, sizeof line, "gemm benchmark: %s against the float GEMM, E4M3 operands, %d thread(s), best of %d rounds taking both in turn\n",
                 format::accumulator_name(model).c_str(), omp_get_max_threads(), options.repeats);
   out << line;
   out << "shape                    m     n     k   float GFLOP/s  emulated GFLOP/s  ratio\n";
@@ -75,13 +84,13 @@ int run_gemm_bench(const GemmBenchOptions& options, std::ostream& out) {
   for (const Shape& s : step_shapes(options.config)) {
     const std::vector<float> a = e4m3_values(s.m * s.k, 1), b = e4m3_values(s.k * s.n, 2);
     std::vector<float> c(s.m * s.n);
-    const double t_float = best_seconds(options.repeats, [&] {
-      ops::cpu::float_gemm(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n);
-    });
-    const double t_emulated = best_seconds(options.repeats, [&] {
-      ops::cpu::emulated_gemm(model, s.m, s.n, s.k, {a.data(), s.k, 1, -6}, {b.data(), s.n, 1, -6}, 1.0f, false,
-                              c.data(), s.n);
-    });
+    const auto [t_float, t_emulated] = best_of_each(
+        options.repeats,
+        [&] { ops::cpu::float_gemm(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n); },
+        [&] {
+          ops::cpu::emulated_gemm(model, s.m, s.n, s.k, {a.data(), s.k, 1, -6}, {b.data(), s.n, 1, -6}, 1.0f, false,
+                                  c.data(), s.n);
+        });
     const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k);
     float_total += t_float;
     emulated_total += t_emulated;
