@@ -59,8 +59,9 @@ def runs(sweep):
 
 @functools.cache
 def metrics(run):
-    """The run's metrics lines, parsed once."""
-    return [json.loads(line) for line in open(run / "metrics.jsonl")]
+    """The run's metrics lines, parsed once (none for a run that has not started)."""
+    path = run / "metrics.jsonl"
+    return [json.loads(line) for line in open(path)] if path.exists() else []
 
 
 def metrics_at(run, step):
@@ -178,11 +179,13 @@ def verdict_table(groups, sweep):
            + [c.replace("within ", "verdict at ").replace(f" of {baseline}", "") + (f", Holm for {holm.group(1)}" if holm else "")
               for c in criteria])
     for group, members in groups.items():
-        values = [final_val(r) for r in members]
+        values = [v for v in (final_val(r) for r in members) if v is not None]
         if per_seed:
             cells = [f"{v:.4f}" for v in values] + [""] * (seeds - len(values)) + [f"{statistics.fmean(values):.4f}"]
-        else:
+        elif len(values) > 1:
             cells = [str(len(values)), f"{statistics.fmean(values):.4f} ± {half_width(values):.4f}"]
+        else:  # a sweep still running
+            cells = [str(len(values)), f"{values[0]:.4f}" if values else "–"]
         judged = [verdicts.get((group, c)) for c in criteria]
         gap = re.search(r"gap ([^ ]+ \[[^]]+\])", judged[0]["why"]) if judged[0] else None
         row([group] + cells + [signed(gap.group(1)) if gap else "—"]
