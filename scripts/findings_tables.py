@@ -171,13 +171,14 @@ def verdict_table(groups, sweep):
         return
     criteria = list(dict.fromkeys(criterion for _, criterion in verdicts))
     holm = re.search(r"corrected for (\d+) verdicts", next(iter(verdicts.values()))["why"])
-    per_seed = max(len(members) for members in groups.values()) <= 5
     seeds = max(len(members) for members in groups.values())
+    per_seed = seeds <= 5
     losses = ([f"seed {i + 1}" for i in range(seeds)] + ["mean"]) if per_seed else ["seeds", "mean ± 95%"]
     baseline = criteria[0].split(" of ")[-1]
-    header(["recipe"] + losses + [f"gap to {baseline.upper() if baseline in ('bf16', 'fp32') else baseline}, paired (95%)"]
-           + [c.replace("within ", "verdict at ").replace(f" of {baseline}", "") + (f", Holm for {holm.group(1)}" if holm else "")
-              for c in criteria])
+    shown = baseline.upper() if baseline in ("bf16", "fp32") else baseline
+    correction = f", Holm for {holm.group(1)}" if holm else ""
+    header(["recipe"] + losses + [f"gap to {shown}, paired (95%)"]
+           + [c.replace("within ", "verdict at ").replace(f" of {baseline}", "") + correction for c in criteria])
     for group, members in groups.items():
         values = [v for v in (final_val(r) for r in members) if v is not None]
         if per_seed:
