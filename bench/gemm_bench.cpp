@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -16,6 +15,7 @@
 #include "format/parse.hpp"
 #include "ops/cpu/emulated_gemm.hpp"
 #include "ops/cpu/float_gemm.hpp"
+#include "seconds.hpp"
 
 namespace altgrad::bench {
 namespace {
@@ -25,13 +25,6 @@ struct Shape {
   std::string name;
   std::size_t m, n, k;
 };
-
-template <typename Call>
-double seconds(const Call& call) {
-  const auto t0 = std::chrono::steady_clock::now();
-  call();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The best time of each of two calls over `repeats` rounds that take them in turn, so that a
 // machine whose speed drifts during the bench favours neither side of the ratio.

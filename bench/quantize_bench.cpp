@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -13,6 +12,7 @@
 #include "format/parse.hpp"
 #include "quant/mx.hpp"
 #include "quant/quantize.hpp"
+#include "seconds.hpp"
 
 namespace altgrad::bench {
 namespace {
@@ -69,13 +69,6 @@ void quantize_case(const Case& c, const format::Format& f, const std::vector<flo
   } else {
     quant::quantize_mx_columns(f, in, out, kMxMatrixWidth, in.size() / kMxMatrixWidth, mx);
   }
-}
-
-template <typename Pass>
-double seconds(const Pass& pass) {
-  const auto t0 = std::chrono::steady_clock::now();
-  pass();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // memcpy split into the same number of pieces as threads, so both sides use the same parallelism.
