@@ -387,6 +387,7 @@ def main():
         paired_line(groups, "e7m0-stochastic", "e7m0-nearest")
         print()
         factorial_table(groups, "fp8-hybrid", "e7m0-act", "e7m0-grad", "e7m0-nearest")
+        paired_line(groups, "e7m0-act", "e7m0-grad")
     elif study == "precision_schedules":
         header(["group", "final val loss"])
         for group, members in groups.items():
