@@ -4,10 +4,11 @@
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
          precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
-         torchao_rowwise
+         torchao_rowwise | long_training | lr_threshold
 
-Reads each run's metrics.jsonl and the report's summary.csv and report.md (`altgrad report`), and
-for the decomposition evaluates checkpoints with ALTGRAD (default build/altgrad). Every number is a
+Reads each run's metrics.jsonl, the report's summary.csv and report.md (`altgrad report`) and, for
+a threshold search, the sweep's index.json; for the decomposition it evaluates checkpoints with
+ALTGRAD (default build/altgrad). Every number is a
 mean over a group's seeds with its 95% Student t interval (half-width after ±); per-seed values
 are taken first, so the interval is over seeds. Values "at step N" come from the metrics line of
 step N (a diagnostic step). A study with criteria first gets its verdict table: each group's final
@@ -351,6 +352,59 @@ def schedule_table(groups, baseline, arms, windows):
         row([group, *cells])
 
 
+def gap_by_step_table(groups, baseline, arms):
+    """Study 11: the baseline's validation loss at every evaluation, and each arm's gap to it there,
+    in % paired by seed: how a gap grows over one schedule (not across schedules of other lengths)."""
+    steps = [m["step"] for m in metrics(groups[baseline][0]) if m.get("val_loss") is not None]
+    header(["recipe", *(f"step {s:,}" for s in steps)])
+    row([f"{baseline} (val loss)", *(mean_ci([metrics_at(r, s)["val_loss"] for r in groups[baseline]]) for s in steps)])
+    for arm in arms:
+        cells = []
+        for s in steps:
+            gaps = [100.0 * (metrics_at(r, s)["val_loss"] / metrics_at(b, s)["val_loss"] - 1.0)
+                    for r, b in zip(groups[arm], groups[baseline])]
+            cells.append(f"{signed(mean_ci(gaps))}%")
+        row([f"{arm} (gap)", *cells])
+
+
+def log_interval(logs):
+    """'g [low, high]': 10 to the mean of log10 values and to its 95% interval's ends (3 digits)."""
+    m = statistics.fmean(logs)
+    if len(logs) < 2:
+        return f"{10 ** m:.3g}"
+    w = half_width(logs)
+    return f"{10 ** m:.3g} [{10 ** (m - w):.3g}, {10 ** (m + w):.3g}]"
+
+
+def threshold_table(sweep, baseline):
+    """Study 12: each group's threshold search per seed (index.json's brackets), the threshold as the
+    geometric mean of the brackets' log-scale midpoints √(stable · diverged) with its 95% interval
+    over seeds, and the ratio to the baseline's threshold paired by seed (both on log10, as the
+    report's "Thresholds over seeds"). A search that ended at an end of its range has no midpoint."""
+    index = json.loads((sweep / "index.json").read_text())
+    brackets = {}
+    for search in index["searches"]:
+        brackets.setdefault(search["group"], {})[search["seed"]] = search["bracket"]
+    seeds = sorted({seed for per_seed in brackets.values() for seed in per_seed})
+
+    def midpoint_log(bracket):
+        return None if None in bracket else (math.log10(bracket[0]) + math.log10(bracket[1])) / 2
+
+    def cell(bracket):
+        low, high = bracket
+        return f"> {low:.3g}" if high is None else f"< {high:.3g}" if low is None else f"{low:.3g} – {high:.3g}"
+
+    shown = baseline.upper() if baseline in ("bf16", "fp32") else baseline
+    header(["recipe", *(f"seed {s}: stable – diverged" for s in seeds), "threshold (95%)",
+            f"ratio to {shown}, paired (95%)"])
+    for group, per_seed in brackets.items():
+        logs = {s: midpoint_log(b) for s, b in per_seed.items() if midpoint_log(b) is not None}
+        ratios = [logs[s] - midpoint_log(brackets[baseline][s]) for s in logs
+                  if group != baseline and s in brackets[baseline] and midpoint_log(brackets[baseline][s]) is not None]
+        row([group, *(cell(per_seed[s]) if s in per_seed else "–" for s in seeds),
+             log_interval(list(logs.values())) if logs else "–", log_interval(ratios) if ratios else "—"])
+
+
 def check(doc):
     """Exit status 1, naming them, where rows printed above are not lines of doc."""
     lines = set(pathlib.Path(doc).read_text().splitlines())
@@ -418,6 +472,11 @@ def main():
                                          "dY kurtosis after H"])
         paired_line(groups, "tseng-no-hadamard", "tseng", 2)
         paired_line(groups, "tseng-floor", "tseng", 2)
+    elif study == "long_training":
+        gap_by_step_table(groups, "bf16", ["fp8-hybrid", "e7m0-grad"])
+        paired_line(groups, "e7m0-grad", "fp8-hybrid")
+    elif study == "lr_threshold":
+        threshold_table(sweep, "bf16")
     elif study == "torchao_rowwise":
         recipe_table(groups, steps[-1], ["act rel_error", "weight rel_error", "grad rel_error", "zero_out_pct",
                                          "grad SNR (dB)"])

@@ -37,6 +37,9 @@ Search parse_search(const json& object, const std::string& where) {
   search.kind = require(object, "kind", where, json::value_t::string).get<std::string>();
   search.group = require(object, "group", where, json::value_t::string).get<std::string>();
   search.key = object.value("key", "");
+  if (const auto it = object.find("seed"); it != object.end()) {
+    search.seed = require(object, "seed", where, json::value_t::number_integer).get<std::int64_t>();
+  }
   if (const auto it = object.find("bracket"); it != object.end() && it->is_array() && it->size() == 2 &&
                                               (*it)[0].is_number() && (*it)[1].is_number()) {
     search.bracket = std::make_pair((*it)[0].get<double>(), (*it)[1].get<double>());

@@ -30,6 +30,7 @@ struct Probe {
 struct Search {
   std::string kind;
   std::string group;
+  std::optional<std::int64_t> seed;  // the searched run's seed; absent in indexes written before seeds were searched apart
   std::string key;
   std::optional<std::pair<double, double>> bracket;
   std::vector<Probe> probes;

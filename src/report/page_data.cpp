@@ -17,6 +17,7 @@
 #include "report/group_table.hpp"
 #include "report/series_math.hpp"
 #include "report/tables.hpp"
+#include "report/threshold_summary.hpp"
 #include "report/verdict_correction.hpp"
 
 namespace altgrad::report {
@@ -329,7 +330,7 @@ void add_tables(const Report& report, json& data) {
     for (const Probe& p : s.probes) {
       probes.push_back({{"value", p.value}, {"run", p.run}, {"diverged", p.diverged}, {"reason", p.reason}});
     }
-    searches.push_back({{"kind", s.kind}, {"group", s.group}, {"key", s.key},
+    searches.push_back({{"kind", s.kind}, {"group", s.group}, {"seed", s.seed ? json(*s.seed) : json(nullptr)}, {"key", s.key},
                         {"bracket", s.bracket ? json::array({s.bracket->first, s.bracket->second}) : json(nullptr)},
                         {"probes", probes}});
   }
@@ -350,6 +351,16 @@ void add_tables(const Report& report, json& data) {
   data["runs"] = runs;
   data["events"] = events;
   data["searches"] = searches;
+  json thresholds = json::array();
+  for (const ThresholdSummary& t : threshold_summaries(report.index.searches)) {
+    const MeanEstimate& e = t.log10_estimate;
+    const auto power = [](std::optional<double> x) { return x ? json(std::pow(10.0, *x)) : json(nullptr); };
+    thresholds.push_back({{"group", t.group}, {"key", t.key}, {"seeds", e.n},
+                          {"threshold", e.n ? json(t.geometric_mean()) : json(nullptr)},
+                          {"interval", json::array({power(e.ci_low), power(e.ci_high)})},
+                          {"resolution", std::pow(10.0, t.resolution_log10)}, {"outside_range", t.outside_range}});
+  }
+  data["thresholds"] = thresholds;
 }
 
 }  // namespace

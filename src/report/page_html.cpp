@@ -82,7 +82,7 @@ std::string page_html(const Report& report, const std::string& echarts, const st
           "min–max over seeds</option><option value=\"ci\">95% CI of the mean</option></select></p>\n"
           "<div id=\"curves\"></div>\n";
   html += "<h2>Final metrics across runs</h2>\n<div id=\"finals\"></div>\n";
-  html += "<h2>Stability thresholds</h2>\n<div id=\"searches\"></div>\n";
+  html += "<h2>Stability thresholds</h2>\n<div id=\"searches\"></div>\n<div id=\"thresholds\"></div>\n";
   html += "<h2>Range fit</h2>\n<p class=\"note\">Each group's first profiled run, its last profiled step: every "
           "quantization point ranked by how many of its values the candidate format would lose to overflow or flush "
           "to zero at the scale its scaling would choose, best fit first.</p>\n<div id=\"range-fit\"></div>\n";

@@ -340,12 +340,24 @@
                                 r.warnings]), 'run-table');
     const searches = document.getElementById('searches');
     if (data.searches.length === 0) searches.appendChild(el('p', {}, 'No threshold searches in this directory.'));
-    else table(searches, ['group', 'key', 'largest stable', 'smallest diverged', 'probes'],
-               data.searches.map((s) => [s.group, s.key, s.bracket ? fmt(s.bracket[0]) : '—',
+    else table(searches, ['group', 'seed', 'key', 'largest stable', 'smallest diverged', 'probes'],
+               data.searches.map((s) => [s.group, s.seed === null ? '—' : s.seed, s.key, s.bracket ? fmt(s.bracket[0]) : '—',
                                          s.bracket ? fmt(s.bracket[1]) : '—',
                                          s.probes.map((p) => fmt(p.value) + (p.diverged ? ' diverged' : ' stable') +
                                                             (p.run ? ' (' + p.run + ')' : '')).join('; ')]),
                'search-table');
+    // Groups searched at several seeds: the geometric mean of the seeds' bracket midpoints (tables.cpp).
+    if (data.thresholds.length > 0) {
+      const thresholds = document.getElementById('thresholds');
+      thresholds.appendChild(el('p', {class: 'note'}, "Over seeds: each seed's threshold is its bracket's midpoint " +
+                                'on the log scale; the geometric mean and its 95% interval over seeds; resolution is ' +
+                                "the factor by which one seed's midpoint may miss its threshold."));
+      table(thresholds, ['group', 'key', 'seeds', 'threshold', '95% interval', 'resolution', 'outside the range'],
+            data.thresholds.map((t) => [t.group, t.key, t.seeds, fmt(t.threshold),
+                                        t.interval[0] === null ? '—' : '[' + fmt(t.interval[0]) + ', ' + fmt(t.interval[1]) + ']',
+                                        '×' + fmt(t.resolution), t.outside_range]),
+            'threshold-table');
+    }
     const events = document.getElementById('events');
     if (data.events.length === 0) events.appendChild(el('p', {}, 'No warnings and no stops.'));
     else table(events, ['run', 'step', 'kind', 'where', 'value', 'threshold', 'message'],

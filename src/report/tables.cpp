@@ -1,11 +1,13 @@
 #include "report/tables.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
 
 #include "report/group_table.hpp"
+#include "report/threshold_summary.hpp"
 #include "report/verdict_correction.hpp"
 
 namespace altgrad::report {
@@ -121,18 +123,46 @@ void run_table(const Report& report, std::ostringstream& md) {
   }
 }
 
+// Groups searched at several seeds: the geometric mean of the seeds' bracket midpoints and its 95%
+// interval (threshold_summary.hpp).
+void threshold_table(const Report& report, std::ostringstream& md) {
+  const auto summaries = threshold_summaries(report.index.searches);
+  if (summaries.empty()) return;
+  md << "\n### Thresholds over seeds\n\nEach seed's threshold is its bracket's midpoint on the log scale, √(stable · "
+        "diverged); the group's is their geometric mean, with the 95% Student t interval over seeds taken on log10. "
+        "Resolution: half the widest bracket, as a factor, how far one seed's midpoint may be from its threshold.\n\n"
+     << "| group | key | seeds | threshold | 95% interval | resolution | per seed | outside the range |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
+  for (const ThresholdSummary& t : summaries) {
+    std::string per_seed;
+    for (std::size_t i = 0; i < t.seeds.size(); ++i) {
+      per_seed += (per_seed.empty() ? "" : "; ") + std::to_string(t.seeds[i]) + ": " + format_number(t.estimates[i]);
+    }
+    const MeanEstimate& e = t.log10_estimate;
+    const std::string interval = e.ci_low ? "[" + format_number(std::pow(10.0, *e.ci_low)) + ", " +
+                                                format_number(std::pow(10.0, *e.ci_high)) + "]"
+                                          : "";
+    md << "| " << md_cell(t.group) << " | " << md_cell(t.key) << " | " << e.n << " | "
+       << (e.n ? format_number(t.geometric_mean()) : "") << " | " << interval << " | "
+       << (e.n ? "×" + format_number(std::pow(10.0, t.resolution_log10)) : "") << " | " << md_cell(per_seed) << " | "
+       << t.outside_range << " |\n";
+  }
+}
+
 void search_table(const Report& report, std::ostringstream& md) {
   if (report.index.searches.empty()) return;
-  md << "\n## Stability thresholds\n\n| group | key | largest stable | smallest diverged | probes |\n|---|---|---|---|---|\n";
+  md << "\n## Stability thresholds\n\n| group | seed | key | largest stable | smallest diverged | probes |\n"
+     << "|---|---|---|---|---|---|\n";
   for (const Search& s : report.index.searches) {
     std::string probes;
     for (const Probe& p : s.probes) {
       probes += (probes.empty() ? "" : "; ") + format_number(p.value) + (p.diverged ? " diverged" : " stable");
     }
-    md << "| " << md_cell(s.group) << " | " << md_cell(s.key) << " | "
+    md << "| " << md_cell(s.group) << " | " << (s.seed ? std::to_string(*s.seed) : "") << " | " << md_cell(s.key) << " | "
        << md_cell(s.bracket ? format_number(s.bracket->first) : "") << " | "
        << md_cell(s.bracket ? format_number(s.bracket->second) : "") << " | " << md_cell(probes) << " |\n";
   }
+  threshold_table(report, md);
 }
 
 void event_table(const Report& report, std::ostringstream& md) {

@@ -17,7 +17,7 @@ nlohmann::json search_json(const SearchRecord& search) {
     probes.push_back({{"value", search.probes[i].value}, {"run", search.probe_runs[i]},
                       {"diverged", search.probes[i].diverged}, {"reason", search.reasons[i]}});
   }
-  return {{"kind", "lr_threshold"}, {"group", search.group}, {"key", search.key},
+  return {{"kind", "lr_threshold"}, {"group", search.group}, {"seed", search.seed}, {"key", search.key},
           {"bracket", {optional_number(bracket.stable), optional_number(bracket.diverged)}}, {"probes", probes}};
 }
 

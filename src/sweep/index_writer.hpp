@@ -19,6 +19,7 @@ struct IndexedRun {
 
 struct SearchRecord {
   std::string group;
+  std::int64_t seed = 0;  // the searched run's seed: a sweep with a seed axis searches each seed apart
   std::string key;
   std::vector<Probe> probes;
   std::vector<std::string> probe_runs;  // the run of each probe

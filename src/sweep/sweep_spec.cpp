@@ -282,8 +282,9 @@ struct CriteriaReader {
   }
 };
 
-// A search bisects one key per group, so no dimension may set that key, and groups have one seed.
-void check_search(const SweepSpec& spec, const std::string& source) {
+// A search bisects one key per run, so no dimension may set that key. A seed axis is allowed: each
+// seed of a group gets its own search, and the report combines them (docs/experiments.md).
+void check_search(const SweepSpec& spec) {
   for (const auto& dimension : spec.dimensions) {
     for (const Choice& choice : dimension) {
       for (const Setting& s : choice.settings) {
@@ -291,9 +292,6 @@ void check_search(const SweepSpec& spec, const std::string& source) {
           throw SweepError(s.origin + ": " + s.key + " is searched by [search] (" + spec.search->origin +
                            "); it cannot also be set by a run or an axis");
         }
-      }
-      for (const NamePart& part : choice.parts) {
-        if (part.is_seed) throw SweepError(source + ": a sweep with a [search] runs one seed per group; remove the seed axis");
       }
     }
   }
@@ -320,7 +318,7 @@ SweepSpec parse_sweep(std::string text, const fs::path& file) {
   for (auto& axis : reader.axes(root, recipes)) spec.dimensions.push_back(std::move(axis));
   spec.search = reader.search(root);
   spec.criteria = CriteriaReader{reader}.read(root);
-  if (spec.search) check_search(spec, file.string());
+  if (spec.search) check_search(spec);
   return spec;
 }
 

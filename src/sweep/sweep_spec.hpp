@@ -6,7 +6,7 @@
 //   [recipes.e3m4]                 # named bundles of config keys (tables nest: [recipes.e3m4.quant.act])
 //   [[runs]]                       # an explicit list of runs: config keys, `recipe`, optional `name`
 //   [axes]                         # key = [values]: the full product; `recipe` = [recipe names]
-//   [search]                       # kind = "lr_threshold": a bisection per group (lr_bisection.hpp)
+//   [search]                       # kind = "lr_threshold": a bisection per group and seed (lr_bisection.hpp)
 //   [criteria] or [[criteria]]     # success criteria the report gives every group a verdict on
 //
 // The runs are the product of the dimensions: the listed runs (if any), then each axis in order.

@@ -4,8 +4,9 @@
 
 namespace altgrad::sweep {
 
-ThresholdSearch::ThresholdSearch(const SweepSpec& spec, const PlannedRun& group) : spec_(spec), group_(group) {
-  record_.group = group.group;
+ThresholdSearch::ThresholdSearch(const SweepSpec& spec, const PlannedRun& searched) : spec_(spec), searched_(searched) {
+  record_.group = searched.group;
+  record_.seed = searched.config.seed;
   record_.key = spec.search->key;
 }
 
@@ -31,8 +32,8 @@ void ThresholdSearch::finished(const RunState& state) {
 }
 
 PlannedRun ThresholdSearch::probe(double value, std::size_t number) const {
-  const std::string name = group_.group + "." + key_label(spec_.search->key) + "-probe" + std::to_string(number);
-  Settings settings = probe_settings(spec_, group_.settings, value);
+  const std::string name = searched_.name + "." + key_label(spec_.search->key) + "-probe" + std::to_string(number);
+  Settings settings = probe_settings(spec_, searched_.settings, value);
   return {name, name, settings, run_config(spec_.base, settings, name), {}};
 }
 

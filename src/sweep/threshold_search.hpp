@@ -1,7 +1,7 @@
 #pragma once
-// One group's learning-rate threshold search as runs: the probes the bisection (lr_bisection.hpp)
-// asks for, made one at a time, each a run of the group's config with the searched key at the
-// probe's value (docs/experiments.md, "The threshold search").
+// One run's learning-rate threshold search: the probes the bisection (lr_bisection.hpp) asks for,
+// made one at a time, each a run of the searched run's config (its group's, at its seed) with the
+// searched key at the probe's value (docs/experiments.md, "The threshold search").
 #include <memory>
 #include <vector>
 
@@ -14,9 +14,9 @@ namespace altgrad::sweep {
 
 class ThresholdSearch {
  public:
-  ThresholdSearch(const SweepSpec& spec, const PlannedRun& group);
+  ThresholdSearch(const SweepSpec& spec, const PlannedRun& searched);
 
-  // The next probe, named <group>.<label>-probe<N>; null while one is running or when the search is over.
+  // The next probe, named <run>.<label>-probe<N> (the searched run's name: its group and seed); null while one is running or when the search is over.
   const PlannedRun* next();
 
   // The state the last probe's run ended in. A run that did not end (it failed) ends the search.
@@ -30,7 +30,7 @@ class ThresholdSearch {
   PlannedRun probe(double value, std::size_t number) const;
 
   const SweepSpec& spec_;
-  const PlannedRun& group_;
+  const PlannedRun& searched_;
   SearchRecord record_;
   std::vector<std::unique_ptr<PlannedRun>> probes_;
   double pending_value_ = 0;

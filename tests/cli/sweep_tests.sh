@@ -185,6 +185,28 @@ PY
 )
 check "search probes, group, naming, bracket" "4 grad_clip0 grad_clip0.lr-probe1 True True True True" "$summary"
 
+# A search with a seed axis: each seed searched apart, its probes named and seeded after it; the
+# report's "Thresholds over seeds" row is the geometric mean of the brackets' midpoints.
+sed 's/^grad_clip = \[0.0\].*/&\nseed = [1, 2]/; s/^bisections = 2/bisections = 1/' "$work/search.toml" >"$work/seeded.toml"
+out=$("$altgrad" sweep "$work/seeded.toml" --jobs 2 --out "$work/seeded" 2>&1)
+check "seeded search exit status" 0 $?
+summary=$(python3 - "$work/seeded" <<'PY'
+import json, math, sys, tomllib
+d = sys.argv[1]
+index = json.load(open(d + "/index.json"))
+searches = index["searches"]
+names = [p["run"] for s in searches for p in s["probes"]]
+seeded = all(tomllib.load(open(f"{d}/runs/{p['run']}/config.toml", "rb"))["seed"] == s["seed"]
+             for s in searches for p in s["probes"])
+mids = [math.sqrt(s["bracket"][0] * s["bracket"][1]) for s in searches]
+row = next(l for l in open(d + "/report.md") if l.startswith("| grad_clip0 | learning_rate | 2 |"))
+print(len(searches), [s["seed"] for s in searches], names[0], names[-1].split(".lr-")[0], seeded,
+      math.isclose(float(row.split(" | ")[3]), math.sqrt(mids[0] * mids[1]), rel_tol=1e-8))
+PY
+)
+check "seeded search: one per seed, names, seeds, geometric mean" \
+  "2 [1, 2] grad_clip0.seed1.lr-probe1 grad_clip0.seed2 True True" "$summary"
+
 # 6. Bad input: exit status 2 and a message naming file, line, key and value; nothing started.
 printf 'base = "%s"\n[axes]\nlearning_rate = [1e-3, -1.0]\n' "$root/configs/tiny.toml" >"$work/bad.toml"
 out=$("$altgrad" sweep "$work/bad.toml" --out "$work/bad" 2>&1)
@@ -210,7 +232,7 @@ contains "ablation e1m6 settings" 'e1m6.seed2  {"quant.act.format":"e1m6","quant
 # file expands, every run's config valid; they are never trained here.
 for study in e7m0_gradients:12 e1m6_placement:21 stiffness_e7m0:42 stochastic_power_of_two:18 precision_schedules:27 \
              e7m0_error_decomposition:6 phase1_criterion:40 hopper_accumulation:9 hopper_accumulation_wide:9 \
-             fp4_recipes:24 fp4_backward:12 torchao_rowwise:12; do
+             fp4_recipes:24 fp4_backward:12 torchao_rowwise:12 long_training:9 lr_threshold:15; do
   out=$("$altgrad" sweep "$root/configs/studies/${study%%:*}.toml" --list 2>&1)
   check "study ${study%%:*} --list exit status" 0 $?
   check "study ${study%%:*} runs" "${study##*:}" "$(grep -c '{' <<<"$out")"

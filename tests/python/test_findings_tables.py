@@ -78,3 +78,63 @@ def test_check_passes_on_the_quoted_rows_and_names_a_changed_digit(tmp_path):
     failed = tables(sweep, "--check", str(doc))
     assert failed.returncode == 1
     assert f"not in {doc}: {EXPECTED[2]}" in failed.stdout
+
+
+def make_runs(root, losses_by_step, searches=None):
+    """A sweep whose runs log the given validation losses {group: {step: [per seed]}}; with
+    `searches`, an index.json holding them."""
+    sweep = root / "sweep"
+    sweep.mkdir()
+    with open(sweep / "summary.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["run", "group", "seed"])
+        for group, by_step in losses_by_step.items():
+            for seed in range(1, 4):
+                run = sweep / "runs" / f"{group}.seed{seed}"
+                run.mkdir(parents=True)
+                lines = [{"step": step, "val_loss": losses[seed - 1]} for step, losses in by_step.items()]
+                (run / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in lines))
+                writer.writerow([f"{group}.seed{seed}", group, seed])
+    (sweep / "report.md").write_text("# Report: sweep\n")
+    if searches is not None:
+        (sweep / "index.json").write_text(json.dumps({"searches": searches}))
+    return sweep
+
+
+def printed_rows(study, sweep):
+    out = subprocess.run([sys.executable, str(SCRIPT), study, str(sweep)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return [line for line in out.stdout.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+
+
+def test_long_training_prints_each_gap_at_each_evaluation(tmp_path):
+    # Step 250: gaps +1, +2, +3% (mean 2, sd 1, half-width 4.303 / √3 = 2.5). Step 500: +1, +1, 0%
+    # (mean 0.6667, sd 0.5774, half-width 1.4); BF16 2.0, 2.1, 2.2 (half-width 4.303 · 0.1 / √3 = 0.25).
+    sweep = make_runs(tmp_path, {"bf16": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]},
+                                 "fp8-hybrid": {250: [3.03, 3.06, 3.09], 500: [2.02, 2.121, 2.2]},
+                                 "e7m0-grad": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]}})
+    rows = printed_rows("long_training", sweep)
+    assert rows[:4] == ["| recipe | step 250 | step 500 |",
+                        "| bf16 (val loss) | 3 ± 0 | 2.1 ± 0.25 |",
+                        "| fp8-hybrid (gap) | 2 ± 2.5% | 0.6667 ± 1.4% |",
+                        "| e7m0-grad (gap) | 0 ± 0% | 0 ± 0% |"]
+
+
+def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
+    # Midpoints on log10: bf16 -2.5, -1.5, -2 (mean -2, sd 0.5, half-width 4.303 · 0.5 / √3 = 1.2422);
+    # fp8 -3.5, -1.5, -2.5 (mean -2.5, sd 1); fp8 against bf16 per seed -1, 0, -0.5 (mean -0.5,
+    # sd 0.5). e7m0's first seed diverged at the range's low end: no midpoint.
+    def search(group, seed, stable, diverged):
+        return {"kind": "lr_threshold", "group": group, "seed": seed, "key": "learning_rate",
+                "bracket": [stable, diverged], "probes": []}
+    searches = [search("bf16", 1, 1e-3, 1e-2), search("bf16", 2, 1e-2, 1e-1), search("bf16", 3, 1e-3, 1e-1),
+                search("fp8", 1, 1e-4, 1e-3), search("fp8", 2, 1e-2, 1e-1), search("fp8", 3, 1e-3, 1e-2),
+                search("e7m0", 1, None, 1e-3), search("e7m0", 2, 1e-3, 1e-2), search("e7m0", 3, 1e-2, 1e-1)]
+    sweep = make_runs(tmp_path, {"bf16": {300: [2.0, 2.0, 2.0]}}, searches)
+    assert printed_rows("lr_threshold", sweep) == [
+        "| recipe | seed 1: stable – diverged | seed 2: stable – diverged | seed 3: stable – diverged "
+        "| threshold (95%) | ratio to BF16, paired (95%) |",
+        "| bf16 | 0.001 – 0.01 | 0.01 – 0.1 | 0.001 – 0.1 | 0.01 [0.000573, 0.175] | — |",
+        "| fp8 | 0.0001 – 0.001 | 0.01 – 0.1 | 0.001 – 0.01 | 0.00316 [1.04e-05, 0.965] | 0.316 [0.0181, 5.52] |",
+        "| e7m0 | < 0.001 | 0.001 – 0.01 | 0.01 – 0.1 | 0.01 [4.44e-09, 2.25e+04] | 0.562 [1.66e-10, 1.9e+09] |",
+    ]
