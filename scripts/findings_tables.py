@@ -377,10 +377,13 @@ def log_interval(logs):
 
 
 def threshold_table(sweep, baseline):
-    """Study 12: each group's threshold search per seed (index.json's brackets), the threshold as the
+    """Study 12: each group's threshold search per seed (index.json's brackets); the threshold as the
     geometric mean of the brackets' log-scale midpoints √(stable · diverged) with its 95% interval
-    over seeds, and the ratio to the baseline's threshold paired by seed (both on log10, as the
-    report's "Thresholds over seeds"). A search that ended at an end of its range has no midpoint."""
+    over seeds, on log10 as in the report's "Thresholds over seeds"; the resolution, √(diverged /
+    stable) of the widest bracket, by which one seed's midpoint may miss its threshold (the
+    interval over seeds does not hold that error: three seeds in one bracket give an interval of
+    zero width); and the ratio to the baseline's threshold, paired by seed. A search that ended at
+    an end of its range has no midpoint."""
     index = json.loads((sweep / "index.json").read_text())
     brackets = {}
     for search in index["searches"]:
@@ -395,14 +398,17 @@ def threshold_table(sweep, baseline):
         return f"> {low:.3g}" if high is None else f"< {high:.3g}" if low is None else f"{low:.3g} – {high:.3g}"
 
     shown = baseline.upper() if baseline in ("bf16", "fp32") else baseline
-    header(["recipe", *(f"seed {s}: stable – diverged" for s in seeds), "threshold (95%)",
+    header(["recipe", *(f"seed {s}: stable – diverged" for s in seeds), "threshold (95%)", "resolution",
             f"ratio to {shown}, paired (95%)"])
     for group, per_seed in brackets.items():
         logs = {s: midpoint_log(b) for s, b in per_seed.items() if midpoint_log(b) is not None}
-        ratios = [logs[s] - midpoint_log(brackets[baseline][s]) for s in logs
-                  if group != baseline and s in brackets[baseline] and midpoint_log(brackets[baseline][s]) is not None]
-        row([group, *(cell(per_seed[s]) if s in per_seed else "–" for s in seeds),
-             log_interval(list(logs.values())) if logs else "–", log_interval(ratios) if ratios else "—"])
+        base = brackets.get(baseline, {})
+        ratios = [logs[s] - midpoint_log(base[s]) for s in logs
+                  if group != baseline and s in base and midpoint_log(base[s]) is not None]
+        widths = [math.log10(b[1] / b[0]) for b in per_seed.values() if None not in b]
+        row([group, *(cell(per_seed[s]) if s in per_seed else "—" for s in seeds),
+             log_interval(list(logs.values())) if logs else "—", f"×{10 ** (max(widths) / 2):.3g}" if widths else "—",
+             log_interval(ratios) if ratios else "—"])
 
 
 def check(doc):

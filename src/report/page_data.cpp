@@ -358,7 +358,8 @@ void add_tables(const Report& report, json& data) {
     thresholds.push_back({{"group", t.group}, {"key", t.key}, {"seeds", e.n},
                           {"threshold", e.n ? json(t.geometric_mean()) : json(nullptr)},
                           {"interval", json::array({power(e.ci_low), power(e.ci_high)})},
-                          {"resolution", std::pow(10.0, t.resolution_log10)}, {"outside_range", t.outside_range}});
+                          {"resolution", e.n ? json(std::pow(10.0, t.resolution_log10)) : json(nullptr)},
+                          {"outside_range", t.outside_range}, {"unfinished", t.unfinished}});
   }
   data["thresholds"] = thresholds;
 }

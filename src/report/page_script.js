@@ -352,10 +352,12 @@
       thresholds.appendChild(el('p', {class: 'note'}, "Over seeds: each seed's threshold is its bracket's midpoint " +
                                 'on the log scale; the geometric mean and its 95% interval over seeds; resolution is ' +
                                 "the factor by which one seed's midpoint may miss its threshold."));
-      table(thresholds, ['group', 'key', 'seeds', 'threshold', '95% interval', 'resolution', 'outside the range'],
+      table(thresholds, ['group', 'key', 'seeds', 'threshold', '95% interval', 'resolution', 'outside the range',
+                         'unfinished'],
             data.thresholds.map((t) => [t.group, t.key, t.seeds, fmt(t.threshold),
                                         t.interval[0] === null ? '—' : '[' + fmt(t.interval[0]) + ', ' + fmt(t.interval[1]) + ']',
-                                        '×' + fmt(t.resolution), t.outside_range]),
+                                        t.resolution === null ? '—' : '×' + fmt(t.resolution), t.outside_range,
+                                        t.unfinished]),
             'threshold-table');
     }
     const events = document.getElementById('events');

@@ -131,8 +131,8 @@ void threshold_table(const Report& report, std::ostringstream& md) {
   md << "\n### Thresholds over seeds\n\nEach seed's threshold is its bracket's midpoint on the log scale, √(stable · "
         "diverged); the group's is their geometric mean, with the 95% Student t interval over seeds taken on log10. "
         "Resolution: half the widest bracket, as a factor, how far one seed's midpoint may be from its threshold.\n\n"
-     << "| group | key | seeds | threshold | 95% interval | resolution | per seed | outside the range |\n"
-     << "|---|---|---|---|---|---|---|---|\n";
+     << "| group | key | seeds | threshold | 95% interval | resolution | per seed | outside the range | unfinished |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
   for (const ThresholdSummary& t : summaries) {
     std::string per_seed;
     for (std::size_t i = 0; i < t.seeds.size(); ++i) {
@@ -145,7 +145,7 @@ void threshold_table(const Report& report, std::ostringstream& md) {
     md << "| " << md_cell(t.group) << " | " << md_cell(t.key) << " | " << e.n << " | "
        << (e.n ? format_number(t.geometric_mean()) : "") << " | " << interval << " | "
        << (e.n ? "×" + format_number(std::pow(10.0, t.resolution_log10)) : "") << " | " << md_cell(per_seed) << " | "
-       << t.outside_range << " |\n";
+       << t.outside_range << " | " << t.unfinished << " |\n";
   }
 }
 

@@ -6,6 +6,8 @@
 // (statistics.hpp), reported back as 10^x, the geometric mean and its interval. The interval is
 // the seeds' spread; each estimate is also off its seed's threshold by up to half its bracket's
 // width, which `resolution_log10` reports so that a reader can see which of the two dominates.
+// A search still running counts once it has a bracket (its two ends), with the wider resolution
+// of its bracket so far.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@ struct ThresholdSummary {
   std::vector<std::int64_t> seeds;  // the seeds with a bracket, in the order of the index
   std::vector<double> estimates;    // √(s·d) of each of them
   std::size_t outside_range = 0;    // searches that ended at an end of the range: no estimate
+  std::size_t unfinished = 0;       // searches with no bracket yet (still running, or a probe failed)
   MeanEstimate log10_estimate;      // over `estimates`, in log10
   double resolution_log10 = 0.0;    // half the widest bracket, in log10: how far an estimate may be off its seed's threshold
 

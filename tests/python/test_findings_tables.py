@@ -123,7 +123,8 @@ def test_long_training_prints_each_gap_at_each_evaluation(tmp_path):
 def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
     # Midpoints on log10: bf16 -2.5, -1.5, -2 (mean -2, sd 0.5, half-width 4.303 · 0.5 / √3 = 1.2422);
     # fp8 -3.5, -1.5, -2.5 (mean -2.5, sd 1); fp8 against bf16 per seed -1, 0, -0.5 (mean -0.5,
-    # sd 0.5). e7m0's first seed diverged at the range's low end: no midpoint.
+    # sd 0.5). e7m0's first seed diverged at the range's low end: no midpoint. Resolution: half the
+    # widest bracket, 10^(2/2) for bf16's two-decade seed 3, 10^(1/2) for the others' one decade.
     def search(group, seed, stable, diverged):
         return {"kind": "lr_threshold", "group": group, "seed": seed, "key": "learning_rate",
                 "bracket": [stable, diverged], "probes": []}
@@ -133,8 +134,8 @@ def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
     sweep = make_runs(tmp_path, {"bf16": {300: [2.0, 2.0, 2.0]}}, searches)
     assert printed_rows("lr_threshold", sweep) == [
         "| recipe | seed 1: stable – diverged | seed 2: stable – diverged | seed 3: stable – diverged "
-        "| threshold (95%) | ratio to BF16, paired (95%) |",
-        "| bf16 | 0.001 – 0.01 | 0.01 – 0.1 | 0.001 – 0.1 | 0.01 [0.000573, 0.175] | — |",
-        "| fp8 | 0.0001 – 0.001 | 0.01 – 0.1 | 0.001 – 0.01 | 0.00316 [1.04e-05, 0.965] | 0.316 [0.0181, 5.52] |",
-        "| e7m0 | < 0.001 | 0.001 – 0.01 | 0.01 – 0.1 | 0.01 [4.44e-09, 2.25e+04] | 0.562 [1.66e-10, 1.9e+09] |",
+        "| threshold (95%) | resolution | ratio to BF16, paired (95%) |",
+        "| bf16 | 0.001 – 0.01 | 0.01 – 0.1 | 0.001 – 0.1 | 0.01 [0.000573, 0.175] | ×10 | — |",
+        "| fp8 | 0.0001 – 0.001 | 0.01 – 0.1 | 0.001 – 0.01 | 0.00316 [1.04e-05, 0.965] | ×3.16 | 0.316 [0.0181, 5.52] |",
+        "| e7m0 | < 0.001 | 0.001 – 0.01 | 0.01 – 0.1 | 0.01 [4.44e-09, 2.25e+04] | ×3.16 | 0.562 [1.66e-10, 1.9e+09] |",
     ]

@@ -19,9 +19,11 @@ Search bracketed(const std::string& group, std::int64_t seed, double stable, dou
   return s;
 }
 
-Search outside_range(const std::string& group, std::int64_t seed) {
+// A search without a bracket, after the given probes (value, diverged).
+Search unbracketed(const std::string& group, std::int64_t seed, std::vector<Probe> probes) {
   Search s = bracketed(group, seed, 1.0, 2.0);
   s.bracket.reset();
+  s.probes = std::move(probes);
   return s;
 }
 
@@ -44,11 +46,17 @@ TEST(ThresholdSummary, GeometricMeanOfTheMidpointsWithATIntervalOnLog10) {
 }
 
 TEST(ThresholdSummary, OneSeedIsNoSummaryAndARangeEndGivesNoEstimate) {
-  const auto summaries = threshold_summaries({bracketed("single", 1, 1e-3, 1e-2), bracketed("edge", 1, 1e-3, 1e-2),
-                                              outside_range("edge", 2)});
+  // Seed 2 diverged at the low end, seed 3 was stable at the high end: both ended outside the range.
+  // Seed 4 has only its first probe, stable: still running, so unfinished, not outside the range.
+  const auto summaries = threshold_summaries(
+      {bracketed("single", 1, 1e-3, 1e-2), bracketed("edge", 1, 1e-3, 1e-2),
+       unbracketed("edge", 2, {{1e-3, "", true, ""}}),
+       unbracketed("edge", 3, {{1e-3, "", false, ""}, {1.0, "", false, ""}}),
+       unbracketed("edge", 4, {{1e-3, "", false, ""}})});
   ASSERT_EQ(summaries.size(), 1u);
   EXPECT_EQ(summaries[0].group, "edge");
-  EXPECT_EQ(summaries[0].outside_range, 1u);
+  EXPECT_EQ(summaries[0].outside_range, 2u);
+  EXPECT_EQ(summaries[0].unfinished, 1u);
   EXPECT_EQ(summaries[0].log10_estimate.n, 1u);
   EXPECT_FALSE(summaries[0].log10_estimate.ci_low);
 }

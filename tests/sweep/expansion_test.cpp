@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sweep/expansion.hpp"
+#include "sweep/threshold_search.hpp"
 #include "sweep_test_support.hpp"
 
 namespace altgrad::sweep {
@@ -178,6 +179,30 @@ TEST(SweepExpansion, MistakesInTheSweepFileItselfAreNamed) {
   EXPECT_NE(expansion_error(dir, "base = \"base.toml\"\n[search]\nkind = \"lr_threshold\"\nlow = 1e-4\nhigh = 1e-2\nstep = 5\n")
                 .find("sweep.toml:6: unknown key 'step' in [search] (did you mean 'steps'?)"),
             std::string::npos);
+}
+
+TEST(SweepExpansion, ASearchMaySearchEachSeedApart) {
+  ScratchDir dir;
+  dir.write("base.toml", sweep_test::kSmallBase);
+  const SweepSpec spec = load_sweep(dir.write("sweep.toml", R"(base = "base.toml"
+[axes]
+seed = [1, 2]
+[search]
+kind = "lr_threshold"
+low = 1e-3
+high = 1e-1
+steps = 5
+)"));
+  const auto runs = expand(spec);
+  ASSERT_EQ(runs.size(), 2u);
+  ThresholdSearch second(spec, runs[1]);
+  const PlannedRun* probe = second.next();
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe->name, "seed2.lr-probe1");  // named after the searched run, so the seeds' probes differ
+  EXPECT_EQ(probe->config.seed, 2u);
+  EXPECT_EQ(probe->config.learning_rate, 1e-3);
+  EXPECT_EQ(second.record().seed, 2);
+  EXPECT_EQ(second.record().group, runs[1].group);
 }
 
 TEST(SweepExpansion, BothEndsOfASearchMustMakeValidConfigs) {
