@@ -363,7 +363,7 @@ def gap_by_step_table(groups, baseline, arms):
         for s in steps:
             gaps = [100.0 * (metrics_at(r, s)["val_loss"] / metrics_at(b, s)["val_loss"] - 1.0)
                     for r, b in zip(groups[arm], groups[baseline])]
-            cells.append(f"{signed(mean_ci(gaps))}%")
+            cells.append(signed(f"{statistics.fmean(gaps):+.2f} ± {half_width(gaps):.2f}%"))
         row([f"{arm} (gap)", *cells])
 
 
@@ -480,6 +480,9 @@ def main():
         paired_line(groups, "tseng-floor", "tseng", 2)
     elif study == "long_training":
         gap_by_step_table(groups, "bf16", ["fp8-hybrid", "e7m0-grad"])
+        if steps:  # the first and last diagnostic steps, and two between
+            print()
+            gradient_table(groups, [s for s in steps if s in (steps[0], 800, 1500, steps[-1])])
         paired_line(groups, "e7m0-grad", "fp8-hybrid")
     elif study == "lr_threshold":
         threshold_table(sweep, "bf16")

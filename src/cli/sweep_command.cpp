@@ -115,7 +115,7 @@ void run(const SweepArgs& args) {
   auto report = std::make_shared<ReportRefresher>(options.sweep_dir);
   options.on_run_finished = [report](const sweep::PlannedRun&, const sweep::RunState&) { report->refresh(); };
   std::cout << "sweep " << options.sweep_dir.string() << ": " << (spec.search ? "threshold search over " : "")
-            << runs.size() << (spec.search ? " groups" : " runs") << ", " << options.jobs << " at a time, "
+            << runs.size() << (spec.search ? " searches" : " runs") << ", " << options.jobs << " at a time, "
             << sweep::threads_per_run(options.cores, options.jobs) << " thread(s) each\n"
             << std::flush;
   const sweep::SweepOutcome outcome = sweep::run_sweep(spec, runs, options);

@@ -108,16 +108,16 @@ def printed_rows(study, sweep):
 
 
 def test_long_training_prints_each_gap_at_each_evaluation(tmp_path):
-    # Step 250: gaps +1, +2, +3% (mean 2, sd 1, half-width 4.303 / √3 = 2.5). Step 500: +1, +1, 0%
-    # (mean 0.6667, sd 0.5774, half-width 1.4); BF16 2.0, 2.1, 2.2 (half-width 4.303 · 0.1 / √3 = 0.25).
+    # Step 250: gaps +1, +2, +3% (mean 2, sd 1, half-width 4.303 / √3 = 2.484). Step 500: +1, +1, 0%
+    # (mean 0.6667, sd 0.5774, half-width 1.434); BF16 2.0, 2.1, 2.2 (half-width 4.303 · 0.1 / √3 = 0.25).
     sweep = make_runs(tmp_path, {"bf16": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]},
                                  "fp8-hybrid": {250: [3.03, 3.06, 3.09], 500: [2.02, 2.121, 2.2]},
                                  "e7m0-grad": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]}})
     rows = printed_rows("long_training", sweep)
     assert rows[:4] == ["| recipe | step 250 | step 500 |",
                         "| bf16 (val loss) | 3 ± 0 | 2.1 ± 0.25 |",
-                        "| fp8-hybrid (gap) | 2 ± 2.5% | 0.6667 ± 1.4% |",
-                        "| e7m0-grad (gap) | 0 ± 0% | 0 ± 0% |"]
+                        "| fp8-hybrid (gap) | +2.00 ± 2.48% | +0.67 ± 1.43% |",
+                        "| e7m0-grad (gap) | +0.00 ± 0.00% | +0.00 ± 0.00% |"]
 
 
 def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
