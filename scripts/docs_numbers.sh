@@ -14,16 +14,16 @@
 #            the default model                                          (docs/quantization.md)
 #   findings the studies of configs/studies/ that docs/findings.md reports: E7M0 gradients, E1M6
 #            placement, stochastic rounding on powers of two, E7M0's error decomposition, precision
-#            schedules, the Phase-1 criterion, the FP4 recipes, the MXFP4 backward pass and
-#            torchao's recipes: about 9 hours on a Zen 3 (docs/findings.md, "Reproduce", times
-#            each study); at full size each study's table rows are then checked against
+#            schedules, the Phase-1 criterion, the FP4 recipes, the MXFP4 backward pass, torchao's
+#            recipes, the 3,000-step study and the learning-rate thresholds: about 11 hours on a
+#            Zen 3 (docs/findings.md, "Reproduce", times each study); at full size each study's table rows are then checked against
 #            docs/findings.md digit for digit (scripts/findings_tables.py --check), and the
 #            script exits with status 1 naming the studies whose rows the page does not quote
 #                                                                                (docs/findings.md)
 #   results  bit-space optimizers against AdamW, configs/studies/stiffness_e7m0.toml (42 runs),
 #            and the 300-step learning-rate scan that chose its rates: about 2.5 hours
 #            (docs/results.md)
-# Full size takes about 12 hours on two cores of a Zen 3 (findings about 9, results about 2.5, the
+# Full size takes about 14 hours on two cores of a Zen 3 (findings about 11, results about 2.5, the
 # ablation about 15 minutes, the default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is
 # representative; failing: 60 steps; results: 20-step scans and 50-step runs), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the

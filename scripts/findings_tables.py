@@ -385,17 +385,26 @@ def threshold_table(sweep, baseline):
     zero width); and the ratio to the baseline's threshold, paired by seed. A search that ended at
     an end of its range has no midpoint."""
     index = json.loads((sweep / "index.json").read_text())
-    brackets = {}
+    searches, brackets = {}, {}
     for search in index["searches"]:
+        searches.setdefault(search["group"], {})[search["seed"]] = search
         brackets.setdefault(search["group"], {})[search["seed"]] = search["bracket"]
     seeds = sorted({seed for per_seed in brackets.values() for seed in per_seed})
 
     def midpoint_log(bracket):
         return None if None in bracket else (math.log10(bracket[0]) + math.log10(bracket[1])) / 2
 
-    def cell(bracket):
-        low, high = bracket
-        return f"> {low:.3g}" if high is None else f"< {high:.3g}" if low is None else f"{low:.3g} – {high:.3g}"
+    def cell(search):
+        """The bracket; where there is none, whether the search ended at an end of its range (its
+        first probe, the low end, diverged, or its second, the high end, did not) or is unfinished."""
+        (low, high), probes = search["bracket"], search["probes"]
+        if None not in (low, high):
+            return f"{low:.3g} – {high:.3g}"
+        if probes and probes[0]["diverged"]:
+            return f"< {probes[0]['value']:.3g}"
+        if len(probes) >= 2 and not probes[1]["diverged"]:
+            return f"> {probes[1]['value']:.3g}"
+        return "unfinished"
 
     shown = baseline.upper() if baseline in ("bf16", "fp32") else baseline
     header(["recipe", *(f"seed {s}: stable – diverged" for s in seeds), "threshold (95%)", "resolution",
@@ -406,7 +415,7 @@ def threshold_table(sweep, baseline):
         ratios = [logs[s] - midpoint_log(base[s]) for s in logs
                   if group != baseline and s in base and midpoint_log(base[s]) is not None]
         widths = [math.log10(b[1] / b[0]) for b in per_seed.values() if None not in b]
-        row([group, *(cell(per_seed[s]) if s in per_seed else "—" for s in seeds),
+        row([group, *(cell(searches[group][s]) if s in per_seed else "—" for s in seeds),
              log_interval(list(logs.values())) if logs else "—", f"×{10 ** (max(widths) / 2):.3g}" if widths else "—",
              log_interval(ratios) if ratios else "—"])
 

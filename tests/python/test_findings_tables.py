@@ -126,11 +126,14 @@ def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
     # sd 0.5). e7m0's first seed diverged at the range's low end: no midpoint. Resolution: half the
     # widest bracket, 10^(2/2) for bf16's two-decade seed 3, 10^(1/2) for the others' one decade.
     def search(group, seed, stable, diverged):
+        probes = [{"value": 1e-3, "diverged": stable is None}] + ([{"value": 0.1, "diverged": True}] if stable else [])
         return {"kind": "lr_threshold", "group": group, "seed": seed, "key": "learning_rate",
-                "bracket": [stable, diverged], "probes": []}
+                "bracket": [stable, diverged], "probes": probes}
     searches = [search("bf16", 1, 1e-3, 1e-2), search("bf16", 2, 1e-2, 1e-1), search("bf16", 3, 1e-3, 1e-1),
                 search("fp8", 1, 1e-4, 1e-3), search("fp8", 2, 1e-2, 1e-1), search("fp8", 3, 1e-3, 1e-2),
-                search("e7m0", 1, None, 1e-3), search("e7m0", 2, 1e-3, 1e-2), search("e7m0", 3, 1e-2, 1e-1)]
+                search("e7m0", 1, None, 1e-3), search("e7m0", 2, 1e-3, 1e-2), search("e7m0", 3, 1e-2, 1e-1),
+                # Still running: its low end stable, its high end not yet probed.
+                {"group": "e3m4", "seed": 1, "bracket": [1e-3, None], "probes": [{"value": 1e-3, "diverged": False}]}]
     sweep = make_runs(tmp_path, {"bf16": {300: [2.0, 2.0, 2.0]}}, searches)
     assert printed_rows("lr_threshold", sweep) == [
         "| recipe | seed 1: stable – diverged | seed 2: stable – diverged | seed 3: stable – diverged "
@@ -138,4 +141,5 @@ def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
         "| bf16 | 0.001 – 0.01 | 0.01 – 0.1 | 0.001 – 0.1 | 0.01 [0.000573, 0.175] | ×10 | — |",
         "| fp8 | 0.0001 – 0.001 | 0.01 – 0.1 | 0.001 – 0.01 | 0.00316 [1.04e-05, 0.965] | ×3.16 | 0.316 [0.0181, 5.52] |",
         "| e7m0 | < 0.001 | 0.001 – 0.01 | 0.01 – 0.1 | 0.01 [4.44e-09, 2.25e+04] | ×3.16 | 0.562 [1.66e-10, 1.9e+09] |",
+        "| e3m4 | unfinished | — | — | — | — | — |",
     ]
