@@ -39,18 +39,7 @@ EXPECTED = [
 
 
 def make_sweep(root):
-    sweep = root / "sweep"
-    sweep.mkdir()
-    with open(sweep / "summary.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["run", "group", "seed"])
-        for group, losses in LOSSES.items():
-            for seed, loss in enumerate(losses, 1):
-                run = sweep / "runs" / f"{group}.seed{seed}"
-                run.mkdir(parents=True)
-                lines = [{"step": 10, "loss": 3.0, "diag": {}}, {"step": 30, "loss": 2.5, "val_loss": loss}]
-                (run / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in lines))
-                writer.writerow([f"{group}.seed{seed}", group, seed])
+    sweep = make_runs(root, {group: {30: losses} for group, losses in LOSSES.items()})
     (sweep / "report.md").write_text(VERDICTS)
     return sweep
 
