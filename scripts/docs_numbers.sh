@@ -20,12 +20,13 @@
 #            docs/findings.md digit for digit (scripts/findings_tables.py --check), and the
 #            script exits with status 1 naming the studies whose rows the page does not quote
 #                                                                                (docs/findings.md)
-#   results  bit-space optimizers against AdamW, configs/studies/stiffness_e7m0.toml (42 runs),
-#            and the 300-step learning-rate scan that chose its rates: about 2.5 hours
-#            (docs/results.md)
-# Full size takes about 14 hours on two cores of a Zen 3 (findings about 11, results about 2.5, the
+#   results  study 3, the bit-space optimizers on E7M0 weights: each optimizer's learning-rate
+#            grid at seed 4 (configs/studies/stiffness_rates.toml, 21 runs), then the comparison
+#            at the rates it chose (stiffness_e7m0.toml, 24 runs): about 1.5 hours; at full size
+#            the rows are checked against docs/results.md as the findings' are  (docs/results.md)
+# Full size takes about 13 hours on two cores of a Zen 3 (findings about 11, results about 1.5, the
 # ablation about 15 minutes, the default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is
-# representative; failing: 60 steps; results: 20-step scans and 50-step runs), which checks
+# representative; failing: 60 steps; results and findings: 40 steps), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
 # machine and on what else it runs. --keep DIR keeps the run directories in DIR.
 # Uses build/altgrad (or $ALTGRAD), building it first when missing.
@@ -133,76 +134,60 @@ if want ablation; then
   "$altgrad" report "$work/ablation" --summary | grep -v '^wrote '
 fi
 
-if want results; then
-  echo "== bit-space optimizers against AdamW, configs/studies/stiffness_e7m0.toml (docs/results.md)"
-  sweep_file="$work/stiffness_e7m0.toml"
-  sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/stiffness_e7m0.toml" >"$sweep_file"
-  scan_file="$work/lr_scan.toml"
-  python3 "$root/scripts/results_lr_scan.py" "$root/configs/default.toml" >"$scan_file"
+# One study of configs/studies/ as a sweep in the work directory (base made absolute), its report,
+# its tables and its figure; at full size every table row printed must be a line of DOC
+# (scripts/findings_tables.py --check), else the study is named in $unquoted. --quick shortens
+# every run to 40 steps with diagnostics, evaluations and checkpoints every 20, and the
+# decomposition's evaluations to 50 windows of the validation split.
+unquoted=()
+run_study() {
+  local study=$1 doc=$2
+  local sweep_file="$work/$study.toml"
+  sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
   if ((quick)); then
-    sed -i 's/^max_iters = .*/max_iters = 50\nwarmup_iters = 10/; s/^lr_decay_iters = .*/lr_decay_iters = 50/;
-            s/^eval_interval = .*/eval_interval = 25/; s/^checkpoint_interval = .*/checkpoint_interval = 50/;
-            s/^hessian_interval = .*/hessian_interval = 25/; s/^min_steps = .*/min_steps = 50/' "$sweep_file"
-    sed -i 's/^max_iters = .*/max_iters = 20/; s/^lr_decay_iters = .*/lr_decay_iters = 20/; s/^warmup_iters = .*/warmup_iters = 2/;
-            s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/' "$scan_file"
+    # Every max_iters becomes 40; the first (the [set] table's) also gets the warmup and interval.
+    sed -i 's/^max_iters = .*/max_iters = 40/; 0,/^max_iters = 40$/s//max_iters = 40\nwarmup_iters = 10\ndiag_interval = 20/;
+            s/^lr_decay_iters = .*/lr_decay_iters = 40/;
+            s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/;
+            s/^hessian_interval = .*/hessian_interval = 20/; s/^min_steps = .*/min_steps = 40/;
+            s/^steps = .*/steps = 40/' "$sweep_file"
   fi
-  "$altgrad" sweep "$scan_file" --jobs 2 --out "$work/lr_scan" >"$work/lr_scan.out" 2>&1 || true
-  grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/lr_scan.out" || true
-  echo "learning-rate scan, final validation loss at step 300:"
-  python3 "$root/scripts/results_lr_scan.py" --table "$work/lr_scan"
-  start=$SECONDS
-  "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/stiffness_e7m0" >"$work/stiffness_e7m0.out" 2>&1 || true
-  grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/stiffness_e7m0.out" || true
-  echo "-- stiffness_e7m0: $((SECONDS - start)) s on two cores, two runs at a time"
-  "$altgrad" report "$work/stiffness_e7m0" --summary | grep -v '^wrote '
-  python3 "$root/scripts/results_tables.py" "$work/stiffness_e7m0"
-  figures="$root/docs/figures"
+  local start=$SECONDS
+  "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/$study" >"$work/$study.out" 2>&1 || true
+  grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/$study.out" || true
+  echo "-- $study: $((SECONDS - start)) s on two cores, two runs at a time"
+  "$altgrad" report "$work/$study" --summary | grep -v '^wrote '
+  local windows=0 check=(--check "$doc")
+  ((quick)) && windows=50 && check=()
+  FINDINGS_MAX_WINDOWS=$windows python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad" \
+    "${check[@]}" || unquoted+=("$study")
+  # The figure: the report's loss curves with the 95% band over seeds (docs/figures/ at full size).
+  # A threshold search's probes and a rate grid's one seed are no curves to compare: their tables
+  # are the finding.
+  [[ $study == lr_threshold || $study == stiffness_rates ]] && return
+  local figures="$root/docs/figures"
   ((quick)) && figures="$work/figures"
   mkdir -p "$figures"
-  python3 "$root/scripts/report_figure.py" "$work/stiffness_e7m0" "$figures/stiffness_e7m0.png" --charts val_loss,loss \
-    --band ci --height 330 --altgrad "$altgrad"
+  python3 "$root/scripts/report_figure.py" "$work/$study" "$figures/$study.png" \
+    --charts val_loss,loss --band ci --height 330 --altgrad "$altgrad"
+}
+
+if want results; then
+  echo "== study 3: the bit-space optimizers against AdamW on E7M0 weights (docs/results.md)"
+  run_study stiffness_rates "$root/docs/results.md"
+  run_study stiffness_e7m0 "$root/docs/results.md"
 fi
 
 if want findings; then
   echo "== the studies of the research notes' open questions, configs/studies/ (docs/findings.md)"
-  # Each study as a sweep in the work directory (base made absolute); --quick shortens every run
-  # to 40 steps with diagnostics, evaluations and checkpoints every 20, and the decomposition's
-  # evaluations to 50 windows of the validation split.
-  unquoted=()
   for study in e7m0_gradients e1m6_placement stochastic_power_of_two e7m0_error_decomposition precision_schedules \
       phase1_criterion fp4_recipes fp4_backward torchao_rowwise long_training lr_threshold; do
-    sweep_file="$work/$study.toml"
-    sed "s|^base = \"../default.toml\"|base = \"$root/configs/default.toml\"|" "$root/configs/studies/$study.toml" >"$sweep_file"
-    if ((quick)); then
-      # Every max_iters becomes 40; the first (the [set] table's) also gets the warmup and interval.
-      sed -i 's/^max_iters = .*/max_iters = 40/; 0,/^max_iters = 40$/s//max_iters = 40\nwarmup_iters = 10\ndiag_interval = 20/;
-              s/^lr_decay_iters = .*/lr_decay_iters = 40/;
-              s/^eval_interval = .*/eval_interval = 20/; s/^checkpoint_interval = .*/checkpoint_interval = 20/;
-              s/^hessian_interval = .*/hessian_interval = 20/; s/^min_steps = .*/min_steps = 40/;
-              s/^steps = .*/steps = 40/' "$sweep_file"
-    fi
-    start=$SECONDS
-    "$altgrad" sweep "$sweep_file" --jobs 2 --out "$work/$study" >"$work/$study.out" 2>&1 || true
-    grep -E '^\[[0-9]+/[0-9]+\] (stopped|failed)' "$work/$study.out" || true
-    echo "-- $study: $((SECONDS - start)) s on two cores, two runs at a time"
-    "$altgrad" report "$work/$study" --summary | grep -v '^wrote '
-    windows=0
-    check=(--check "$root/docs/findings.md")  # at full size, every row printed must be findings.md's
-    ((quick)) && windows=50 && check=()
-    FINDINGS_MAX_WINDOWS=$windows python3 "$root/scripts/findings_tables.py" "$study" "$work/$study" "$altgrad" \
-      "${check[@]}" || unquoted+=("$study")
-    # The figure: the report's loss curves with the 95% band over seeds (docs/figures/ at full size).
-    figures="$root/docs/figures"
-    ((quick)) && figures="$work/figures"
-    mkdir -p "$figures"
-    # (A threshold search's probes are not curves to compare: its table is the finding.)
-    [[ $study == lr_threshold ]] || python3 "$root/scripts/report_figure.py" "$work/$study" "$figures/$study.png" \
-      --charts val_loss,loss --band ci --height 330 --altgrad "$altgrad"
+    run_study "$study" "$root/docs/findings.md"
   done
-  if ((${#unquoted[@]})); then
-    echo "docs/findings.md does not quote these studies' rows digit for digit (above): ${unquoted[*]}"
-    status=1
-  fi
+fi
+if ((${#unquoted[@]})); then
+  echo "the docs do not quote these studies' rows digit for digit (above): ${unquoted[*]}"
+  status=1
 fi
 
 if want failing; then

@@ -4,7 +4,7 @@
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
          precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
-         torchao_rowwise | long_training | lr_threshold
+         torchao_rowwise | long_training | lr_threshold | stiffness_rates | stiffness_e7m0
 
 Reads each run's metrics.jsonl, the report's summary.csv and report.md (`altgrad report`) and, for
 a threshold search, the sweep's index.json; for the decomposition it evaluates checkpoints with
@@ -65,11 +65,16 @@ def metrics(run):
     return [json.loads(line) for line in open(path)] if path.exists() else []
 
 
+def line_at(run, step):
+    """The run's metrics line of `step`; None where it has none (it stopped first)."""
+    return next((m for m in metrics(run) if m["step"] == step), None)
+
+
 def metrics_at(run, step):
-    for m in metrics(run):
-        if m["step"] == step:
-            return m
-    raise SystemExit(f"findings_tables: {run} has no metrics line for step {step}")
+    line = line_at(run, step)
+    if line is None:
+        raise SystemExit(f"findings_tables: {run} has no metrics line for step {step}")
+    return line
 
 
 def diagnostic_steps(run):
@@ -100,6 +105,7 @@ def tensor_mean(m, section, key=None):
 
 
 PRINTED_ROWS = []  # every table row printed, for --check
+CHECK_FAILURES = []  # what else --check must fail on, in words
 
 
 def row(cells):
@@ -113,14 +119,26 @@ def header(cells):
     row(["---"] * len(cells))
 
 
+def run_events(run, kind):
+    path = run / "events.jsonl"
+    return [e for e in map(json.loads, open(path)) if e["event"] == kind] if path.exists() else []
+
+
 def final_val(run):
+    """The run's last validation loss; None for a run that stopped (diverged) or has none yet."""
+    if run_events(run, "stop"):
+        return None
     return next((m["val_loss"] for m in reversed(metrics(run)) if m.get("val_loss") is not None), None)
 
 
 def paired_line(groups, a, b, comparisons=1):
     """The final validation loss of group a minus group b, seed by seed, with its interval; with
     `comparisons` > 1 also its interval under Bonferroni's correction for that many."""
-    diffs = [final_val(x) - final_val(y) for x, y in zip(groups[a], groups[b])]
+    finals = [(final_val(x), final_val(y)) for x, y in zip(groups[a], groups[b])]
+    if any(None in pair for pair in finals):
+        print(f"\n{a} − {b}: not paired, a run stopped or has not finished")
+        return
+    diffs = [x - y for x, y in finals]
     signs = sum(d < 0 for d in diffs)
     corrected = ""
     if comparisons > 1:
@@ -181,9 +199,12 @@ def verdict_table(groups, sweep):
     header(["recipe"] + losses + [f"gap to {shown}, paired (95%)"]
            + [c.replace("within ", "verdict at ").replace(f" of {baseline}", "") + correction for c in criteria])
     for group, members in groups.items():
-        values = [v for v in (final_val(r) for r in members) if v is not None]
+        finals = [final_val(r) for r in members]
+        values = [v for v in finals if v is not None]
         if per_seed:
-            cells = [f"{v:.4f}" for v in values] + [""] * (seeds - len(values)) + [f"{statistics.fmean(values):.4f}"]
+            cells = ([f"{v:.4f}" if v is not None else "stopped" if run_events(r, "stop") else ""
+                      for r, v in zip(members, finals)] + [""] * (seeds - len(finals))
+                     + [f"{statistics.fmean(values):.4f}" if values else "–"])
         elif len(values) > 1:
             cells = [str(len(values)), f"{statistics.fmean(values):.4f} ± {half_width(values):.4f}"]
         else:  # a sweep still running
@@ -221,20 +242,31 @@ COLUMNS = {
     "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
     "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
     "Δcode variance": lambda m: tensor_mean(m, "geometry", "delta_code_variance"),
+    "underflow": lambda m: tensor_mean(m, "geometry", "update_underflow"),
+    "misalignment": lambda m: tensor_mean(m, "geometry", "misalignment"),
+    "capacity": lambda m: tensor_mean(m, "geometry", "capacity"),
+    "cos(Δw, −g)": lambda m: tensor_mean(m, "geometry", "alignment"),
+    "corr(log g, log S)": lambda m: tensor_mean(m, "geometry", "grad_stiffness_correlation"),
     "dY kurtosis before H": lambda m: hadamard_mean(m, "kurtosis_before"),
     "dY kurtosis after H": lambda m: hadamard_mean(m, "kurtosis_after"),
 }
 
 
 def measure_cells(members, step, columns):
-    """Each column's mean and interval over the group's runs at `step`."""
-    lines = [metrics_at(r, step) for r in members]
+    """Each column's mean and interval over the group's runs at `step` ("–" where a run stopped first)."""
+    lines = [line_at(r, step) for r in members]
+    if None in lines:
+        return ["–"] * len(columns)
     return [mean_ci([COLUMNS[c](m) for m in lines]) for c in columns]
 
 
-def gradient_table(groups, steps):
-    """Study 1: the :grad points' zeros and error, and the gradient's signal, at the given steps."""
-    columns = ["zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)", "update_success", "Δcode variance"]
+GRADIENT_COLUMNS = ["zero_in_pct", "zero_out_pct", "grad rel_error", "grad SNR (dB)", "update_success", "Δcode variance"]
+GEOMETRY_COLUMNS = ["underflow", "update_success", "misalignment", "capacity", "cos(Δw, −g)", "corr(log g, log S)"]
+
+
+def gradient_table(groups, steps, columns=GRADIENT_COLUMNS):
+    """Studies 1 and 11: the :grad points' zeros and error, and the gradient's signal, at the given
+    steps; study 3: the matmul weights' geometry (docs/optimizers.md, "Geometry diagnostics")."""
     header(["group", "step", "val loss", *columns])
     for group, members in groups.items():
         for step in steps:
@@ -361,9 +393,10 @@ def gap_by_step_table(groups, baseline, arms):
     for arm in arms:
         cells = []
         for s in steps:
-            gaps = [100.0 * (metrics_at(r, s)["val_loss"] / metrics_at(b, s)["val_loss"] - 1.0)
-                    for r, b in zip(groups[arm], groups[baseline])]
-            cells.append(signed(f"{statistics.fmean(gaps):+.2f} ± {half_width(gaps):.2f}%"))
+            pairs = [(line_at(r, s), metrics_at(b, s)) for r, b in zip(groups[arm], groups[baseline])]
+            gaps = [100.0 * (m["val_loss"] / base["val_loss"] - 1.0) for m, base in pairs if m is not None]
+            cells.append(signed(f"{statistics.fmean(gaps):+.2f} ± {half_width(gaps):.2f}%")
+                         if len(gaps) == len(pairs) else "—")  # a run stopped before step s
         row([f"{arm} (gap)", *cells])
 
 
@@ -420,6 +453,64 @@ def threshold_table(sweep, baseline):
              log_interval(ratios) if ratios else "—"])
 
 
+def rate_grid_table(groups, sweep, comparison):
+    """Study 3's rate selection: each entry's final validation loss at every rate of its grid (the
+    grid's one seed), the lowest marked. Where the comparison's sweep file runs an entry at another
+    rate than its grid's lowest loss, or a sweep file gives the bit-space optimizers' AdamW part
+    another rate than E7M0 AdamW's lowest, says so (and --check fails)."""
+    grids = {}  # entry: [(rate, final validation loss, or inf where the run stopped; cell)]
+    for group, members in groups.items():
+        entry, rate = re.fullmatch(r"(.+)\.lr([^a-z]+)", group).groups()
+        stop, loss = run_events(members[0], "stop"), final_val(members[0])
+        if stop:
+            loss, cell = math.inf, f"diverged (step {stop[-1]['step']})"
+        else:  # None: not finished
+            cell = f"{loss:.4f}" if loss is not None else "–"
+        grids.setdefault(entry, []).append((float(rate), loss, cell))
+    compared = tomllib.loads(comparison.read_text())["runs"]
+    chosen = {run["name"]: run["learning_rate"] for run in compared}
+    header(["entry", "learning rate", "final val loss", "lowest"])
+    best = {}
+    for entry, grid in grids.items():
+        finished = [(rate, loss) for rate, loss, _ in grid if loss is not None]
+        if len(finished) == len(grid) and min(loss for _, loss in finished) < math.inf:
+            best[entry] = min(finished, key=lambda rate_loss: rate_loss[1])[0]
+        for rate, _, cell in grid:
+            edge = ", at the grid's edge" if rate in (grid[0][0], grid[-1][0]) else ""
+            row([entry, f"{rate:g}", cell, f"lowest{edge}" if rate == best.get(entry) else ""])
+        if entry in best and chosen.get(entry) != best[entry]:
+            CHECK_FAILURES.append(f"{comparison.name} runs {entry} at rate {chosen.get(entry)}, "
+                                  f"its grid's lowest loss is at {best[entry]:g}")
+    part = best.get("e7m0.adamw")
+    for name, runs in (("the grid's sweep.toml", tomllib.loads((sweep / "sweep.toml").read_text())["runs"]),
+                       (comparison.name, compared)):
+        rates = {run["adamw_learning_rate"] for run in runs if "adamw_learning_rate" in run}
+        if part is not None and rates - {part}:
+            CHECK_FAILURES.append(f"{name} gives the AdamW part rate {', '.join(map(str, sorted(rates)))}, "
+                                  f"E7M0 AdamW's lowest loss is at {part:g}")
+    for failure in CHECK_FAILURES:
+        print(f"\n{failure}")
+
+
+def warnings_table(groups):
+    """The runs' own warnings (docs/quantization.md, "Warnings") by kind, summed over each group's seeds."""
+    counts = {group: [w["kind"] for r in members for w in run_events(r, "warning")] for group, members in groups.items()}
+    kinds = sorted({kind for found in counts.values() for kind in found})
+    header(["group", *kinds])
+    for group, found in counts.items():
+        row([group, *(str(found.count(kind)) for kind in kinds)])
+
+
+def memory_table(groups):
+    """Bytes kept from step to step for weights and optimizer state, from the first seed's end event."""
+    header(["group", "weight bytes", "optimizer state bytes", "parameters kept as codes"])
+    for group, members in groups.items():
+        end = run_events(members[0], "end")
+        memory = end[-1]["memory"] if end else {}
+        row([group, *(f"{memory[key]:,}" if key in memory else "–"
+                      for key in ("weight_bytes", "optimizer_state_bytes", "code_weights"))])
+
+
 def check(doc):
     """Exit status 1, naming them, where rows printed above are not lines of doc."""
     lines = set(pathlib.Path(doc).read_text().splitlines())
@@ -428,7 +519,7 @@ def check(doc):
     print(f"\n{doc}: {len(rows) - len(missing)} of {len(rows)} rows quoted digit for digit")
     for r in missing:
         print(f"  not in {doc}: {r}")
-    if missing:
+    if missing or CHECK_FAILURES:
         sys.exit(1)
 
 
@@ -495,6 +586,19 @@ def main():
         paired_line(groups, "e7m0-grad", "fp8-hybrid")
     elif study == "lr_threshold":
         threshold_table(sweep, "bf16")
+    elif study == "stiffness_rates":
+        rate_grid_table(groups, sweep, ROOT / "configs" / "studies" / "stiffness_e7m0.toml")
+    elif study == "stiffness_e7m0":
+        arms = [group for group in groups if group.startswith("e7m0.")]
+        gap_by_step_table(groups, "bf16.adamw", arms)
+        print()
+        gradient_table(groups, [steps[0], steps[-1]], GEOMETRY_COLUMNS)
+        print()
+        warnings_table(groups)
+        print()
+        memory_table(groups)
+        for arm in arms[1:]:
+            paired_line(groups, arm, "e7m0.adamw")
     elif study == "torchao_rowwise":
         recipe_table(groups, steps[-1], ["act rel_error", "weight rel_error", "grad rel_error", "zero_out_pct",
                                          "grad SNR (dB)"])

@@ -8,6 +8,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import tomllib
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "findings_tables.py"
 
@@ -132,3 +133,62 @@ def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
         "| e7m0 | < 0.001 | 0.001 – 0.01 | 0.01 – 0.1 | 0.01 [4.44e-09, 2.25e+04] | ×3.16 | 0.562 [1.66e-10, 1.9e+09] |",
         "| e3m4 | unfinished | — | — | — | — | — |",
     ]
+
+
+def test_stiffness_rates_marks_the_lowest_and_holds_the_comparison_to_it(tmp_path):
+    # The comparison's own file names the rate E7M0 AdamW runs at; a grid around it with that rate
+    # lowest passes, and the same grid with the lowest loss elsewhere fails --check on both counts:
+    # the comparison's rate and its bit-space entries' AdamW part (held at E7M0 AdamW's rate). A run
+    # that stopped is "diverged", never the lowest, even with a low loss logged before it stopped.
+    comparison = tomllib.loads((SCRIPT.parents[1] / "configs" / "studies" / "stiffness_e7m0.toml").read_text())
+    chosen = next(run["learning_rate"] for run in comparison["runs"] if run["name"] == "e7m0.adamw")
+    low, high, top = chosen / 4, chosen * 4, chosen * 16
+    grid = {f"e7m0.adamw.lr{low:g}": {800: [2.1, 2.1, 2.1]}, f"e7m0.adamw.lr{chosen:g}": {800: [2.0, 2.0, 2.0]},
+            f"e7m0.adamw.lr{high:g}": {800: [2.05, 2.05, 2.05]}, f"e7m0.adamw.lr{top:g}": {200: [1.0, 1.0, 1.0]},
+            "e7m0.madam.lr1": {200: [1.0, 1.0, 1.0]}}
+    sweep_file = f'[[runs]]\nname = "e7m0.madam"\nadamw_learning_rate = {chosen!r}\n'
+
+    def sweep_of(name):
+        (tmp_path / name).mkdir()
+        sweep = make_runs(tmp_path / name, grid)
+        (sweep / "sweep.toml").write_text(sweep_file)
+        for group in (f"e7m0.adamw.lr{top:g}", "e7m0.madam.lr1"):
+            (sweep / "runs" / f"{group}.seed1" / "events.jsonl").write_text('{"event":"stop","step":271}\n')
+        return sweep
+
+    diverged = [f"| e7m0.adamw | {top:g} | diverged (step 271) |  |", "| e7m0.madam | 1 | diverged (step 271) |  |"]
+    assert printed_rows("stiffness_rates", sweep_of("a")) == [
+        "| entry | learning rate | final val loss | lowest |",
+        f"| e7m0.adamw | {low:g} | 2.1000 |  |",
+        f"| e7m0.adamw | {chosen:g} | 2.0000 | lowest |",
+        f"| e7m0.adamw | {high:g} | 2.0500 |  |",
+        *diverged,
+    ]
+    grid[f"e7m0.adamw.lr{high:g}"] = {800: [1.9, 1.9, 1.9]}
+    rows = ["| entry | learning rate | final val loss | lowest |", f"| e7m0.adamw | {low:g} | 2.1000 |  |",
+            f"| e7m0.adamw | {chosen:g} | 2.0000 |  |", f"| e7m0.adamw | {high:g} | 1.9000 | lowest |", *diverged]
+    doc = tmp_path / "results.md"
+    doc.write_text("\n".join(rows) + "\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "stiffness_rates", str(sweep_of("b")), "--check", str(doc)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "6 of 6 rows quoted digit for digit" in out.stdout
+    assert f"runs e7m0.adamw at rate {chosen}, its grid's lowest loss is at {high:g}" in out.stdout
+    assert f"the grid's sweep.toml gives the AdamW part rate {chosen}, E7M0 AdamW's lowest loss is at {high:g}" \
+        in out.stdout
+
+
+def test_a_stopped_run_has_no_final_loss_gap_or_pairing(tmp_path):
+    # e7m0-grad's seed 2 stopped after step 250 (a stop event, no step 500): its gap at step 500 is
+    # not taken over the two seeds left, and it is not paired; the loss it logged before stopping
+    # is no final loss.
+    sweep = make_runs(tmp_path, {"bf16": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]},
+                                 "fp8-hybrid": {250: [3.0, 3.0, 3.0], 500: [2.0, 2.1, 2.2]},
+                                 "e7m0-grad": {250: [3.03, 3.06, 3.09], 500: [2.02, 2.121, 2.2]}})
+    stopped = sweep / "runs" / "e7m0-grad.seed2"
+    (stopped / "metrics.jsonl").write_text(json.dumps({"step": 250, "val_loss": 3.06}) + "\n")
+    (stopped / "events.jsonl").write_text('{"event":"stop","step":271}\n')
+    out = subprocess.run([sys.executable, str(SCRIPT), "long_training", str(sweep)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "| e7m0-grad (gap) | +2.00 ± 2.48% | — |" in out.stdout
+    assert "e7m0-grad − fp8-hybrid: not paired, a run stopped or has not finished" in out.stdout
