@@ -119,9 +119,15 @@ def header(cells):
     row(["---"] * len(cells))
 
 
-def run_events(run, kind):
+@functools.cache
+def events(run):
+    """The run's events lines, parsed once (none for a run that has not started)."""
     path = run / "events.jsonl"
-    return [e for e in map(json.loads, open(path)) if e["event"] == kind] if path.exists() else []
+    return [json.loads(line) for line in open(path)] if path.exists() else []
+
+
+def run_events(run, kind):
+    return [e for e in events(run) if e["event"] == kind]
 
 
 def final_val(run):
