@@ -18,8 +18,8 @@ BitSpaceOptimizer::BitSpaceOptimizer(std::string_view who, std::size_t parameter
       v_(add_state("exp_avg_sq")),
       rounding_key_(format::philox_key(config.seed, format::RandomPurpose::grid_walk_rounding)),
       grids_(this->ranges().size(), default_weight_grid()) {
-  if (config.stiffness_power != 1 && config.stiffness_power != 2) {
-    throw std::invalid_argument(std::string(who) + ": stiffness_power must be 1 or 2, got " +
+  if (config.stiffness_power < 0 || config.stiffness_power > 2) {
+    throw std::invalid_argument(std::string(who) + ": stiffness_power must be 0, 1 or 2, got " +
                                 std::to_string(config.stiffness_power));
   }
   std::size_t largest = 0;

@@ -19,7 +19,7 @@ namespace altgrad::optim {
 enum class Precondition { grad, update };
 
 struct BitSpaceConfig {
-  int stiffness_power = 1;                          // stiffness_adamw: p in S(w)^p, 1 or 2
+  int stiffness_power = 1;                          // stiffness_adamw: p in S(w)^p, 0, 1 or 2
   Precondition precondition = Precondition::update; // stiffness_adamw: where S^p multiplies
   // Madam (Bernstein et al. 2020): the weight bound p_scale · RMS(initial tensor), the bound on
   // the normalized gradient, and the second-moment decay; their published defaults.

@@ -19,9 +19,10 @@ void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range
                                   float* p, const float* g, const AdamScalars& s, std::int64_t) {
   const format::Format& f = grid(index).format;
   // AdamW's decoupled decay at AdamW's rate: with precondition = "update" lr counts grid steps,
-  // and lr·wd would shrink every weight by as much as its largest step.
-  const auto decay = decay_factor(range, static_cast<float>(adamw_rate(s.lr)));
-  const bool squared = config().stiffness_power == 2;
+  // and lr·wd would shrink every weight by as much as its largest step. At p = 0 lr is this
+  // tensor's AdamW rate, and the decay takes it, as gridwalk's intended update does.
+  const int exponent = config().stiffness_power;
+  const auto decay = decay_factor(range, exponent == 0 ? s.lr : static_cast<float>(adamw_rate(s.lr)));
   const bool on_grad = config().precondition == Precondition::grad;
   float* m = exp_avg() + range.offset;
   float* v = exp_avg_sq() + range.offset;
@@ -39,7 +40,7 @@ void StiffnessAdamW::update_range(std::size_t index, const ParameterRange& range
 #pragma omp simd
     for (std::size_t i = 0; i < n; ++i) {
       const float stiffness = factor[i];
-      const float power = squared ? stiffness * stiffness : stiffness;
+      const float power = exponent == 0 ? 1.0f : exponent == 1 ? stiffness : stiffness * stiffness;
       const float grad = on_grad ? gs[i] * power : gs[i];
       w[i] *= decay;
       const float update = -s.step_size * adam_direction(grad, ms[i], vs[i], s);

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -347,6 +348,41 @@ TEST(BitSpace, EveryOptimizerLowersALeastSquaresLoss) {
       o->step(p, g, lr);
     }
     EXPECT_LT(loss(), 0.1 * first) << kOptimizerNames[static_cast<int>(kind)] << ": from " << first;
+  }
+}
+
+// stiffness_power = 0 is the control for the bit-space rate split: AdamW bit for bit, the grid
+// ranges at lr (decay included) and the adamw_only range at adamw_lr_ratio·lr.
+TEST(StiffnessAdamW, PowerZeroIsAdamWAtEachRangesOwnRate) {
+  const Problem problem;
+  for (const Precondition precondition : {Precondition::grad, Precondition::update}) {
+    OptimizerSpec spec = spec_for(OptimizerKind::stiffness_adamw);
+    spec.bit_space.stiffness_power = 0;
+    spec.bit_space.precondition = precondition;
+    auto split = make(spec, problem);
+    OptimizerSpec adamw_spec = spec;
+    adamw_spec.kind = OptimizerKind::adamw;
+    auto at_lr = make_optimizer(adamw_spec, problem.size(), problem.ranges);
+    auto at_adamw_rate = make_optimizer(adamw_spec, problem.size(), problem.ranges);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> p(problem.size()), g(problem.size());
+    for (float& x : p) x = normal(rng);
+    std::vector<float> p_lr = p, p_adamw_rate = p;
+    for (const float lr : {0.5f, 0.25f, 0.125f}) {  // 0.375·lr exact in float
+      for (float& x : g) x = normal(rng);
+      split->step(p, g, lr);
+      at_lr->step(p_lr, g, lr);
+      at_adamw_rate->step(p_adamw_rate, g, 0.375f * lr);
+    }
+    for (const ParameterRange& range : problem.ranges) {
+      const auto& want = range.adamw_only ? p_adamw_rate : p_lr;
+      for (std::size_t i = range.offset; i < range.offset + range.size; ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(p[i]), std::bit_cast<std::uint32_t>(want[i]))
+            << "element " << i << (range.adamw_only ? " (adamw_only)" : " (grid)") << ", precondition "
+            << static_cast<int>(precondition);
+      }
+    }
   }
 }
 
