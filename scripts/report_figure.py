@@ -47,7 +47,20 @@ function pick(id, value) {
   select.value = value;
   select.dispatchEvent(new Event('change'));
 }
-window.addEventListener('load', () => setTimeout(() => { %s }, 0));
+// A figure cannot scroll: every legend is laid out in full, on as many rows as its names need, and
+// the plot's bottom margin grows by the rows it added (one row fits in the report's own margin).
+function unpagedLegends() {
+  document.querySelectorAll('.chart').forEach((box) => {
+    const chart = echarts.getInstanceByDom(box);
+    if (!chart) return;
+    chart.setOption({legend: {type: 'plain'}});
+    const legend = chart.getModel().getComponent('legend');
+    const height = legend ? chart.getViewOfComponentModel(legend).group.getBoundingRect().height : 0;
+    const bottom = chart.getOption().grid[0].bottom;
+    chart.setOption({grid: {bottom: bottom + Math.max(0, height - 24)}});
+  });
+}
+window.addEventListener('load', () => setTimeout(() => { %s setTimeout(unpagedLegends, 0); }, 0));
 </script>""" % " ".join(picks)
     return style + script
 
