@@ -22,7 +22,7 @@
 #                                                                                (docs/findings.md)
 #   results  study 3, the bit-space optimizers on E7M0 weights: each optimizer's learning-rate
 #            grid at seed 4 (configs/studies/stiffness_rates.toml, 32 runs), then the comparison
-#            at the rates it chose (stiffness_e7m0.toml, 24 runs): about 2 hours; at full size
+#            at the rates it chose (stiffness_e7m0.toml, 27 runs): about 2 hours; at full size
 #            the rows are checked against docs/results.md as the findings' are  (docs/results.md)
 # Full size takes about 13 hours on two cores of a Zen 3 (findings about 11, results about 2, the
 # ablation about 15 minutes, the default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is

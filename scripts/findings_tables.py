@@ -459,11 +459,16 @@ def threshold_table(sweep, baseline):
              log_interval(ratios) if ratios else "—"])
 
 
+# AdamW at gridwalk's rate split (stiffness_power = 0): no grid of its own, gridwalk's rates.
+SPLIT_CONTROL = "e7m0.adamw-split"
+
+
 def rate_grid_table(groups, sweep, comparison):
     """Study 3's rate selection: each entry's final validation loss at every rate of its grid (the
     grid's one seed), the lowest marked. Where the comparison's sweep file runs an entry at another
-    rate than its grid's lowest loss, or a sweep file gives the bit-space optimizers' AdamW part
-    another rate than E7M0 AdamW's lowest, says so (and --check fails)."""
+    rate than its grid's lowest loss, the split control at another rate than gridwalk's, or a sweep
+    file gives the bit-space optimizers' AdamW part another rate than E7M0 AdamW's lowest, says so
+    (and --check fails)."""
     grids = {}  # entry: [(rate, final validation loss, or inf where the run stopped; cell)]
     for group, members in groups.items():
         entry, rate = re.fullmatch(r"(.+)\.lr([^a-z]+)", group).groups()
@@ -487,6 +492,10 @@ def rate_grid_table(groups, sweep, comparison):
         if entry in best and chosen.get(entry) != best[entry]:
             CHECK_FAILURES.append(f"{comparison.name} runs {entry} at rate {chosen.get(entry)}, "
                                   f"its grid's lowest loss is at {best[entry]:g}")
+    control = chosen.get(SPLIT_CONTROL)
+    if "e7m0.gridwalk" in best and control is not None and control != best["e7m0.gridwalk"]:
+        CHECK_FAILURES.append(f"{comparison.name} runs the control {SPLIT_CONTROL} at rate {control}, "
+                              f"gridwalk's lowest loss is at {best['e7m0.gridwalk']:g}")
     part = best.get("e7m0.adamw")
     for name, runs in (("the grid's sweep.toml", tomllib.loads((sweep / "sweep.toml").read_text())["runs"]),
                        (comparison.name, compared)):
@@ -605,6 +614,8 @@ def main():
         memory_table(groups)
         for arm in arms[1:]:
             paired_line(groups, arm, "e7m0.adamw")
+        for gridwalk in ("e7m0.gridwalk", "e7m0.gridwalk-codes"):
+            paired_line(groups, gridwalk, SPLIT_CONTROL, 2)
     elif study == "torchao_rowwise":
         recipe_table(groups, steps[-1], ["act rel_error", "weight rel_error", "grad rel_error", "zero_out_pct",
                                          "grad SNR (dB)"])

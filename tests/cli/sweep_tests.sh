@@ -230,7 +230,7 @@ contains "ablation e1m6 settings" 'e1m6.seed2  {"quant.act.format":"e1m6","quant
 
 # The research notes' studies (configs/studies/, one sweep per open question): every sweep
 # file expands, every run's config valid; they are never trained here.
-for study in e7m0_gradients:12 e1m6_placement:21 stiffness_rates:32 stiffness_e7m0:24 stochastic_power_of_two:18 \
+for study in e7m0_gradients:12 e1m6_placement:21 stiffness_rates:32 stiffness_e7m0:27 stochastic_power_of_two:18 \
              precision_schedules:27 e7m0_error_decomposition:6 phase1_criterion:40 hopper_accumulation:9 \
              hopper_accumulation_wide:9 fp4_recipes:24 fp4_backward:12 torchao_rowwise:12 long_training:9 \
              lr_threshold:15; do
@@ -239,9 +239,12 @@ for study in e7m0_gradients:12 e1m6_placement:21 stiffness_rates:32 stiffness_e7
   check "study ${study%%:*} runs" "${study##*:}" "$(grep -c '{' <<<"$out")"
 done
 # docs/results.md's sweep: each bit-space optimizer leaves the tensors it does not move to AdamW at
-# E7M0 AdamW's rate.
-contains "stiffness_e7m0 madam settings" 'e7m0.madam.seed3  {"adamw_learning_rate":0.01,"learning_rate":0.03,' \
-  "$("$altgrad" sweep "$root/configs/studies/stiffness_e7m0.toml" --list 2>&1)"
+# E7M0 AdamW's rate; the split's control is AdamW (stiffness_power 0) at gridwalk's two rates.
+out=$("$altgrad" sweep "$root/configs/studies/stiffness_e7m0.toml" --list 2>&1)
+contains "stiffness_e7m0 madam settings" 'e7m0.madam.seed3  {"adamw_learning_rate":0.01,"learning_rate":0.03,' "$out"
+contains "stiffness_e7m0 split control settings" \
+  'e7m0.adamw-split.seed3  {"adamw_learning_rate":0.01,"learning_rate":0.003,"min_lr":0.00030000000000000003,"optimizer":"stiffness_adamw","quant.preset":"fp8-hybrid","quant.weight.format":"e7m0","seed":3,"stiffness_power":0}' \
+  "$out"
 
 # 7. The precision-schedule study (configs/precision_schedule.toml), shrunk 50-fold to the tiny
 #    model: every run completes, each schedule switches at its scaled steps, the report marks them.

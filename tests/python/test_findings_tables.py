@@ -136,16 +136,20 @@ def test_lr_threshold_gives_geometric_means_and_paired_ratios(tmp_path):
 
 
 def test_stiffness_rates_marks_the_lowest_and_holds_the_comparison_to_it(tmp_path):
-    # The comparison's own file names the rate E7M0 AdamW runs at; a grid around it with that rate
-    # lowest passes, and the same grid with the lowest loss elsewhere fails --check on both counts:
-    # the comparison's rate and its bit-space entries' AdamW part (held at E7M0 AdamW's rate). A run
-    # that stopped is "diverged", never the lowest, even with a low loss logged before it stopped.
+    # The comparison's own file names the rates E7M0 AdamW and gridwalk run at; grids around them
+    # with those rates lowest pass, and the same grids with the lowest losses elsewhere fail --check
+    # on every count: the comparison's rates, the split control's (held at gridwalk's rate) and its
+    # bit-space entries' AdamW part (held at E7M0 AdamW's rate). A run that stopped is "diverged",
+    # never the lowest, even with a low loss logged before it stopped.
     comparison = tomllib.loads((SCRIPT.parents[1] / "configs" / "studies" / "stiffness_e7m0.toml").read_text())
-    chosen = next(run["learning_rate"] for run in comparison["runs"] if run["name"] == "e7m0.adamw")
+    rate_of = {run["name"]: run["learning_rate"] for run in comparison["runs"]}
+    chosen, walk = rate_of["e7m0.adamw"], rate_of["e7m0.gridwalk"]
+    assert rate_of["e7m0.adamw-split"] == walk
     low, high, top = chosen / 4, chosen * 4, chosen * 16
     grid = {f"e7m0.adamw.lr{low:g}": {800: [2.1, 2.1, 2.1]}, f"e7m0.adamw.lr{chosen:g}": {800: [2.0, 2.0, 2.0]},
             f"e7m0.adamw.lr{high:g}": {800: [2.05, 2.05, 2.05]}, f"e7m0.adamw.lr{top:g}": {200: [1.0, 1.0, 1.0]},
-            "e7m0.madam.lr1": {200: [1.0, 1.0, 1.0]}}
+            "e7m0.madam.lr1": {200: [1.0, 1.0, 1.0]},
+            f"e7m0.gridwalk.lr{walk:g}": {800: [1.95, 1.95, 1.95]}, f"e7m0.gridwalk.lr{walk * 2:g}": {800: [2.2] * 3}}
     sweep_file = f'[[runs]]\nname = "e7m0.madam"\nadamw_learning_rate = {chosen!r}\n'
 
     def sweep_of(name):
@@ -157,23 +161,33 @@ def test_stiffness_rates_marks_the_lowest_and_holds_the_comparison_to_it(tmp_pat
         return sweep
 
     diverged = [f"| e7m0.adamw | {top:g} | diverged (step 271) |  |", "| e7m0.madam | 1 | diverged (step 271) |  |"]
-    assert printed_rows("stiffness_rates", sweep_of("a")) == [
+    out = subprocess.run([sys.executable, str(SCRIPT), "stiffness_rates", str(sweep_of("a"))],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and " at rate " not in out.stdout, out.stdout + out.stderr
+    assert printed_rows("stiffness_rates", tmp_path / "a" / "sweep") == [
         "| entry | learning rate | final val loss | lowest |",
         f"| e7m0.adamw | {low:g} | 2.1000 |  |",
         f"| e7m0.adamw | {chosen:g} | 2.0000 | lowest |",
         f"| e7m0.adamw | {high:g} | 2.0500 |  |",
         *diverged,
+        f"| e7m0.gridwalk | {walk:g} | 1.9500 | lowest, at the grid's edge |",
+        f"| e7m0.gridwalk | {walk * 2:g} | 2.2000 |  |",
     ]
     grid[f"e7m0.adamw.lr{high:g}"] = {800: [1.9, 1.9, 1.9]}
+    grid[f"e7m0.gridwalk.lr{walk * 2:g}"] = {800: [1.8, 1.8, 1.8]}
     rows = ["| entry | learning rate | final val loss | lowest |", f"| e7m0.adamw | {low:g} | 2.1000 |  |",
-            f"| e7m0.adamw | {chosen:g} | 2.0000 |  |", f"| e7m0.adamw | {high:g} | 1.9000 | lowest |", *diverged]
+            f"| e7m0.adamw | {chosen:g} | 2.0000 |  |", f"| e7m0.adamw | {high:g} | 1.9000 | lowest |", *diverged,
+            f"| e7m0.gridwalk | {walk:g} | 1.9500 |  |", f"| e7m0.gridwalk | {walk * 2:g} | 1.8000 | lowest, at the grid's edge |"]
     doc = tmp_path / "results.md"
     doc.write_text("\n".join(rows) + "\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "stiffness_rates", str(sweep_of("b")), "--check", str(doc)],
                          capture_output=True, text=True)
     assert out.returncode == 1
-    assert "6 of 6 rows quoted digit for digit" in out.stdout
+    assert "8 of 8 rows quoted digit for digit" in out.stdout
     assert f"runs e7m0.adamw at rate {chosen}, its grid's lowest loss is at {high:g}" in out.stdout
+    assert f"runs e7m0.gridwalk at rate {walk}, its grid's lowest loss is at {walk * 2:g}" in out.stdout
+    assert f"runs the control e7m0.adamw-split at rate {walk}, gridwalk's lowest loss is at {walk * 2:g}" \
+        in out.stdout
     assert f"the grid's sweep.toml gives the AdamW part rate {chosen}, E7M0 AdamW's lowest loss is at {high:g}" \
         in out.stdout
 
