@@ -1,7 +1,7 @@
 // The bit-space optimizers against their definitions (docs/optimizers.md): every update, step by
 // step, against a re-implementation in double from the same state; grid walk's stochastic step
-// unbiased; Madam's signs and bounds; each optimizer lowering a least-squares loss; the same bits
-// with 1 and 3 threads.
+// unbiased; Madam's signs and bounds; each optimizer lowering a least-squares loss; stiffness_adamw
+// at p = 0 bit for bit AdamW at each range's rate; the same bits with 1 and 3 threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
