@@ -62,6 +62,13 @@ Criterion parse_criterion(const json& object, const std::string& where) {
   c.max_gap_pct = require(object, "max_gap_pct", where, json::value_t::number_float).get<double>();
   c.min_seeds = require(object, "min_seeds", where, json::value_t::number_integer).get<std::int64_t>();
   c.min_steps = require(object, "min_steps", where, json::value_t::number_integer).get<std::int64_t>();
+  if (object.contains("groups")) {
+    const json& groups = require(object, "groups", where, json::value_t::array);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      if (!groups[i].is_string()) throw ReportError(where + ".groups[" + std::to_string(i) + "]: not a group name (a string)");
+      c.groups.push_back(groups[i].get<std::string>());
+    }
+  }
   return c;
 }
 

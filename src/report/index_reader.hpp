@@ -42,6 +42,7 @@ struct Criterion {
   double max_gap_pct = 0;
   std::int64_t min_seeds = 3;
   std::int64_t min_steps = 0;
+  std::vector<std::string> groups;  // the groups it judges; empty: every group but the baseline
 };
 
 struct SweepIndex {

@@ -104,6 +104,10 @@ void add_verdicts(Report& report) {
                                    [&](const GroupSummary& g) { return g.name == criterion.baseline; });
     for (const GroupSummary& group : report.groups) {
       if (base != report.groups.end() && group.name == base->name) continue;
+      if (!criterion.groups.empty() &&
+          std::find(criterion.groups.begin(), criterion.groups.end(), group.name) == criterion.groups.end()) {
+        continue;
+      }
       if (base == report.groups.end()) {
         report.verdicts.push_back({c, group.name, {Verdict::inconclusive, "no group '" + criterion.baseline + "'"}, {}});
         continue;

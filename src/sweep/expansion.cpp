@@ -102,18 +102,28 @@ Settings probe_settings(const SweepSpec& spec, const Settings& group, double val
 
 namespace {
 
-// Each criterion's baseline must be one of the groups the runs make.
+// Each criterion's baseline, and each group it judges, must be one of the groups the runs make; a
+// criterion does not judge its own baseline.
 void check_criteria(const SweepSpec& spec, const std::vector<PlannedRun>& runs) {
   std::vector<std::string> groups;
   for (const PlannedRun& run : runs) {
     if (std::find(groups.begin(), groups.end(), run.group) == groups.end()) groups.push_back(run.group);
   }
-  for (const Criterion& c : spec.criteria) {
-    if (std::find(groups.begin(), groups.end(), c.baseline) != groups.end()) continue;
+  const auto check_named = [&](const Criterion& c, const std::string& key, const std::string& name) {
+    if (std::find(groups.begin(), groups.end(), name) != groups.end()) return;
     std::string names;
     for (const std::string& g : groups) names += (names.empty() ? "" : ", ") + g;
-    throw SweepError(c.origin + ": criteria.baseline = \"" + c.baseline + "\" names no group of this sweep (groups: " +
+    throw SweepError(c.origin + ": criteria." + key + " = \"" + name + "\" names no group of this sweep (groups: " +
                      names + ")");
+  };
+  for (const Criterion& c : spec.criteria) {
+    check_named(c, "baseline", c.baseline);
+    for (const std::string& name : c.groups) {
+      check_named(c, "groups", name);
+      if (name == c.baseline) {
+        throw SweepError(c.origin + ": criteria.groups names the baseline \"" + name + "\", which is not judged against itself");
+      }
+    }
   }
 }
 

@@ -37,8 +37,10 @@ nlohmann::json index_json(const std::string& base_label, const std::vector<Index
   for (const SearchRecord& search : searches) search_list.push_back(search_json(search));
   nlohmann::json criterion_list = nlohmann::json::array();
   for (const Criterion& c : criteria) {
-    criterion_list.push_back({{"baseline", c.baseline}, {"max_gap_pct", c.max_gap_pct}, {"min_seeds", c.min_seeds},
-                              {"min_steps", c.min_steps}});
+    nlohmann::json entry = {{"baseline", c.baseline}, {"max_gap_pct", c.max_gap_pct}, {"min_seeds", c.min_seeds},
+                            {"min_steps", c.min_steps}};
+    if (!c.groups.empty()) entry["groups"] = c.groups;
+    criterion_list.push_back(std::move(entry));
   }
   return {{"format", "altgrad-sweep/1"}, {"base", base_label}, {io::sweep_directory::kRunsKey, run_list}, {"searches", search_list},
           {"criteria", criterion_list}};

@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 7> kTopKeys = {"base", "set", "recipes", "runs", "axes", "search", "criteria"};
-constexpr std::array<std::string_view, 4> kCriterionKeys = {"baseline", "max_gap_pct", "min_seeds", "min_steps"};
+constexpr std::array<std::string_view, 5> kCriterionKeys = {"baseline", "max_gap_pct", "min_seeds", "min_steps", "groups"};
 constexpr std::array<std::string_view, 7> kSearchKeys = {"kind", "key", "low", "high", "bisections", "steps",
                                                          "loss_multiple"};
 
@@ -269,7 +269,22 @@ struct CriteriaReader {
     c.max_gap_pct = *value;
     c.min_seeds = integer(table, "min_seeds", c.min_seeds, 1);
     c.min_steps = integer(table, "min_steps", c.min_steps, 0);
+    c.groups = group_names(table);
     return c;
+  }
+
+  // criteria.groups: the group names it judges, as a non-empty array of strings.
+  std::vector<std::string> group_names(const toml::table& table) const {
+    const toml::node* node = table.get("groups");
+    if (!node) return {};
+    const auto* list = node->as_array();
+    if (!list || list->empty()) reader.fail(reader.where(*node), "criteria.groups must be a non-empty array of group names");
+    std::vector<std::string> names;
+    for (const auto& element : *list) {
+      if (!element.is_string()) reader.fail(reader.where(element), "criteria.groups must be a non-empty array of group names");
+      names.push_back(element.as_string()->get());
+    }
+    return names;
   }
 
   std::int64_t integer(const toml::table& table, std::string_view key, std::int64_t fallback, std::int64_t least) const {

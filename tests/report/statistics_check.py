@@ -4,7 +4,8 @@ standard deviations, and Student t quantiles found here by integrating the t den
 (math.lgamma, Simpson's rule, bisection), not by the engine's closed form. Each case is a small
 sweep directory written here with chosen final validation losses: several seeds, two seeds, one
 seed, identical values, a diverged seed, unpaired seeds and a missing baseline; and each group's
-verdict on two criteria, decided here from the documented rule (docs/experiments.md, "Verdicts").
+verdict on two criteria (the second naming the groups it judges), decided here from the documented
+rule (docs/experiments.md, "Verdicts").
 usage: statistics_check.py ALTGRAD"""
 import json
 import math
@@ -206,7 +207,12 @@ def check_verdicts(check, lines, groups, criteria, base):
         m = re.match(r"verdict (\S+): within ([\d.]+)% of bf16: (\w+)", line)
         if m:
             verdicts[(m.group(1), float(m.group(2)))] = (m.group(3), line)
-    cases = [(criterion, name, values) for criterion in criteria for name, (_, values) in groups.items() if name != "bf16"]
+    cases = [(criterion, name, values) for criterion in criteria for name, (_, values) in groups.items()
+             if name != "bf16" and name in criterion.get("groups", [name])]
+    for criterion in criteria:  # a group the criterion does not name gets no verdict on it
+        for name in set(groups) - set(criterion.get("groups", groups)) - {"bf16"}:
+            check.true(f"verdict {name} within {criterion['max_gap_pct']}%: not judged",
+                       (name, criterion["max_gap_pct"]) not in verdicts, str(verdicts.get((name, criterion["max_gap_pct"]))))
     alone = [alone_verdict(c, values, base) for c, _, values in cases]
     decided = [i for i, (_, gaps) in enumerate(alone) if gaps is not None]
     p = [p_value(alone[i][1], cases[i][0]["max_gap_pct"]) for i in decided]
@@ -246,7 +252,8 @@ def main():
         "unpaired": ("fp8-hybrid", {1: 2.050, 3: 2.060, 7: 2.070}),
     }
     criteria = [{"baseline": "bf16", "max_gap_pct": 2.0, "min_seeds": 2, "min_steps": 0},
-                {"baseline": "bf16", "max_gap_pct": 1.0, "min_seeds": 3, "min_steps": 1000}]
+                {"baseline": "bf16", "max_gap_pct": 1.0, "min_seeds": 3, "min_steps": 1000,
+                 "groups": ["fp8", "e3m4", "noisy", "twoseeds", "diverged"]}]
     with tempfile.TemporaryDirectory() as root:
         write_sweep(root, groups, criteria)
         out = subprocess.run([binary, "report", root, "--summary"], capture_output=True, text=True, check=True).stdout

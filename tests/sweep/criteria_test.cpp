@@ -1,5 +1,6 @@
-// [criteria] in a sweep file: read into the spec, written to index.json for the report, and every
-// mistake refused before anything runs, naming the file, line and key.
+// [criteria] in a sweep file: read into the spec (with the groups a criterion judges), written to
+// index.json for the report, and every mistake refused before anything runs, naming the file, line
+// and key.
 #include <gtest/gtest.h>
 
 #include "sweep/expansion.hpp"
@@ -40,18 +41,21 @@ min_steps = 1000
 [[criteria]]
 baseline = "bf16"
 max_gap_pct = 2.5
+groups = ["fp8"]
 )"));
   ASSERT_EQ(two.criteria.size(), 2u);
   EXPECT_EQ(two.criteria[0].min_seeds, 2);
   EXPECT_EQ(two.criteria[0].min_steps, 1000);
+  EXPECT_TRUE(two.criteria[0].groups.empty());
   EXPECT_EQ(two.criteria[1].max_gap_pct, 2.5);
+  EXPECT_EQ(two.criteria[1].groups, std::vector<std::string>{"fp8"});
   const auto runs = expand(two);
   std::vector<IndexedRun> indexed;
   for (const PlannedRun& run : runs) indexed.push_back({&run, std::nullopt});
   const nlohmann::json index = index_json("base.toml", indexed, {}, two.criteria);
   EXPECT_EQ(index.at("criteria"), nlohmann::json::parse(R"([
     {"baseline": "bf16", "max_gap_pct": 1.0, "min_seeds": 2, "min_steps": 1000},
-    {"baseline": "bf16", "max_gap_pct": 2.5, "min_seeds": 3, "min_steps": 0}])"));
+    {"baseline": "bf16", "max_gap_pct": 2.5, "min_seeds": 3, "min_steps": 0, "groups": ["fp8"]}])"));
 }
 
 TEST(SweepCriteria, MistakesAreRefusedWithFileLineAndKey) {
@@ -72,6 +76,19 @@ TEST(SweepCriteria, MistakesAreRefusedWithFileLineAndKey) {
             std::string::npos) << error("[criteria]\nbaseline = 3\nmax_gap_pct = 2\n");
   EXPECT_NE(error("[criteria]\nbaseline = \"bf16\"\nmax_gap_pct = 2\nmin_seeds = 0\n").find("sweep.toml:12: criteria.min_seeds must be an integer >= 1"),
             std::string::npos) << error("[criteria]\nbaseline = \"bf16\"\nmax_gap_pct = 2\nmin_seeds = 0\n");
+  const std::string judged = "[criteria]\nbaseline = \"bf16\"\nmax_gap_pct = 2\n";
+  EXPECT_NE(error(judged + "groups = [\"fp16\"]\n")
+                .find("sweep.toml:9: criteria.groups = \"fp16\" names no group of this sweep (groups: bf16, fp8)"),
+            std::string::npos) << error(judged + "groups = [\"fp16\"]\n");
+  EXPECT_NE(error(judged + "groups = [\"fp8\", \"bf16\"]\n")
+                .find("sweep.toml:9: criteria.groups names the baseline \"bf16\", which is not judged against itself"),
+            std::string::npos) << error(judged + "groups = [\"fp8\", \"bf16\"]\n");
+  EXPECT_NE(error(judged + "groups = []\n").find("sweep.toml:12: criteria.groups must be a non-empty array of group names"),
+            std::string::npos) << error(judged + "groups = []\n");
+  EXPECT_NE(error(judged + "groups = \"fp8\"\n").find("sweep.toml:12: criteria.groups must be a non-empty array"),
+            std::string::npos) << error(judged + "groups = \"fp8\"\n");
+  EXPECT_NE(error(judged + "groups = [\"fp8\", 2]\n").find("sweep.toml:12: criteria.groups must be a non-empty array"),
+            std::string::npos) << error(judged + "groups = [\"fp8\", 2]\n");
   const std::string not_a_table = expansion_error(dir, "criteria = 2\n" + kSweep);
   EXPECT_NE(not_a_table.find("sweep.toml:1: criteria must be a table ([criteria]) or an array of tables ([[criteria]])"),
             std::string::npos) << not_a_table;
