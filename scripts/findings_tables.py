@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the tables of docs/findings.md from the studies' finished sweeps (configs/studies/).
 
-Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC]
+Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC] [--all]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
          precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
          torchao_rowwise | long_training | lr_threshold | stiffness_rates | stiffness_e7m0
@@ -16,6 +16,7 @@ losses, its paired gap to the baseline and its verdicts, as the report decided t
 
 --check DOC: afterwards, every table row printed must be a line of DOC (docs/findings.md), digit
 for digit; the rows it lacks are printed and the exit status is 1.
+--all: every row of a table the page shortens (study 2's range fit ranks all points).
 """
 import csv
 import functools
@@ -295,9 +296,10 @@ def recipe_table(groups, step, columns):
         row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
 
 
-def range_fit_table(groups, step):
-    """Study 2: the FP32 runs' range fit of E1M6 at every profiled point, best fit first (means over
-    seeds of the percentages that would overflow or flush to zero, and land in the subnormals)."""
+def range_fit_table(groups, step, best=12, worst=13):
+    """Study 2: the FP32 runs' range fit of E1M6 at the `best` best-fitting and the `worst`
+    worst-fitting profiled points, or at every point with best = None (means over seeds of the
+    percentages that would overflow or flush to zero, and land in the subnormals)."""
     profiles = [metrics_at(r, step)["diag"]["profile"] for r in groups["fp32"]]
     rows = []
     for point in profiles[0]:
@@ -307,8 +309,13 @@ def range_fit_table(groups, step):
                      [p[point]["dynamic_range"] for p in profiles]))
     header(["rank", "point (FP32 runs, step %d)" % step, "lost to E1M6: overflow + flush (%)", "subnormal (%)",
             "dynamic range log2(p99.9/p50)"])
-    for rank, (_, point, lost, subnormal, dynamic) in enumerate(sorted(rows), 1):
-        row([str(rank), point, mean_ci(lost), mean_ci(subnormal), mean_ci(dynamic)])
+    ranked = sorted(rows)
+    shortened = best is not None and len(ranked) > best + worst
+    for rank, (_, point, lost, subnormal, dynamic) in enumerate(ranked, 1):
+        if shortened and rank == best + 1:
+            row(["…", f"ranks {best + 1}–{len(ranked) - worst} (--all prints them)", "", "", ""])
+        if not shortened or rank <= best or rank > len(ranked) - worst:
+            row([str(rank), point, mean_ci(lost), mean_ci(subnormal), mean_ci(dynamic)])
 
 
 def validation_text(run, out):
@@ -540,6 +547,8 @@ def check(doc):
 
 def main():
     args = sys.argv[1:]
+    every_row = "--all" in args
+    args = [a for a in args if a != "--all"]
     doc = None
     if "--check" in args:
         at = args.index("--check")
@@ -577,7 +586,7 @@ def main():
     elif study == "phase1_criterion":
         pass  # its verdict table, above, is all it reports
     elif study == "e1m6_placement":
-        range_fit_table(groups, steps[-1])
+        range_fit_table(groups, steps[-1], *((None, None) if every_row else ()))
         paired_line(groups, "e1m6-post-ln-axis", "e1m6-post-ln")
     elif study == "e7m0_error_decomposition":
         with tempfile.TemporaryDirectory() as scratch:

@@ -206,3 +206,25 @@ def test_a_stopped_run_has_no_final_loss_gap_or_pairing(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "| e7m0-grad (gap) | +2.00 ± 2.48% | — |" in out.stdout
     assert "e7m0-grad − fp8-hybrid: not paired, a run stopped or has not finished" in out.stdout
+
+
+def test_range_fit_shortens_to_the_best_and_worst_points_unless_all(tmp_path):
+    # 30 points, point k losing k% (seed 1) and k + 2% (seeds 2, 3): ranked by the mean over seeds,
+    # the page's table shows ranks 1-12 and 18-30 with one row for those left out; --all every rank.
+    sweep = make_runs(tmp_path, {"fp32": {800: [2.0, 2.0, 2.0]}, "e1m6-post-ln": {800: [2.1, 2.1, 2.1]},
+                                 "e1m6-post-ln-axis": {800: [2.0, 2.1, 2.2]}})
+    for seed in (1, 2, 3):
+        profile = {f"p{k:02d}": {"fit": {"overflow_pct": 0.0, "flush_pct": k + (2.0 if seed > 1 else 0.0),
+                                        "subnormal_pct": 50.0}, "dynamic_range": 2.0} for k in range(30, 0, -1)}
+        line = {"step": 800, "val_loss": 2.0, "diag": {"profile": profile}}
+        (sweep / "runs" / f"fp32.seed{seed}" / "metrics.jsonl").write_text(json.dumps(line) + "\n")
+    rows = printed_rows("e1m6_placement", sweep)
+    assert rows[1] == "| 1 | p01 | 2.333 ± 2.9 | 50 ± 0 | 2 ± 0 |", rows[1]
+    assert [r.split(" | ")[0] for r in rows[1:]] == \
+        [f"| {k}" for k in range(1, 13)] + ["| …"] + [f"| {k}" for k in range(18, 31)]
+    assert rows[13] == "| … | ranks 13–17 (--all prints them) |  |  |  |"
+    every = subprocess.run([sys.executable, str(SCRIPT), "e1m6_placement", str(sweep), "--all"],
+                           capture_output=True, text=True)
+    assert every.returncode == 0, every.stderr
+    assert [line.split(" | ")[0] for line in every.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:] \
+        == [f"| {k}" for k in range(1, 31)]
