@@ -4,6 +4,7 @@
 Usage: scripts/findings_tables.py STUDY SWEEP_DIR [ALTGRAD] [--check DOC] [--all]
   STUDY: e7m0_gradients | e1m6_placement | stochastic_power_of_two | e7m0_error_decomposition |
          precision_schedules | phase1_criterion | fp4_recipes | fp4_backward |
+         hopper_accumulation | hopper_accumulation_wide |
          torchao_rowwise | long_training | lr_threshold | stiffness_rates | stiffness_e7m0
 
 Reads each run's metrics.jsonl, the report's summary.csv and report.md (`altgrad report`) and, for
@@ -585,6 +586,9 @@ def main():
         paired_line(groups, "bf16-e4m3-e1m6-w", "e1m6-w")
     elif study == "phase1_criterion":
         pass  # its verdict table, above, is all it reports
+    elif study in ("hopper_accumulation", "hopper_accumulation_wide"):
+        for arm in ("hopper", "hopper-fast"):
+            paired_line(groups, arm, "fp32-accumulation", 2)
     elif study == "e1m6_placement":
         range_fit_table(groups, steps[-1], *((None, None) if every_row else ()))
         paired_line(groups, "e1m6-post-ln-axis", "e1m6-post-ln")

@@ -6,6 +6,7 @@ where it differs)."""
 import csv
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import tomllib
@@ -228,3 +229,15 @@ def test_range_fit_shortens_to_the_best_and_worst_points_unless_all(tmp_path):
     assert every.returncode == 0, every.stderr
     assert [line.split(" | ")[0] for line in every.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:] \
         == [f"| {k}" for k in range(1, 31)]
+
+
+def test_docs_numbers_runs_every_study_and_findings_tables_knows_each():
+    # A study file that docs_numbers.sh never runs has numbers on the page that nothing regenerates.
+    root = SCRIPT.parents[1]
+    script = (root / "scripts" / "docs_numbers.sh").read_text()
+    loop = re.search(r"for study in (.*?); do", script, re.S).group(1).replace("\\\n", " ")
+    run = set(loop.split()) | set(re.findall(r"^\s*run_study (\w+) ", script, re.M))
+    studies = {path.stem for path in (root / "configs" / "studies").glob("*.toml")}
+    assert run == studies, f"not run: {studies - run}; not a study: {run - studies}"
+    usage = SCRIPT.read_text().split('"""')[1]
+    assert all(f" {study} " in usage.replace("|", " ").replace("\n", " ") for study in studies), usage
