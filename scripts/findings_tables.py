@@ -297,10 +297,13 @@ def recipe_table(groups, step, columns):
         row([group, mean_ci([final_val(r) for r in members]), *measure_cells(members, step, columns)])
 
 
-def range_fit_table(groups, step, best=12, worst=13):
-    """Study 2: the FP32 runs' range fit of E1M6 at the `best` best-fitting and the `worst`
-    worst-fitting profiled points, or at every point with best = None (means over seeds of the
-    percentages that would overflow or flush to zero, and land in the subnormals)."""
+RANGE_FIT_BEST, RANGE_FIT_WORST = 12, 13  # the ranks docs/findings.md shows at each end
+
+
+def range_fit_table(groups, step, every_rank=False):
+    """Study 2: the FP32 runs' range fit of E1M6 at the best- and worst-fitting profiled points, or
+    at every point with every_rank (means over seeds of the percentages that would overflow or
+    flush to zero, and land in the subnormals)."""
     profiles = [metrics_at(r, step)["diag"]["profile"] for r in groups["fp32"]]
     rows = []
     for point in profiles[0]:
@@ -311,11 +314,12 @@ def range_fit_table(groups, step, best=12, worst=13):
     header(["rank", "point (FP32 runs, step %d)" % step, "lost to E1M6: overflow + flush (%)", "subnormal (%)",
             "dynamic range log2(p99.9/p50)"])
     ranked = sorted(rows)
-    shortened = best is not None and len(ranked) > best + worst
+    best, worst = RANGE_FIT_BEST, len(ranked) - RANGE_FIT_WORST  # shown: ranks ≤ best and > worst
+    shortened = not every_rank and best < worst
     for rank, (_, point, lost, subnormal, dynamic) in enumerate(ranked, 1):
         if shortened and rank == best + 1:
-            row(["…", f"ranks {best + 1}–{len(ranked) - worst} (--all prints them)", "", "", ""])
-        if not shortened or rank <= best or rank > len(ranked) - worst:
+            row(["…", f"ranks {best + 1}–{worst} (--all prints them)", "", "", ""])
+        if not shortened or rank <= best or rank > worst:
             row([str(rank), point, mean_ci(lost), mean_ci(subnormal), mean_ci(dynamic)])
 
 
@@ -590,7 +594,7 @@ def main():
         for arm in ("hopper", "hopper-fast"):
             paired_line(groups, arm, "fp32-accumulation", 2)
     elif study == "e1m6_placement":
-        range_fit_table(groups, steps[-1], *((None, None) if every_row else ()))
+        range_fit_table(groups, steps[-1], every_row)
         paired_line(groups, "e1m6-post-ln-axis", "e1m6-post-ln")
     elif study == "e7m0_error_decomposition":
         with tempfile.TemporaryDirectory() as scratch:
