@@ -90,6 +90,15 @@ def point_mean(m, suffix, key):
     return statistics.fmean(values) if values else None
 
 
+def copies_mean(m, suffix, key):
+    """Mean of quant.<point>.<key> over every copy that the points ending with suffix make: the
+    row-wise copy and, under block scaling, the column-wise one (quant.<point>.colwise). For dY
+    these are dgrad's operand and wgrad's."""
+    values = [copy[key] for p, v in m.get("quant", {}).items() if p.endswith(suffix)
+              for copy in (v, v.get("colwise", {})) if key in copy]
+    return statistics.fmean(values) if values else None
+
+
 def hadamard_mean(m, key):
     """Mean over the :grad points of quant.<point>.hadamard.wgrad[key]: what the transform did to
     dY's wgrad copy (none where no GEMM is transformed)."""
@@ -246,6 +255,10 @@ COLUMNS = {
     "zero_out_pct": lambda m: point_mean(m, ":grad", "zero_out_pct"),
     "act rel_error": lambda m: point_mean(m, ":act", "rel_error"),
     "grad rel_error": lambda m: point_mean(m, ":grad", "rel_error"),
+    "dY zero_out_pct, every copy": lambda m: copies_mean(m, ":grad", "zero_out_pct"),
+    "dY clipped_blocks_pct, every copy": lambda m: copies_mean(m, ":grad", "clipped_blocks_pct"),
+    "dY overflow_pct, every copy": lambda m: copies_mean(m, ":grad", "overflow_pct"),
+    "dY rel_error, every copy": lambda m: copies_mean(m, ":grad", "rel_error"),
     "weight rel_error": lambda m: point_mean(m, ":weight", "rel_error"),
     "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
     "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
@@ -600,14 +613,15 @@ def main():
         with tempfile.TemporaryDirectory() as scratch:
             decomposition_table(groups, altgrad, pathlib.Path(scratch))
     elif study == "fp4_recipes":
-        recipe_table(groups, steps[-1], ["zero_out_pct", "grad rel_error", "grad SNR (dB)", "dY kurtosis before H",
-                                         "dY kurtosis after H"])
+        recipe_table(groups, steps[-1], ["dY zero_out_pct, every copy", "dY rel_error, every copy", "grad SNR (dB)",
+                                         "dY kurtosis before H", "dY kurtosis after H"])
         paired_line(groups, "nvfp4", "mxfp4", 3)
         paired_line(groups, "e2m1-grad-hadamard", "e2m1-grad", 3)
         paired_line(groups, "e7m0-grad-hadamard", "e7m0-grad", 3)
     elif study == "fp4_backward":
-        recipe_table(groups, steps[-1], ["zero_out_pct", "grad rel_error", "grad SNR (dB)", "dY kurtosis before H",
-                                         "dY kurtosis after H"])
+        recipe_table(groups, steps[-1], ["dY zero_out_pct, every copy", "dY clipped_blocks_pct, every copy",
+                                         "dY overflow_pct, every copy", "dY rel_error, every copy", "grad SNR (dB)",
+                                         "dY kurtosis before H", "dY kurtosis after H"])
         paired_line(groups, "tseng-no-hadamard", "tseng", 2)
         paired_line(groups, "tseng-floor", "tseng", 2)
     elif study == "long_training":

@@ -241,3 +241,30 @@ def test_docs_numbers_runs_every_study_and_findings_tables_knows_each():
     assert run == studies, f"not run: {studies - run}; not a study: {run - studies}"
     usage = SCRIPT.read_text().split('"""')[1]
     assert all(f" {study} " in usage.replace("|", " ").replace("\n", " ") for study in studies), usage
+
+
+def test_fp4_backward_averages_every_copy_of_dy(tmp_path):
+    # Two :grad points, each with a row-wise copy and a column-wise one (dgrad's dY and wgrad's), and
+    # an :act point the dY columns must skip. Seed s shifts every count by s - 2, so each mean is
+    # the middle seed's and the half-width t(0.975, 2)/sqrt(3) = 2.48.
+    groups = ["bf16", "tseng", "tseng-no-hadamard", "tseng-floor"]
+    sweep = make_runs(tmp_path, {group: {800: [2.0, 2.0, 2.0]} for group in groups})
+    for group in groups:
+        for seed in (1, 2, 3):
+            shift = seed - 2
+
+            def copy(zero, clipped, overflow, error):
+                return {"zero_out_pct": zero + shift, "clipped_blocks_pct": clipped + shift,
+                        "overflow_pct": overflow + shift, "rel_error": error}
+            quant = {"h.0.attn.c_attn:grad": {**copy(10, 20, 1, 0.1), "colwise": copy(20, 30, 3, 0.3),
+                                              "hadamard": {"wgrad": {"kurtosis_before": 40, "kurtosis_after": 8}}},
+                     "h.0.mlp.c_fc:grad": {**copy(30, 40, 5, 0.5), "colwise": copy(40, 50, 7, 0.7)},
+                     "h.0.mlp.c_fc:act": {**copy(99, 99, 99, 0.9), "colwise": copy(99, 99, 99, 0.9)}}
+            line = {"step": 800, "val_loss": 2.0, "quant": quant,
+                    "diag": {"grad_snr_db": {"h.0.mlp.c_fc.weight": 12.0, "wte.weight": 0.0}}}
+            (sweep / "runs" / f"{group}.seed{seed}" / "metrics.jsonl").write_text(json.dumps(line) + "\n")
+    rows = printed_rows("fp4_backward", sweep)
+    assert rows[0] == ("| group | val loss | dY zero_out_pct, every copy | dY clipped_blocks_pct, every copy "
+                       "| dY overflow_pct, every copy | dY rel_error, every copy | grad SNR (dB) "
+                       "| dY kurtosis before H | dY kurtosis after H |")
+    assert rows[1] == "| bf16 | 2 ± 0 | 25 ± 2.5 | 35 ± 2.5 | 4 ± 2.5 | 0.4 ± 0 | 12 ± 0 | 40 ± 0 | 8 ± 0 |", rows[1]
