@@ -16,7 +16,7 @@
 #            placement, stochastic rounding on powers of two, E7M0's error decomposition, precision
 #            schedules, the Phase-1 criterion, the FP4 recipes, the MXFP4 backward pass, Hopper's
 #            accumulation (two shapes), torchao's recipes, the 3,000-step study and the
-#            learning-rate thresholds: about 13 hours on a
+#            learning-rate thresholds: about 11 hours on a
 #            Zen 3 (docs/findings.md, "Reproduce", times each study); at full size each study's table rows are then checked against
 #            docs/findings.md digit for digit (scripts/findings_tables.py --check), and the
 #            script exits with status 1 naming the studies whose rows the page does not quote
@@ -25,7 +25,7 @@
 #            grid at seed 4 (configs/studies/stiffness_rates.toml, 32 runs), then the comparison
 #            at the rates it chose (stiffness_e7m0.toml, 27 runs): about 2 hours; at full size
 #            the rows are checked against docs/results.md as the findings' are  (docs/results.md)
-# Full size takes about 15 hours on two cores of a Zen 3 (findings about 13, results about 2, the
+# Full size takes about 13 hours on two cores of a Zen 3 (findings about 11, results about 2, the
 # ablation about 15 minutes, the default run about 6). --quick shortens the runs (default: 100 of 3,000 steps, whose speed is
 # representative; failing: 60 steps; results and findings: 40 steps), which checks
 # the script, not the numbers: the documentation quotes only full-size results. Timings depend on the
