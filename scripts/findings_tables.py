@@ -84,18 +84,12 @@ def diagnostic_steps(run):
     return [m["step"] for m in metrics(run) if "diag" in m]
 
 
-def point_mean(m, suffix, key):
-    """Mean of quant.<point>.<key> over the points whose name ends with suffix (":grad", ":act")."""
-    values = [v[key] for p, v in m.get("quant", {}).items() if p.endswith(suffix) and key in v]
-    return statistics.fmean(values) if values else None
-
-
-def copies_mean(m, suffix, key):
-    """Mean of quant.<point>.<key> over every copy that the points ending with suffix make: the
-    row-wise copy and, under block scaling, the column-wise one (quant.<point>.colwise). For dY
-    these are dgrad's operand and wgrad's."""
+def point_mean(m, suffix, key, every_copy=False):
+    """Mean of quant.<point>.<key> over the points whose name ends with suffix (":grad", ":act");
+    with every_copy, over the column-wise copies that block scaling makes as well
+    (quant.<point>.colwise). For dY these are dgrad's operand and wgrad's."""
     values = [copy[key] for p, v in m.get("quant", {}).items() if p.endswith(suffix)
-              for copy in (v, v.get("colwise", {})) if key in copy]
+              for copy in ((v, v.get("colwise", {})) if every_copy else (v,)) if key in copy]
     return statistics.fmean(values) if values else None
 
 
@@ -255,10 +249,10 @@ COLUMNS = {
     "zero_out_pct": lambda m: point_mean(m, ":grad", "zero_out_pct"),
     "act rel_error": lambda m: point_mean(m, ":act", "rel_error"),
     "grad rel_error": lambda m: point_mean(m, ":grad", "rel_error"),
-    "dY zero_out_pct, every copy": lambda m: copies_mean(m, ":grad", "zero_out_pct"),
-    "dY clipped_blocks_pct, every copy": lambda m: copies_mean(m, ":grad", "clipped_blocks_pct"),
-    "dY overflow_pct, every copy": lambda m: copies_mean(m, ":grad", "overflow_pct"),
-    "dY rel_error, every copy": lambda m: copies_mean(m, ":grad", "rel_error"),
+    "dY zero_out_pct, every copy": lambda m: point_mean(m, ":grad", "zero_out_pct", every_copy=True),
+    "dY clipped_blocks_pct, every copy": lambda m: point_mean(m, ":grad", "clipped_blocks_pct", every_copy=True),
+    "dY overflow_pct, every copy": lambda m: point_mean(m, ":grad", "overflow_pct", every_copy=True),
+    "dY rel_error, every copy": lambda m: point_mean(m, ":grad", "rel_error", every_copy=True),
     "weight rel_error": lambda m: point_mean(m, ":weight", "rel_error"),
     "grad SNR (dB)": lambda m: tensor_mean(m, "grad_snr_db"),
     "update_success": lambda m: tensor_mean(m, "geometry", "update_success"),
